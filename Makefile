@@ -1,0 +1,58 @@
+# Two commands for a new user: `make demo` and `make test`. Each builds .venv/ on first use.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+ASSIGNMENT ?= 02_decode_scheduling
+SUBMISSIONS ?=
+OUT ?= build/grades
+JOBS ?= 0
+export MPLBACKEND := Agg
+
+.PHONY: help venv test demo bench notebooks release autograde student-bundle clean
+
+help:
+	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
+	@echo "make test            the whole test suite"
+	@echo "make bench           timings: schedule() scaling, notebook run, autograde per submission"
+	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/"
+	@echo "make release         regenerate the student editions only"
+	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n]"
+	@echo "make student-bundle  build/student-bundle.zip: notebooks, lab, environment.yml, README"
+
+$(STAMP): requirements.txt requirements.lock pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: python3.11 (or python3) not found on PATH"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "error: Python >= 3.10 needed, found " + sys.version.split()[0])'
+	@echo ">> creating $(VENV) with $(PYTHON) from pinned requirements (first run only)"
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt -c requirements.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . || $(PY) -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest tests
+
+demo: $(STAMP)
+	$(PY) -m grader.demo
+
+bench: $(STAMP)
+	$(PY) -m grader.bench
+
+notebooks: $(STAMP)
+	$(PY) -m grader.build all
+
+release: $(STAMP)
+	$(PY) -m grader.build release
+
+autograde: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=name]"; exit 2; }
+	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS)
+
+student-bundle: $(STAMP)
+	$(PY) -m grader.bundle
+
+clean:
+	rm -rf build .pytest_cache .hypothesis

@@ -1,0 +1,109 @@
+"""Generate notebooks/ (student edition, via nbgrader) and solutions/ (solved, executed) from masters.
+
+    python -m grader.build all|release|solutions [ASSIGNMENT ...] [--out DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from . import masters
+from .paths import BUILD_DIR, NBGRADER_CONFIG, NOTEBOOKS_DIR, ROOT, SOLUTIONS_DIR, assignment_names
+
+EXECUTE_TIMEOUT = 120
+
+
+def nbgrader(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run an nbgrader command in `course`; raise with its log on failure."""
+    cmd = [sys.executable, "-m", "nbgrader", *args]
+    proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"nbgrader {' '.join(args)} failed in {course}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def make_course(course: Path, names: list[str], with_db: bool = True) -> Path:
+    """An nbgrader course directory with source/<name>/<name>.ipynb for each assignment."""
+    course.mkdir(parents=True, exist_ok=True)
+    shutil.copy(NBGRADER_CONFIG, course / "nbgrader_config.py")
+    for name in names:
+        src = course / "source" / name
+        src.mkdir(parents=True, exist_ok=True)
+        nbformat.write(masters.nbgrader_source(name), src / f"{name}.ipynb")
+        args = ["generate_assignment", name, "--force", "--log-level=WARN"]
+        nbgrader(course, *args, *([] if with_db else ["--no-db"]))
+    return course
+
+
+def normalized(nb) -> nbformat.NotebookNode:
+    """Stable JSON: no execution timings, no widget state, sorted metadata keys on write."""
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        cell.pop("id", None)
+    nb.metadata.pop("widgets", None)
+    nb.nbformat, nb.nbformat_minor = 4, 4
+    return nb
+
+
+def write_nb(nb, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(normalized(nb), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def build_release(names: list[str], out: Path, course: Path) -> None:
+    make_course(course, names, with_db=False)
+    for name in names:
+        nb = nbformat.read(course / "release" / name / f"{name}.ipynb", as_version=4)
+        write_nb(nb, out / f"{name}.ipynb")
+        print(f"  student edition -> {out / f'{name}.ipynb'}")
+
+
+def execute(nb, cwd: Path) -> nbformat.NotebookNode:
+    """Run every cell top to bottom; an error fails the build."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"  # inline PNGs in the saved notebook
+    client = NotebookClient(nb, timeout=EXECUTE_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
+                            record_timing=False)
+    client.execute()
+    return nb
+
+
+def build_solutions(names: list[str], out: Path) -> None:
+    for name in names:
+        started = time.perf_counter()
+        nb = execute(masters.solved_edition(name), cwd=out)
+        write_nb(nb, out / f"{name}.ipynb")
+        print(f"  solved edition  -> {out / f'{name}.ipynb'} (executed in {time.perf_counter() - started:.1f} s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["all", "release", "solutions"])
+    parser.add_argument("assignments", nargs="*", help="default: every assignment")
+    parser.add_argument("--out", type=Path, help="write both editions under this folder instead of the repo")
+    args = parser.parse_args(argv)
+    names = args.assignments or assignment_names()
+    notebooks = args.out / "notebooks" if args.out else NOTEBOOKS_DIR
+    solutions = args.out / "solutions" if args.out else SOLUTIONS_DIR
+    course = (args.out or BUILD_DIR) / "release-course"
+    shutil.rmtree(course, ignore_errors=True)
+    print(f"building {', '.join(names)}")
+    if args.what in ("all", "release"):
+        build_release(names, notebooks, course)
+    if args.what in ("all", "solutions"):
+        build_solutions(names, solutions)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

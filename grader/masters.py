@@ -1,0 +1,98 @@
+"""Read a master source and derive its editions (nbgrader source, solved) and cells."""
+from __future__ import annotations
+
+import copy
+import re
+
+import jupytext
+import nbformat
+
+from .paths import master_path
+
+SOLUTION_ONLY_TAG = "solution-edition"
+GRADING_SETUP_TAG = "grading-setup"
+HIDDEN_RE = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
+SOLUTION_MARK_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", re.M)
+
+
+def read_master(name: str) -> nbformat.NotebookNode:
+    """The master notebook, parsed from its jupytext percent source."""
+    nb = jupytext.read(master_path(name))
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def grade_id(cell) -> str | None:
+    return nbgrader_meta(cell).get("grade_id")
+
+
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def strip_hidden(source: str) -> str:
+    """Remove ### BEGIN/END HIDDEN TESTS regions."""
+    return HIDDEN_RE.sub("", source)
+
+
+def strip_solution_marks(source: str) -> str:
+    """Drop the ### BEGIN/END SOLUTION lines, keep the code between them."""
+    return SOLUTION_MARK_RE.sub("", source)
+
+
+def nbgrader_source(name: str) -> nbformat.NotebookNode:
+    """What nbgrader sees as the source: all cells except solution-edition prose."""
+    nb = read_master(name)
+    nb.cells = [c for c in nb.cells if SOLUTION_ONLY_TAG not in tags(c)]
+    return nb
+
+
+def solved_edition(name: str) -> nbformat.NotebookNode:
+    """The self-study edition: solutions in place, hidden tests and nbgrader markup removed."""
+    nb = read_master(name)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = strip_solution_marks(strip_hidden(cell.source)).rstrip() + "\n"
+            cell.source = cell.source.rstrip("\n")
+        cell.metadata.pop("nbgrader", None)
+    return nb
+
+
+def cells_by_grade_id(nb) -> dict[str, list]:
+    """grade_id -> the cells carrying it (a list, so duplicates are visible)."""
+    found: dict[str, list] = {}
+    for cell in nb.cells:
+        gid = grade_id(cell)
+        if gid:
+            found.setdefault(gid, []).append(cell)
+    return found
+
+
+def answer_ids(nb) -> list[str]:
+    """grade_ids of the answer (solution) cells, in notebook order."""
+    return [grade_id(c) for c in nb.cells if nbgrader_meta(c).get("solution") and grade_id(c)]
+
+
+def test_ids(nb) -> list[str]:
+    """grade_ids of the autograded test cells, in notebook order."""
+    return [grade_id(c) for c in nb.cells if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")]
+
+
+def grading_setup_sources(nb) -> list[str]:
+    """Sources of the given cells that the grader replays before the answer cells."""
+    return [c.source for c in nb.cells if GRADING_SETUP_TAG in tags(c)]
+
+
+def reference_answers(name: str) -> dict[str, str]:
+    """grade_id -> the reference solution's source, solution markers removed."""
+    nb = read_master(name)
+    return {gid: strip_solution_marks(cells[0].source) for gid, cells in cells_by_grade_id(nb).items()
+            if nbgrader_meta(cells[0]).get("solution")}
+
+
+def copy_nb(nb):
+    return copy.deepcopy(nb)

@@ -1,0 +1,174 @@
+"""Static vs continuous FIFO batching as a tick simulation (seed 002).
+
+Teaching model, not an engine: one tick serves one token to every active job,
+a tick costs the same whatever the batch size, and there is no prefill, KV
+budget or preemption. Real engines (vLLM, SGLang, nano-vllm) add all three, so
+a tick count here is never a hardware speedup.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Iterable
+
+JOB_KEYS = frozenset({"id", "arrival", "tokens"})
+
+
+class JobStatus(Enum):
+    """Where a job is in the tick simulation."""
+
+    WAITING = "waiting"
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+def _describe(value: Any) -> str:
+    """Name a bad value so that the error message explains the rejection."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _require_int(value: Any, where: str) -> int:
+    """Accept only true ints: bool, float, NaN and str would break termination."""
+    if type(value) is not int:
+        raise ValueError(f"{where} must be an int, got {_describe(value)}")
+    return value
+
+
+@dataclass
+class Job:
+    """One request of the tick model, validated on construction."""
+
+    id: int
+    arrival: int
+    tokens: int
+    status: JobStatus = JobStatus.WAITING
+    num_served: int = 0
+    start: int | None = None
+    finish: int | None = None
+
+    def __post_init__(self) -> None:
+        _require_int(self.id, f"job {self.id!r}: field 'id'")
+        _require_int(self.arrival, f"job {self.id}: field 'arrival'")
+        _require_int(self.tokens, f"job {self.id}: field 'tokens'")
+        if self.arrival < 0:
+            raise ValueError(f"job {self.id}: field 'arrival' must be >= 0, got {self.arrival}")
+        if self.tokens < 1:
+            raise ValueError(f"job {self.id}: field 'tokens' must be >= 1, got {self.tokens}")
+
+    @property
+    def num_remaining(self) -> int:
+        """Tokens still to serve."""
+        return self.tokens - self.num_served
+
+    @property
+    def is_finished(self) -> bool:
+        """True once every token has been served."""
+        return self.status is JobStatus.FINISHED
+
+
+def validate_slots(slots: Any) -> int:
+    """Return slots if it is a positive int, else raise ValueError."""
+    _require_int(slots, "slots")
+    if slots < 1:
+        raise ValueError(f"slots must be >= 1, got {slots}")
+    return slots
+
+
+def parse_jobs(jobs: Iterable[Any]) -> list[Job]:
+    """Validate raw job dicts (exact keys, int values, unique ids) into Jobs."""
+    if isinstance(jobs, (str, bytes, dict)) or not isinstance(jobs, Iterable):
+        raise ValueError(f"jobs must be a list of dicts, got {type(jobs).__name__}")
+    parsed: list[Job] = []
+    seen: set[int] = set()
+    for position, raw in enumerate(jobs):
+        if not isinstance(raw, dict):
+            raise ValueError(f"job #{position} must be a dict, got {type(raw).__name__}")
+        label = raw.get("id", f"#{position}")
+        missing, extra = JOB_KEYS - raw.keys(), raw.keys() - JOB_KEYS
+        if missing:
+            raise ValueError(f"job {label!r}: missing field(s) {sorted(missing)}")
+        if extra:
+            raise ValueError(f"job {label!r}: unexpected field(s) {sorted(map(str, extra))}")
+        job = Job(id=raw["id"], arrival=raw["arrival"], tokens=raw["tokens"])
+        if job.id in seen:
+            raise ValueError(f"job {job.id}: field 'id' is a duplicate")
+        seen.add(job.id)
+        parsed.append(job)
+    return parsed
+
+
+class TickScheduler:
+    """FIFO batching over `num_slots` slots; static keeps the group boundary."""
+
+    def __init__(self, jobs: list[Job], num_slots: int, continuous: bool):
+        self.num_slots = num_slots
+        self.continuous = continuous
+        # A heap keyed by (arrival, id) keeps admission O(log n) per job.
+        self.waiting = [(job.arrival, job.id, job) for job in jobs]
+        heapq.heapify(self.waiting)
+        self.running: list[Job] = []
+        self.clock = 0
+        self.trace: list[dict[str, Any]] = []
+
+    def can_admit(self) -> bool:
+        """True if the next waiting job has arrived and a slot is free."""
+        has_arrival = bool(self.waiting) and self.waiting[0][0] <= self.clock
+        return has_arrival and len(self.running) < self.num_slots
+
+    def admit(self) -> None:
+        """Move arrived jobs, in (arrival, id) order, into free slots."""
+        if not self.continuous and self.running:
+            return  # static FIFO: the group boundary holds until all of it is done
+        while self.can_admit():
+            job = heapq.heappop(self.waiting)[2]
+            job.status, job.start = JobStatus.RUNNING, self.clock
+            self.running.append(job)
+
+    def serve(self) -> None:
+        """Serve one token to every running job; finishers leave at tick + 1."""
+        self.trace.append({"tick": self.clock, "served": [job.id for job in self.running]})
+        for job in self.running:
+            job.num_served += 1
+            if job.num_remaining == 0:
+                job.status, job.finish = JobStatus.FINISHED, self.clock + 1
+        # Reclaiming here is the same as at the top of the next tick.
+        self.running = [job for job in self.running if not job.is_finished]
+        self.clock += 1
+
+    def run(self) -> None:
+        """Tick until every job finished; an idle clock jumps to the next arrival."""
+        while self.waiting or self.running:
+            if not self.running and self.waiting[0][0] > self.clock:
+                self.clock = self.waiting[0][0]
+            self.admit()
+            self.serve()
+
+
+def schedule(jobs: list[dict], slots: int, continuous: bool) -> dict[str, Any]:
+    """Simulate FIFO batching; continuous=False keeps static group boundaries."""
+    if type(continuous) is not bool:
+        raise ValueError(f"continuous must be True or False, got {_describe(continuous)}")
+    num_slots = validate_slots(slots)
+    parsed = parse_jobs(jobs)
+    sim = TickScheduler(parsed, num_slots, continuous)
+    sim.run()
+    busy_slots = sum(len(row["served"]) for row in sim.trace)
+    makespan = sim.clock
+    completed = [
+        {"id": j.id, "arrival": j.arrival, "tokens": j.tokens, "start": j.start, "finish": j.finish,
+         "wait": j.start - j.arrival, "flow": j.finish - j.arrival}
+        for j in sorted(parsed, key=lambda job: job.id)
+    ]
+    return {
+        "policy": "continuous" if continuous else "static",
+        "slots": num_slots,
+        "makespan_ticks": makespan,
+        "busy_slots": busy_slots,
+        "utilization": busy_slots / (num_slots * makespan) if makespan else 0.0,
+        "completed": completed,
+        "trace": sim.trace,
+    }

@@ -1,0 +1,176 @@
+"""Shared pieces of the decode scheduler (seed 000) that students do not write.
+
+The assignment adds `enqueue`, `_schedule_key`, `_ensure_capacity` and `step`
+to a subclass of `DecodeSchedulerBase`, one notebook cell each.
+
+Teaching model: one step advances exactly one request, and KV capacity is a
+block counter. Real engines (vLLM, SGLang, nano-vllm) batch many requests per
+step under token and sequence budgets and allocate real KV pages.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Literal
+
+Phase = Literal["prefill", "decode"]
+RequestStatus = Literal["waiting", "running", "preempted", "finished"]
+PHASES = ("prefill", "decode")
+STATUSES = ("waiting", "running", "preempted", "finished")
+POLICIES = ("fixed_priority", "aging", "deadline")
+ACTIONS = ("prefill_to_decode", "decode_one_step", "finish")
+EVENT_KEYS = (
+    "request_id", "phase", "action", "prompt_len", "generated_len", "max_new_tokens",
+    "wait_steps", "free_kv_blocks", "preempted_request_id", "deadline_missed",
+)
+
+
+@dataclass
+class RequestState:
+    """The minimal state of one request as it moves through prefill and decode."""
+
+    request_id: int
+    prompt_len: int
+    max_new_tokens: int
+    generated_len: int = 0
+    phase: Phase = "prefill"
+    priority: int = 0
+    cache_hit: bool = False
+    wait_steps: int = 0
+    required_blocks: int = 1
+    admitted: bool = False
+    deadline_step: int | None = None
+    preemptible: bool = True
+    status: RequestStatus = "waiting"
+    preemptions: int = 0
+
+    def __post_init__(self) -> None:
+        if self.phase not in PHASES:
+            raise ValueError(f"request {self.request_id}: phase must be one of {PHASES}, got {self.phase!r}")
+        if self.status not in STATUSES:
+            raise ValueError(f"request {self.request_id}: status must be one of {STATUSES}, got {self.status!r}")
+
+    @property
+    def total_len(self) -> int:
+        """Prompt plus generated tokens: the stable tie-breaker after priority."""
+        return self.prompt_len + self.generated_len
+
+    @property
+    def done(self) -> bool:
+        """True once max_new_tokens tokens have been generated."""
+        return self.generated_len >= self.max_new_tokens
+
+
+def _require_int(name: str, value: Any, minimum: int | None = None) -> None:
+    """Reject bool, float and str where the model needs an int."""
+    if type(value) is not int:
+        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+def _require_bool(name: str, value: Any) -> None:
+    if type(value) is not bool:
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+class DecodeSchedulerBase:
+    """Constructor, priority helpers, event recording and the `run` loop."""
+
+    def __init__(self, policy: str = "fixed_priority", free_kv_blocks: int = 1_000_000, aging_interval: int = 4):
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        _require_int("free_kv_blocks", free_kv_blocks, minimum=0)
+        _require_int("aging_interval", aging_interval, minimum=1)
+        self.policy = policy
+        self.free_kv_blocks = free_kv_blocks
+        self.aging_interval = aging_interval
+        self.clock = 0
+        self.queue: List[RequestState] = []
+        self.timeline: List[Dict[str, int | str]] = []
+
+    def _check_new_request(self, request_id: int, prompt_len: int, max_new_tokens: int, priority: int,
+                           cache_hit: bool, required_blocks: int, deadline_step: int | None,
+                           preemptible: bool) -> None:
+        """Validate `enqueue` arguments; raise ValueError naming the bad one."""
+        _require_int("request_id", request_id)
+        if request_id in {item.request_id for item in self.queue}:
+            raise ValueError(f"duplicate request_id: {request_id}")
+        _require_int("prompt_len", prompt_len, minimum=1)
+        _require_int("max_new_tokens", max_new_tokens, minimum=1)
+        _require_int("required_blocks", required_blocks, minimum=1)
+        _require_int("priority", priority)
+        _require_bool("cache_hit", cache_hit)
+        _require_bool("preemptible", preemptible)
+        if deadline_step is not None:
+            _require_int("deadline_step", deadline_step)
+            if deadline_step <= self.clock:
+                raise ValueError(f"deadline_step must be later than the clock ({self.clock}), got {deadline_step}")
+
+    def _effective_priority(self, req: RequestState) -> int:
+        """Business priority, plus wait_steps // aging_interval under aging."""
+        return req.priority + (req.wait_steps // self.aging_interval if self.policy == "aging" else 0)
+
+    def _remaining_steps(self, req: RequestState) -> int:
+        """Steps still needed: one for prefill if pending, then one per token."""
+        return (1 if req.phase == "prefill" else 0) + max(req.max_new_tokens - req.generated_len, 0)
+
+    def _record_event(self, chosen: RequestState, action: str, preempted_request_id: int | None) -> Dict[str, Any]:
+        """Append the event of this step to the timeline and tick the clock."""
+        event = {
+            "request_id": chosen.request_id,
+            "phase": "prefill" if action == "prefill_to_decode" else "decode",
+            "action": action,
+            "prompt_len": chosen.prompt_len,
+            "generated_len": chosen.generated_len,
+            "max_new_tokens": chosen.max_new_tokens,
+            "wait_steps": chosen.wait_steps,
+            "free_kv_blocks": self.free_kv_blocks,
+            "preempted_request_id": preempted_request_id,
+            "deadline_missed": chosen.deadline_step is not None
+            and self.clock + 1 + self._remaining_steps(chosen) > chosen.deadline_step,
+        }
+        self.timeline.append(event)
+        self.clock += 1
+        return event
+
+    def step(self) -> Dict[str, Any] | None:
+        """Advance one request; the assignment's TODO 4 supplies it."""
+        raise NotImplementedError("TODO 4 (step) is not implemented yet")
+
+    def run(self, max_steps: int = 100) -> List[Dict[str, Any]]:
+        """Step until every request is done, a step stalls, or max_steps is reached."""
+        _require_int("max_steps", max_steps, minimum=0)
+        steps = 0
+        while steps < max_steps:
+            if self.step() is None:
+                break
+            steps += 1  # a loop guard, not a scheduling policy
+        return self.timeline
+
+
+def add_to_class(cls: type) -> Callable[[Callable], Callable]:
+    """Decorator (after d2l): attach the function as a method of `cls`."""
+    def register(fn: Callable) -> Callable:
+        setattr(cls, fn.__name__, fn)
+        return fn
+    return register
+
+
+def todo(task_id: str) -> Callable[[Callable], Callable]:
+    """Decorator: an unfilled stub's bare NotImplementedError names its task."""
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except NotImplementedError as exc:
+                if exc.args:
+                    raise
+                raise NotImplementedError(
+                    f"{task_id} ({fn.__name__}) is not implemented yet: "
+                    f"fill in the answer cell under the heading '{task_id}'."
+                ) from None
+        wrapper.task_id = task_id
+        return wrapper
+    return decorate
