@@ -1,0 +1,180 @@
+"""Per-TODO verdicts from observations, computed outside any kernel the student's code ran in.
+
+For TODO k a fresh sandboxed child runs the given cells, the reference answers of
+the other TODOs and the student's answer for k, then replays k's scenarios and
+reports what happened. This process compares with the reference's observations.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import masters, suites
+from .drivers import driver_source
+from .sandbox import ChildRun, run_child, sandbox_level
+from .suites.base import Task
+
+DEFAULT_SEED = 20261129
+SCENARIO_TIMEOUT = 1.0
+CHILD_TIMEOUT = 60.0
+
+
+@dataclass
+class RuleResult:
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass
+class TaskVerdict:
+    task_id: str
+    answer_id: str
+    test_id: str
+    points: float
+    score: float
+    rules: list[RuleResult] = field(default_factory=list)
+    note: str = ""
+
+    def summary(self) -> str:
+        """Feedback text: the score, then one line per rule, then the first failure of each."""
+        lines = [f"{self.task_id}: {self.score:g} / {self.points:g} points "
+                 f"({sum(r.passed for r in self.rules)} of {len(self.rules)} rules hold)"]
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        for rule in self.rules:
+            lines.append(f"  [{'pass' if rule.passed else 'FAIL'}] {rule.name}")
+            if not rule.passed:
+                lines.append(f"         {rule.detail}")
+        return "\n".join(lines)
+
+
+def _short(value, limit: int = 160) -> str:
+    text = json.dumps(value, default=repr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _describe_op(op: list) -> str:
+    kind, *args = op
+    if kind in ("enqueue", "new"):
+        return f"{'DecodeSchedulerSim' if kind == 'new' else 'enqueue'}({', '.join(f'{k}={v!r}' for k, v in args[0].items())})"
+    if kind == "set":
+        return f"queue[{args[0]}].{args[1]} = {args[2]!r}"
+    if kind == "set_sim":
+        return f"sim.{args[0]} = {args[1]!r}"
+    if kind == "order":
+        return "sorted(queue, key=_schedule_key)"
+    if kind == "ensure":
+        return f"_ensure_capacity(queue[{args[0]}])"
+    if kind == "run":
+        return f"run(max_steps={args[0]})"
+    return f"{kind}()"
+
+
+def first_diff(expected, actual, path: str = "") -> str:
+    """Where two observations first differ, as 'path: expected X, got Y'."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in list(expected) + [k for k in actual if k not in expected]:
+            if expected.get(key, "<absent>") != actual.get(key, "<absent>"):
+                return first_diff(expected.get(key, "<absent>"), actual.get(key, "<absent>"), f"{path}.{key}".lstrip("."))
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        for index, (e, a) in enumerate(zip(expected, actual)):
+            if e != a:
+                label = f"request {e['request_id']}" if isinstance(e, dict) and "request_id" in e else index
+                return first_diff(e, a, f"{path}[{label}]")
+    return f"{path or 'value'}: expected {_short(expected)}, got {_short(actual)}"
+
+
+def explain(ops: list, expected, actual) -> str:
+    """The first point where the student's run departs from the reference, in words."""
+    if not isinstance(actual, list):
+        return f"the scenario did not finish: {actual}"
+    for index, (op, exp, act) in enumerate(zip(ops, expected, actual)):
+        if exp == act:
+            continue
+        where = f"step {index + 1}, {_describe_op(op)}"
+        if exp.get("error") != act.get("error"):
+            want = f"raise {exp['error']}" if exp.get("error") else f"return {_short(exp.get('value'))}"
+            got = f"raised {act['error']}" if act.get("error") else f"returned {_short(act.get('value'))}"
+            return f"{where}: expected to {want}, but it {got}"
+        if exp.get("value") != act.get("value"):
+            return f"{where}: {first_diff(exp.get('value'), act.get('value'), 'returned')}"
+        return f"{where}: state {first_diff(exp.get('state'), act.get('state'))}"
+    return f"expected {len(expected)} observations, got {len(actual)}"
+
+
+class Grader:
+    """Grades one assignment's TODOs; build once, then call grade() per submission."""
+
+    def __init__(self, assignment: str, seed: int = DEFAULT_SEED, hide: tuple[Path, ...] = ()):
+        suite = suites.load(assignment)
+        master = masters.read_master(assignment)
+        self.assignment, self.seed, self.hide = assignment, seed, tuple(hide)
+        self.tasks: list[Task] = suite.build(seed)
+        self.setup = masters.grading_setup_sources(master)
+        self.answer_ids = masters.answer_ids(master)
+        self.reference = masters.reference_answers(assignment)
+        self.driver = driver_source(suite.DRIVER)
+        self.sandbox = sandbox_level()
+        self.expected = self._reference_observations()
+
+    @staticmethod
+    def _named(task: Task) -> list[dict]:
+        return [{"name": f"{task.answer_id}|{ri}|{si}", "ops": sc["ops"]}
+                for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)]
+
+    def _run(self, cells: list[tuple[str, str]], scenarios: list[dict]) -> ChildRun:
+        payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
+                   "scenario_timeout": SCENARIO_TIMEOUT}
+        return run_child(payload, CHILD_TIMEOUT, hide=self.hide)
+
+    def _reference_observations(self) -> dict[str, object]:
+        cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
+        run = self._run(cells, [sc for task in self.tasks for sc in self._named(task)])
+        errors = run.records[0].get("errors") if run.records else None
+        if run.status != "ok" or errors:
+            raise RuntimeError(f"the reference does not run cleanly ({run.status} {run.detail} {errors}): fix the master")
+        return {rec["name"]: rec["obs"] for rec in run.records if rec["kind"] == "scenario"}
+
+    def grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
+        cells = [(gid, answer_source if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids]
+        named = self._named(task)
+        run = self._run(cells, named)
+        observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
+        cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
+        results = []
+        for ri, rule in enumerate(task.rules):
+            detail = ""
+            for si, scenario in enumerate(rule.scenarios):
+                name = f"{task.answer_id}|{ri}|{si}"
+                if name not in observed:
+                    detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
+                elif observed[name] != self.expected[name]:
+                    detail = f"{scenario['name']}: {explain(scenario['ops'], self.expected[name], observed[name])}"
+                if detail:
+                    break
+            results.append(RuleResult(rule.name, not detail, detail))
+        passed = sum(r.passed for r in results)
+        note = f"your {task.task_id} cell raised {cell_error}" if cell_error else ""
+        if run.status != "ok":
+            note = "; ".join(filter(None, [note, f"grading child {run.status}: {run.detail}"]))
+        score = round(task.points * passed / len(results), 2)
+        return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note)
+
+    def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
+        """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only."""
+        verdicts = []
+        for task in self.tasks:
+            source = answers.get(task.answer_id)
+            if source is None:
+                verdicts.append(TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
+                                            [RuleResult(r.name, False, "no answer cell") for r in task.rules],
+                                            "the answer cell is missing"))
+            else:
+                verdicts.append(self.grade_task(task, source))
+        return verdicts
+
+
+def verdicts_to_json(verdicts: list[TaskVerdict]) -> list[dict]:
+    return [asdict(v) for v in verdicts]

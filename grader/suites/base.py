@@ -1,0 +1,27 @@
+"""The shape of a hidden suite: tasks (one per TODO), each a list of named rules."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A behaviour, checked by replaying every scenario and comparing with the reference."""
+
+    name: str
+    scenarios: list[dict]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One TODO: the answer cell it grades, the test cell its points belong to, and its rules."""
+
+    task_id: str
+    answer_id: str
+    test_id: str
+    points: float
+    rules: list[Rule]
+
+    @property
+    def scenarios(self) -> list[dict]:
+        return [sc for rule in self.rules for sc in rule.scenarios]
