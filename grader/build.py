@@ -25,7 +25,8 @@ EXECUTE_TIMEOUT = 120
 def nbgrader(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run an nbgrader command in `course`; raise with its log on failure."""
     cmd = [sys.executable, "-m", "nbgrader", *args]
-    proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True, timeout=timeout)
+    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # nbgrader runs `alembic`
+    proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True, timeout=timeout, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed in {course}:\n{proc.stdout}\n{proc.stderr}")
     return proc

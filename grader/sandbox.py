@@ -16,6 +16,7 @@ import functools
 import json
 import os
 import resource
+import shlex
 import shutil
 import signal
 import subprocess
@@ -33,19 +34,33 @@ NOBODY = 65534
 # The child imports lab from the venv, whose interpreter lives under the base prefix.
 ALWAYS_VISIBLE = (ROOT / ".venv", ROOT / "lab", Path(sys.base_prefix).resolve())
 
-MOUNT_SCRIPT = r"""
-set -e
-for d in /tmp /var/tmp /dev/shm; do [ -d "$d" ] && mount -t tmpfs -o mode=1777,size=256m tmpfs "$d"; done
-while [ "$1" != "--" ]; do
-  if [ -d "$1" ]; then mount -t tmpfs -o size=1m,mode=0755 tmpfs "$1"
-  elif [ -e "$1" ]; then mount --bind /dev/null "$1"; fi
-  shift
-done
-shift
-[ "$GRADER_LOOPBACK" = 1 ] && ip link set lo up
-cd "$GRADER_CWD"
-exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs "$@"
-"""
+TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def private_dirs() -> list[str]:
+    """Folders replaced by an empty tmpfs: the shared temp dirs and the invoking user's home."""
+    home = str(Path.home().resolve())
+    return [d for d in (*TMP_DIRS, home) if os.path.isdir(d) and d != "/"]
+
+
+def mount_script(restore: list[str], private: list[str], hidden: list[str], stash: str) -> str:
+    """Shell run as root in the new mount namespace, ending in exec of the command as nobody."""
+    q = shlex.quote
+    lines = ["set -e", f"mount -t tmpfs -o size=1m tmpfs {q(stash)}"]
+    for i, path in enumerate(restore):  # park what must stay visible inside a folder about to be replaced
+        lines += [f"mkdir {q(stash)}/{i}", f"mount --bind {q(path)} {q(stash)}/{i}"]
+    for folder in private:
+        mode = "1777" if folder in TMP_DIRS else "0755"
+        lines.append(f"mount -t tmpfs -o mode={mode},size=256m tmpfs {q(folder)}")
+    for i, path in enumerate(restore):
+        lines += [f"mkdir -p {q(path)}", f"mount --bind {q(stash)}/{i} {q(path)}"]
+    lines.append(f"umount -l {q(stash)}")
+    for path in hidden:
+        lines.append(f"if [ -d {q(path)} ]; then mount -t tmpfs -o size=1m,mode=0755 tmpfs {q(path)}; "
+                     f"elif [ -e {q(path)} ]; then mount --bind /dev/null {q(path)}; fi")
+    lines += ['if [ "$GRADER_LOOPBACK" = 1 ]; then ip link set lo up; fi', 'cd "$GRADER_CWD"',
+              'exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs "$@"']
+    return "\n".join(lines)
 
 
 @dataclass
@@ -101,7 +116,7 @@ def sandbox_level() -> str:
 
 
 def _env(cwd: Path, loopback: bool) -> dict[str, str]:
-    return {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "MPLBACKEND": "Agg",
+    return {"PATH": f"{Path(sys.executable).parent}:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "MPLBACKEND": "Agg",
             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "JUPYTER_PLATFORM_DIRS": "1",
             "GRADER_CWD": str(cwd), "GRADER_LOOPBACK": "1" if loopback else "0"}
 
@@ -129,10 +144,15 @@ def _run(level: list[str], argv: list[str], *, cwd: Path, keep: list[Path], hide
     if result_pipe:
         read_fd, write_fd = os.pipe()
         env["GRADER_RESULT_FD"], pass_fds = str(write_fd), (write_fd,)
+    stash = None
     if level == ["namespace"]:
-        covered = hidden_paths(list(keep) + list(ALWAYS_VISIBLE), [ROOT, *hide, Path.home()])
+        visible = [Path(p).resolve() for p in [*keep, *ALWAYS_VISIBLE]]
+        private = private_dirs()
+        restore = [str(p) for p in visible if any(p.is_relative_to(d) for d in private)]
+        stash = tempfile.mkdtemp(prefix="grader-stash-", dir=_stash_parent())
+        script = mount_script(restore, private, hidden_paths(visible, [ROOT, *hide]), stash)
         cmd = ["unshare", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation",
-               "private", "--", "sh", "-c", MOUNT_SCRIPT, "grader-sandbox", *covered, "--", *argv]
+               "private", "--", "sh", "-c", script, "grader-sandbox", *argv]
     else:
         cmd = argv
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -160,7 +180,14 @@ def _run(level: list[str], argv: list[str], *, cwd: Path, keep: list[Path], hide
         proc.wait()
     for reader in readers:
         reader.join(timeout=5)
+    if stash:
+        os.rmdir(stash)
     return Finished(proc.returncode, timed_out, bytes(out), bytes(err))
+
+
+def _stash_parent() -> str:
+    """A host folder outside the private dirs, where kept paths wait while /tmp is replaced."""
+    return next(d for d in ("/run", "/var/lib", "/mnt", "/") if os.path.isdir(d) and os.access(d, os.W_OK))
 
 
 def run_sandboxed(argv: list[str], *, cwd: Path, keep: list[Path], hide: list[Path] = (), timeout: float,

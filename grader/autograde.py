@@ -1,0 +1,285 @@
+"""Autograde a folder of submissions: grades.csv, feedback HTML and a report.
+
+    python -m grader.autograde --assignment 02_decode_scheduling --submissions DIR --out OUT [--jobs N]
+
+DIR holds one <student_id>.ipynb per student (as an LMS download gives them).
+Scores come from grader.grade (sandboxed, per TODO); nbgrader executes the
+notebook for feedback (plots, visible checks) and stores the scores.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import json
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from . import masters
+from .build import make_course
+from .grade import Grader, TaskVerdict, verdicts_to_json
+from .sandbox import run_sandboxed
+
+STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
+TIMEOUT_ERRORS = {"CellTimeoutError", "KeyboardInterrupt", "DeadKernelError"}
+NBGRADER_WALL_SECONDS = 600
+
+
+@dataclass
+class Outcome:
+    student_id: str
+    status: str                       # graded | bad
+    scores: dict[str, float]
+    reason: str = ""
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    verdicts: list[TaskVerdict] = field(default_factory=list)
+
+
+class Batch:
+    """One grading run of one assignment over one folder of submissions."""
+
+    def __init__(self, assignment: str, submissions: Path, out: Path, cell_timeout: int, seed: int | None):
+        self.assignment, self.submissions, self.out = assignment, submissions.resolve(), out.resolve()
+        self.work = self.out / ".work"
+        self.cell_timeout = cell_timeout
+        source = masters.nbgrader_source(assignment)
+        self.expected_ids = set(masters.cells_by_grade_id(source))
+        self.answer_ids = masters.answer_ids(source)
+        self.test_ids = masters.test_ids(source)
+        self.hidden_snippets = _hidden_snippets(source)
+        kwargs = {"seed": seed} if seed is not None else {}
+        self.grader = Grader(assignment, hide=(self.submissions, self.out), **kwargs)
+        self.task_columns = [task.answer_id for task in self.grader.tasks]
+        self.max_total = sum(task.points for task in self.grader.tasks)
+        shutil.rmtree(self.work, ignore_errors=True)
+        self.course = make_course(self.work / "course", [assignment], with_db=True)
+
+    def check(self, path: Path) -> tuple[nbformat.NotebookNode | None, str]:
+        """The notebook, or None and the reason it cannot be graded."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return None, f"unreadable JSON: {exc}"
+        try:
+            nb = nbformat.from_dict(raw)
+            nbformat.validate(nb)
+        except Exception as exc:  # noqa: BLE001 - any schema problem is the student's to fix
+            return None, f"not a valid Jupyter notebook: {str(exc).splitlines()[0][:200]}"
+        found = masters.cells_by_grade_id(nb)
+        if not found.keys() & self.expected_ids:
+            return None, f"some other notebook: none of the graded cells of {self.assignment} are in it"
+        duplicated = sorted(gid for gid, cells in found.items() if len(cells) > 1)
+        if duplicated:
+            return None, f"duplicated cell(s): {', '.join(duplicated)} (restore the original notebook layout)"
+        missing = sorted(self.expected_ids - found.keys())
+        if missing:
+            return None, f"deleted cell(s): {', '.join(missing)} (restore them from the released notebook)"
+        return nb, ""
+
+    def grade_one(self, path: Path) -> Outcome:
+        started = time.perf_counter()
+        student = path.stem
+        zero = {column: 0.0 for column in self.task_columns}
+        if not STUDENT_ID.fullmatch(student):
+            return Outcome(student, "bad", zero, "file name is not a usable student id (letters, digits, _.@+-)")
+        nb, reason = self.check(path)
+        if nb is None:
+            outcome = Outcome(student, "bad", zero, reason)
+        else:
+            answers = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(nb).items() if gid in self.answer_ids}
+            verdicts = self.grader.grade(answers)
+            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, verdicts=verdicts)
+            self.feedback_via_nbgrader(path, outcome)
+        if not (self.out / "feedback" / f"{student}.html").exists():
+            self.write_plain_feedback(outcome)
+        outcome.seconds = time.perf_counter() - started
+        return outcome
+
+    def feedback_via_nbgrader(self, path: Path, outcome: Outcome) -> None:
+        """Execute the notebook with nbgrader (sandboxed), store our scores, render redacted feedback."""
+        sid, name = outcome.student_id, self.assignment
+        course = self.work / sid
+        shutil.rmtree(course, ignore_errors=True)
+        shutil.copytree(self.course, course, ignore=shutil.ignore_patterns("release", "autograded", "feedback", "submitted"))
+        submitted = course / "submitted" / sid / name
+        submitted.mkdir(parents=True)
+        shutil.copy(path, submitted / f"{name}.ipynb")
+        done = run_sandboxed([sys.executable, "-m", "nbgrader", "autograde", name, "--student", sid, "--force",
+                              f"--Execute.timeout={self.cell_timeout}", "--log-level=WARN"],
+                             cwd=course, keep=[course], hide=[self.submissions, self.out], timeout=NBGRADER_WALL_SECONDS,
+                             loopback=True)
+        executed = course / "autograded" / sid / name / f"{name}.ipynb"
+        if done.timed_out or not executed.exists():
+            why = "ran past the time limit" if done.timed_out else _tail(done.stderr)
+            outcome.warnings.append(f"nbgrader could not execute the notebook ({why}); feedback shows scores only")
+            return
+        nb = nbformat.read(executed, as_version=4)
+        outcome.warnings += _timeouts(nb, self.cell_timeout)
+        self.redact(nb, outcome.verdicts)
+        nbformat.write(nb, executed)
+        self.store_scores(course, sid, outcome.verdicts)
+        generate_feedback(course, name, sid)
+        page = course / "feedback" / sid / name / f"{name}.html"
+        self.publish(page.read_text(encoding="utf-8"), sid)
+
+    def redact(self, nb, verdicts: list[TaskVerdict]) -> None:
+        """Test cells lose their hidden region; their outputs become the sandboxed verdict."""
+        by_test = {v.test_id: v for v in verdicts}
+        for cell in nb.cells:
+            gid = masters.grade_id(cell)
+            if gid in by_test:
+                cell.source = masters.strip_hidden(cell.source)
+                text = by_test[gid].summary() + "\n\n(Graded outside this notebook: the hidden tests replay this TODO alone.)\n"
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+
+    def store_scores(self, course: Path, sid: str, verdicts: list[TaskVerdict]) -> None:
+        from nbgrader.api import Gradebook
+
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            for verdict in verdicts:
+                grade = gb.find_grade(verdict.test_id, self.assignment, self.assignment, sid)
+                grade.auto_score, grade.manual_score, grade.needs_manual_grade = verdict.score, None, False
+            gb.db.commit()
+
+    def publish(self, page: str, sid: str) -> None:
+        leaked = [s for s in self.hidden_snippets if html.escape(s) in page or s in page]
+        if leaked:
+            raise RuntimeError(f"feedback for {sid} would show hidden test code: {leaked[0]!r}")
+        target = self.out / "feedback" / f"{sid}.html"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page, encoding="utf-8")
+
+    def write_plain_feedback(self, outcome: Outcome) -> None:
+        rows = "".join(f"<tr><td>{html.escape(t.task_id)}</td><td>{outcome.scores.get(t.answer_id, 0):g} / {t.points:g}</td></tr>"
+                       for t in self.grader.tasks)
+        details = "".join(f"<pre>{html.escape(v.summary())}</pre>" for v in outcome.verdicts)
+        notes = "".join(f"<li>{html.escape(w)}</li>" for w in [outcome.reason, *outcome.warnings] if w)
+        page = (f"<!doctype html><meta charset='utf-8'><title>{html.escape(self.assignment)}: {html.escape(outcome.student_id)}</title>"
+                f"<h1>{html.escape(self.assignment)}: feedback for {html.escape(outcome.student_id)}</h1>"
+                f"<ul>{notes}</ul><table border=1><tr><th>task</th><th>score</th></tr>{rows}</table>{details}")
+        self.publish(page, outcome.student_id)
+
+
+_FEEDBACK_LOCK = threading.Lock()
+
+
+def generate_feedback(course: Path, assignment: str, student: str) -> None:
+    """nbgrader's feedback converter, in this process: its import alone costs seconds per subprocess."""
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+
+    with _FEEDBACK_LOCK:  # nbgrader's converters are not written for concurrent use
+        coursedir = CourseDirectory(root=str(course))
+        coursedir.assignment_id, coursedir.student_id = assignment, student
+        converter = GenerateFeedback(coursedir=coursedir)
+        converter.force = True
+        converter.log.setLevel("WARNING")
+        converter.start()
+
+
+def _hidden_snippets(source) -> list[str]:
+    """Distinctive lines of every hidden-test region, to prove feedback never shows them."""
+    snippets = []
+    for cell in source.cells:
+        for region in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", cell.source, re.S):
+            snippets += [line.strip() for line in region.splitlines() if len(line.strip()) >= 24]
+    return snippets
+
+
+def _timeouts(nb, cell_timeout: int) -> list[str]:
+    """One message per cell that nbgrader had to interrupt."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if any(o.get("output_type") == "error" and o.get("ename") in TIMEOUT_ERRORS for o in cell.get("outputs", [])):
+            first_line = cell.source.strip().splitlines()[0][:40] if cell.source.strip() else ""
+            label = masters.grade_id(cell) or f"cell {index} ({first_line})"
+            found.append(f"{label} ran past the {cell_timeout} s limit and was interrupted")
+    return found
+
+
+def _tail(stderr: bytes) -> str:
+    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"
+
+
+def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -> None:
+    out = batch.out
+    with open(out / "grades.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student_id", *batch.task_columns, "total", "max_total"])
+        for o in outcomes:
+            total = round(sum(o.scores.values()), 2)
+            writer.writerow([o.student_id, *(f"{o.scores[c]:g}" for c in batch.task_columns), f"{total:g}", f"{batch.max_total:g}"])
+    details = [{"student_id": o.student_id, "status": o.status, "reason": o.reason, "warnings": o.warnings,
+                "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
+    (out / "report.json").write_text(json.dumps({"assignment": batch.assignment, "seed": batch.grader.seed,
+                                                  "sandbox": batch.grader.sandbox, "students": details}, indent=1))
+    lines = [f"# {batch.assignment}: {len(outcomes)} submissions in {total_seconds:.1f} s",
+             f"sandbox: {batch.grader.sandbox} · seed: {batch.grader.seed} · max per student: {batch.max_total:g}", "",
+             "| student | status | " + " | ".join(batch.task_columns) + " | total | notes |",
+             "|---|---|" + "---|" * len(batch.task_columns) + "---|---|"]
+    for o in outcomes:
+        notes = "; ".join(filter(None, [o.reason, *o.warnings])).replace("|", "/")
+        lines.append(f"| {o.student_id} | {o.status} | " + " | ".join(f"{o.scores[c]:g}" for c in batch.task_columns)
+                     + f" | {sum(o.scores.values()):g} | {notes} |")
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+
+
+def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeout: int = 30,
+        seed: int | None = None, keep_work: bool = False) -> list[Outcome]:
+    if not submissions.is_dir():
+        raise SystemExit(f"error: {submissions} is not a folder of submissions")
+    paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb" and not p.name.startswith("."))
+    skipped = sorted(p.name for p in submissions.iterdir() if p.is_file() and p.suffix != ".ipynb")
+    if not paths:
+        raise SystemExit(f"error: no <student_id>.ipynb files in {submissions}")
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    print(f"autograding {len(paths)} submission(s) of {assignment} with {jobs or os.cpu_count()} worker(s)", flush=True)
+    if skipped:
+        print(f"  skipping files that are not notebooks: {', '.join(skipped)}", flush=True)
+    batch = Batch(assignment, submissions, out, cell_timeout, seed)
+    print(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios, sandbox: {batch.grader.sandbox}", flush=True)
+    outcomes = []
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
+        futures = {pool.submit(batch.grade_one, path): path for path in paths}
+        for done, future in enumerate(as_completed(futures), 1):
+            o = future.result()
+            outcomes.append(o)
+            note = o.reason or "; ".join(o.warnings)
+            print(f"  [{done}/{len(paths)}] {o.student_id:<24} {sum(o.scores.values()):>5g}/{batch.max_total:g}"
+                  f"  {o.status:<6} {o.seconds:5.1f} s  {note}", flush=True)
+    outcomes.sort(key=lambda o: o.student_id)
+    write_outputs(batch, outcomes, time.perf_counter() - started)
+    if not keep_work:
+        shutil.rmtree(batch.work, ignore_errors=True)
+    print(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}")
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--assignment", default="02_decode_scheduling")
+    parser.add_argument("--submissions", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--jobs", type=int, default=0, help="parallel workers (0: one per core)")
+    parser.add_argument("--cell-timeout", type=int, default=30, help="seconds before nbgrader interrupts a cell")
+    parser.add_argument("--seed", type=int, help="random seed of the hidden scenarios")
+    parser.add_argument("--keep-work", action="store_true", help="keep OUT/.work (the per-student nbgrader courses)")
+    args = parser.parse_args(argv)
+    run(args.assignment, args.submissions, args.out, args.jobs, args.cell_timeout, args.seed, args.keep_work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
