@@ -37,7 +37,7 @@ NBGRADER_WALL_SECONDS = 600
 @dataclass
 class Outcome:
     student_id: str
-    status: str                       # graded | bad
+    status: str                       # graded | bad | error
     scores: dict[str, float]
     reason: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -62,6 +62,7 @@ class Batch:
         self.task_columns = [task.answer_id for task in self.grader.tasks]
         self.max_total = sum(task.points for task in self.grader.tasks)
         shutil.rmtree(self.work, ignore_errors=True)
+        shutil.rmtree(self.out / "feedback", ignore_errors=True)  # never leave a stale page from an earlier run
         self.course = make_course(self.work / "course", [assignment], with_db=True)
 
     def check(self, path: Path) -> tuple[nbformat.NotebookNode | None, str]:
@@ -87,6 +88,14 @@ class Batch:
         return nb, ""
 
     def grade_one(self, path: Path) -> Outcome:
+        """Grade one file; whatever goes wrong is reported for this student and the batch goes on."""
+        try:
+            return self._grade_one(path)
+        except Exception as exc:  # noqa: BLE001
+            zero = {column: 0.0 for column in self.task_columns}
+            return Outcome(path.stem, "error", zero, f"internal grading error, please report: {type(exc).__name__}: {exc}")
+
+    def _grade_one(self, path: Path) -> Outcome:
         started = time.perf_counter()
         student = path.stem
         zero = {column: 0.0 for column in self.task_columns}
@@ -99,8 +108,12 @@ class Batch:
             answers = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(nb).items() if gid in self.answer_ids}
             verdicts = self.grader.grade(answers)
             outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, verdicts=verdicts)
-            self.feedback_via_nbgrader(path, outcome)
-        if not (self.out / "feedback" / f"{student}.html").exists():
+            try:
+                self.feedback_via_nbgrader(path, outcome)
+            except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
+                (self.out / "feedback" / f"{student}.html").unlink(missing_ok=True)
+                outcome.warnings.append(f"feedback fell back to a plain page: {type(exc).__name__}: {exc}")
+        if outcome.status != "graded" or not (self.out / "feedback" / f"{student}.html").exists():
             self.write_plain_feedback(outcome)
         outcome.seconds = time.perf_counter() - started
         return outcome
@@ -124,7 +137,7 @@ class Batch:
             outcome.warnings.append(f"nbgrader could not execute the notebook ({why}); feedback shows scores only")
             return
         nb = nbformat.read(executed, as_version=4)
-        outcome.warnings += _timeouts(nb, self.cell_timeout)
+        outcome.warnings += _timeouts(nb, self.cell_timeout) + _disagreements(nb, outcome.verdicts)
         self.redact(nb, outcome.verdicts)
         nbformat.write(nb, executed)
         self.store_scores(course, sid, outcome.verdicts)
@@ -141,6 +154,10 @@ class Batch:
                 cell.source = masters.strip_hidden(cell.source)
                 text = by_test[gid].summary() + "\n\n(Graded outside this notebook: the hidden tests replay this TODO alone.)\n"
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+                shown = cell.source + text
+                leaked = [line for line in self.hidden_snippets if line in shown]
+                if leaked:  # a bug of ours, never the student's: stop before anything is rendered
+                    raise RuntimeError(f"redaction failed, {gid} would show hidden test code: {leaked[0]!r}")
 
     def store_scores(self, course: Path, sid: str, verdicts: list[TaskVerdict]) -> None:
         from nbgrader.api import Gradebook
@@ -152,9 +169,6 @@ class Batch:
             gb.db.commit()
 
     def publish(self, page: str, sid: str) -> None:
-        leaked = [s for s in self.hidden_snippets if html.escape(s) in page or s in page]
-        if leaked:
-            raise RuntimeError(f"feedback for {sid} would show hidden test code: {leaked[0]!r}")
         target = self.out / "feedback" / f"{sid}.html"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(page, encoding="utf-8")
@@ -188,12 +202,18 @@ def generate_feedback(course: Path, assignment: str, student: str) -> None:
 
 
 def _hidden_snippets(source) -> list[str]:
-    """Distinctive lines of every hidden-test region, to prove feedback never shows them."""
-    snippets = []
+    """Lines found only in hidden-test regions (long enough to be distinctive)."""
+    hidden, visible = set(), set()
     for cell in source.cells:
         for region in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", cell.source, re.S):
-            snippets += [line.strip() for line in region.splitlines() if len(line.strip()) >= 24]
-    return snippets
+            hidden |= {line.strip() for line in region.splitlines()}
+        visible |= {line.strip() for line in masters.strip_hidden(cell.source).splitlines()}
+    return sorted(line for line in hidden - visible if len(line) >= 20)
+
+
+def visible_text(page: str) -> str:
+    """What a reader of an HTML page sees: tags (syntax highlighting) removed, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 def _timeouts(nb, cell_timeout: int) -> list[str]:
@@ -205,6 +225,14 @@ def _timeouts(nb, cell_timeout: int) -> list[str]:
             label = masters.grade_id(cell) or f"cell {index} ({first_line})"
             found.append(f"{label} ran past the {cell_timeout} s limit and was interrupted")
     return found
+
+
+def _disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
+    """Test cells that passed inside the student's kernel while the sandboxed rules did not."""
+    passed_in_kernel = {masters.grade_id(c) for c in nb.cells if masters.grade_id(c)
+                        and not any(o.get("output_type") == "error" for o in c.get("outputs", []))}
+    return [f"{v.test_id}: the in-notebook checks passed but the hidden rules gave {v.score:g}/{v.points:g}"
+            for v in verdicts if v.test_id in passed_in_kernel and v.score < v.points]
 
 
 def _tail(stderr: bytes) -> str:

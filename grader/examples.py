@@ -12,8 +12,10 @@ from .mutants import MUTANTS
 from .paths import NOTEBOOKS_DIR
 
 HANG = "    while True:  # a bug that never returns\n        pass\n"
-SUBVERT = ("get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)  # swallow every failing test\n"
-           "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n")
+# Stock nbgrader marks a test cell passed when it has no error output. This wraps every later cell of the
+# kernel in try/except, so no failing check ever shows an error.
+SUBVERT = ("get_ipython().input_transformers_post.append(\n"
+           "    lambda lines: ['try:\\n'] + ['    ' + line for line in lines] + ['\\nexcept BaseException:\\n    pass\\n'])\n")
 
 
 def release(assignment: str) -> nbformat.NotebookNode:
@@ -51,7 +53,8 @@ def bad_submissions(assignment: str) -> dict[str, str | nbformat.NotebookNode]:
     other = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('my other homework')")])
     hang_target = answer_ids[min(2, len(answer_ids) - 1)]
     hanging = reference | {hang_target: _insert_after_docstring(reference[hang_target], HANG)}
-    subverting = {answer_ids[0]: SUBVERT + reference[answer_ids[0]]}
+    release_answers = {masters.grade_id(c): c.source for c in release(assignment).cells if masters.grade_id(c) in answer_ids}
+    subverting = reference | {answer_ids[1]: SUBVERT + release_answers[answer_ids[1]]}  # a stub that silences the kernel
     return {"dan_bad_json": '{"cells": [ this is not json', "erin_other_notebook": other, "frank_deleted_cell": deleted,
             "grace_duplicated_cell": duplicated, f"heidi_hangs_in_{hang_target}": filled(assignment, hanging),
             "ivan_subverts_kernel": filled(assignment, subverting)}

@@ -1,0 +1,92 @@
+"""`make autograde` end to end on generated submissions: good, untouched, buggy, bad, hanging, cheating."""
+import csv
+import json
+import re
+
+import pytest
+
+from grader import autograde, examples, masters
+from grader.autograde import _hidden_snippets, visible_text
+
+NAME = "02_decode_scheduling"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    subs = tmp_path_factory.mktemp("submissions")
+    examples.write(examples.demo_submissions(NAME) | examples.bad_submissions(NAME), subs)
+    (subs / "notes.txt").write_text("not a notebook")
+    out = tmp_path_factory.mktemp("out")
+    autograde.run(NAME, subs, out, jobs=0, cell_timeout=3)
+    rows = {row["student_id"]: row for row in csv.DictReader(open(out / "grades.csv"))}
+    report = {s["student_id"]: s for s in json.loads((out / "report.json").read_text())["students"]}
+    return out, rows, report
+
+
+def totals(row):
+    return {k: float(v) for k, v in row.items() if k != "student_id"}
+
+
+def test_grades_csv_columns(graded):
+    out, rows, _ = graded
+    assert open(out / "grades.csv").readline().strip() == "student_id,todo1,todo2,todo3,todo4,total,max_total"
+    assert len(rows) == 9 and all(row["max_total"] == "12" for row in rows.values())
+
+
+def test_solution_full_marks_and_untouched_zero(graded):
+    _, rows, report = graded
+    assert totals(rows["alice_solution"]) == {"todo1": 2, "todo2": 3, "todo3": 3, "todo4": 4, "total": 12, "max_total": 12}
+    assert totals(rows["bob_untouched"]) == {"todo1": 0, "todo2": 0, "todo3": 0, "todo4": 0, "total": 0, "max_total": 12}
+    assert report["alice_solution"]["warnings"] == []
+
+
+def test_bug_in_todo3_costs_todo3_only(graded):
+    _, rows, report = graded
+    carol = totals(rows["carol_bug_todo3"])
+    assert 0 < carol["todo3"] < 3 and (carol["todo1"], carol["todo2"], carol["todo4"]) == (2, 3, 4)
+    assert any("todo3_tests: the in-notebook checks passed" in w for w in report["carol_bug_todo3"]["warnings"])
+
+
+@pytest.mark.parametrize("student, reason", [
+    ("dan_bad_json", "unreadable JSON"), ("erin_other_notebook", "some other notebook"),
+    ("frank_deleted_cell", "deleted cell(s): todo4"), ("grace_duplicated_cell", "duplicated cell(s): todo1"),
+])
+def test_bad_submissions_score_zero_with_a_reason(graded, student, reason):
+    out, rows, report = graded
+    assert float(rows[student]["total"]) == 0 and report[student]["status"] == "bad"
+    assert reason in report[student]["reason"]
+    assert reason in visible_text((out / "feedback" / f"{student}.html").read_text())
+
+
+def test_a_hanging_todo_costs_that_todo_and_is_reported(graded):
+    _, rows, report = graded
+    heidi = totals(rows["heidi_hangs_in_todo3"])
+    assert heidi["todo3"] == 0 and heidi["total"] == 9
+    assert any("todo3_tests ran past the 3 s limit" in w for w in report["heidi_hangs_in_todo3"]["warnings"])
+
+
+def test_silencing_the_kernel_gains_nothing(graded):
+    _, rows, report = graded
+    ivan = totals(rows["ivan_subverts_kernel"])
+    assert ivan["todo2"] == 0 and ivan["total"] == 9
+    # Inside his kernel every check "passed"; the sandboxed verdict disagrees, and the report says so.
+    assert any(w.startswith("todo2_tests: the in-notebook checks passed") for w in report["ivan_subverts_kernel"]["warnings"])
+
+
+def test_feedback_shows_plots_and_verdicts_but_no_hidden_code(graded):
+    out, _, _ = graded
+    snippets = _hidden_snippets(masters.nbgrader_source(NAME))
+    for page in (out / "feedback").glob("*.html"):
+        text = visible_text(page.read_text())
+        assert not [s for s in snippets if s in text], page.name
+        assert "BEGIN HIDDEN" not in text and "_hidden_" not in text
+    carol = (out / "feedback" / "carol_bug_todo3.html").read_text()
+    assert carol.count("data:image/png") >= 4  # her own timelines and policy plot
+    assert "[FAIL]" in visible_text(carol) and "TODO 3: 2.14 / 3 points" in visible_text(carol)
+
+
+def test_report_lists_everyone(graded):
+    out, _, _ = graded
+    report = (out / "report.md").read_text()
+    assert re.search(r"9 submissions in [\d.]+ s", report) and "sandbox:" in report
+    assert (out / ".work").exists() is False

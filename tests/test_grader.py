@@ -1,0 +1,118 @@
+"""The sandboxed grader: verdicts per TODO, broken variants, and code that tries to cheat."""
+import nbformat
+import pytest
+
+from conftest import ROOT
+from grader import masters
+from grader.grade import Grader, explain, first_diff
+from grader.mutants import DECODE_MUTANTS, mutated_answers
+from grader.sandbox import run_child, sandbox_level
+
+NAME = "02_decode_scheduling"
+FULL = {"todo1": 2, "todo2": 3, "todo3": 3, "todo4": 4}
+
+
+@pytest.fixture(scope="module")
+def grader():
+    return Grader(NAME)
+
+
+def scores(verdicts):
+    return {v.answer_id: v.score for v in verdicts}
+
+
+def test_reference_scores_full_marks(grader):
+    verdicts = grader.grade(masters.reference_answers(NAME))
+    assert scores(verdicts) == FULL
+    assert all(rule.passed for v in verdicts for rule in v.rules)
+
+
+def test_suite_is_large_and_randomized(grader):
+    for task in grader.tasks:
+        assert len(task.rules) >= 5 and len(task.scenarios) >= 40
+        assert all(any("#" in sc["name"] for sc in rule.scenarios) for rule in task.rules), "every rule has random cases"
+    from grader.suites import decode_scheduling
+    assert decode_scheduling.build(1)[2].scenarios != decode_scheduling.build(2)[2].scenarios
+
+
+def release_answers():
+    release = nbformat.read(ROOT / "notebooks" / f"{NAME}.ipynb", as_version=4)
+    return {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(release).items() if gid in FULL}
+
+
+def test_untouched_stubs_score_zero_everywhere(grader):
+    assert scores(grader.grade(release_answers())) == {gid: 0 for gid in FULL}
+
+
+@pytest.mark.parametrize("mutant", DECODE_MUTANTS, ids=lambda m: f"{m.answer_id}-{m.name}")
+def test_broken_variant_costs_its_own_todo_only(grader, mutant):
+    got = scores(grader.grade(mutated_answers(NAME, mutant)))
+    assert got[mutant.answer_id] < FULL[mutant.answer_id]
+    assert {k: v for k, v in got.items() if k != mutant.answer_id} == {k: v for k, v in FULL.items() if k != mutant.answer_id}
+
+
+def test_at_least_three_variants_per_todo():
+    for gid in FULL:
+        assert sum(m.answer_id == gid for m in DECODE_MUTANTS) >= 3
+
+
+@pytest.mark.parametrize("mutant", [m for m in DECODE_MUTANTS if m.passes_visible], ids=lambda m: m.name)
+def test_variants_that_pass_every_visible_check(mutant):
+    """Hidden rules catch what the visible checks cannot (see the test above for the verdict)."""
+    from grader import reference
+    ns = reference.namespace(NAME, mutated_answers(NAME, mutant))
+    test_cell = masters.cells_by_grade_id(masters.nbgrader_source(NAME))[f"{mutant.answer_id}_tests"][0]
+    exec(compile(masters.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)
+
+
+def test_a_hang_costs_only_its_todo_and_is_reported(grader):
+    answers = masters.reference_answers(NAME)
+    lines = answers["todo3"].splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if '"""' in line) + 1
+    answers["todo3"] = "".join(lines[:at]) + "    while True:\n        pass\n" + "".join(lines[at:])
+    verdicts = {v.answer_id: v for v in grader.grade(answers)}
+    assert verdicts["todo3"].score == 0 and scores(verdicts.values()) == FULL | {"todo3": 0}
+    assert "timeout" in " ".join(r.detail for r in verdicts["todo3"].rules)
+
+
+CHEATS = {
+    "rewrite assert": "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n",
+    "exit early": "import os\nos._exit(0)\n",
+    "kill parent": "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept Exception:\n    pass\n",
+    "swallow IPython errors": "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n",
+    "forge results": "import os, json\nfor fd in range(3, 64):\n    try:\n        os.write(fd, (json.dumps({'kind': 'done'}) + '\\n').encode())\n    except OSError:\n        pass\n",
+    "read the reference": "from pathlib import Path\nSRC = [p.read_text() for p in Path('/').glob('**/grader/assignments/*.py')]\n",
+}
+
+
+@pytest.mark.parametrize("cheat", CHEATS)
+def test_cheating_in_a_stub_cell_gains_nothing(grader, cheat):
+    """A stub TODO 2 plus code that attacks the grader: TODO 2 still scores 0, the others are unaffected."""
+    answers = masters.reference_answers(NAME) | {"todo2": CHEATS[cheat] + release_answers()["todo2"]}
+    got = scores(grader.grade(answers))
+    assert got == FULL | {"todo2": 0}
+
+
+def test_the_child_cannot_see_instructor_files():
+    if sandbox_level() != "namespace":
+        pytest.skip("namespace sandbox unavailable here (needs root and util-linux)")
+    driver = "def observe(ns, ops):\n    return ns['probe']()\n"
+    cell = ("import os\nfrom pathlib import Path\nimport lab\n"
+            "def probe():\n    root = Path(lab.__file__).resolve().parents[1]\n"
+            "    return [sorted(os.listdir(root / 'grader')), (root / 'solutions').exists() and os.listdir(root / 'solutions'),"
+            " os.getuid(), os.listdir('/tmp')]\n")
+    run = run_child({"setup": [], "cells": [["c", cell]], "driver": driver,
+                     "scenarios": [{"name": "probe", "ops": []}], "scenario_timeout": 5}, timeout=30)
+    assert run.status == "ok", run
+    grader_listing, solutions_listing, uid, tmp = run.records[1]["obs"]
+    assert grader_listing == [] and solutions_listing == [] and uid == 65534 and tmp == []
+
+
+def test_explanations_name_the_first_difference():
+    ops = [["new", {}], ["step"]]
+    expected = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 2}, "state": {"clock": 1}}]
+    actual = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
+    assert explain(ops, expected, actual) == "step 2, step(): returned.request_id: expected 2, got 1"
+    assert explain(ops, expected, "timeout") == "the scenario did not finish: timeout"
+    assert first_diff({"queue": [{"request_id": 4, "status": "running"}]}, {"queue": [{"request_id": 4, "status": "waiting"}]}) \
+        == 'queue[request 4].status: expected "running", got "waiting"'
