@@ -10,7 +10,7 @@ from lab import schedule
 
 from . import autograde, build, examples, masters
 from .grade import Grader
-from .paths import BUILD_DIR
+from .paths import BUILD_DIR, assignment_names
 
 ASSIGNMENT = "02_decode_scheduling"
 
@@ -39,10 +39,11 @@ def bench_schedule() -> None:
 
 
 def bench_notebook() -> None:
-    print("\n== solved notebook, executed top to bottom ==")
+    print("\n== solved notebooks, executed top to bottom ==")
     out = BUILD_DIR / "bench"
-    seconds, _ = timed(build.execute, masters.solved_edition(ASSIGNMENT), out)
-    print(f"  {ASSIGNMENT}: {seconds:.1f} s (kernel start included)")
+    for name in assignment_names():
+        seconds, _ = timed(build.execute, masters.solved_edition(name), out)
+        print(f"  {name}: {seconds:.1f} s (kernel start included)")
 
 
 def bench_autograde() -> None:

@@ -150,6 +150,9 @@ class Grader:
                 name = f"{task.answer_id}|{ri}|{si}"
                 if name not in observed:
                     detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
+                elif rule.judge is not None:
+                    verdict = rule.judge(observed[name])
+                    detail = f"{scenario['name']}: {verdict}" if verdict else ""
                 elif observed[name] != self.expected[name]:
                     detail = f"{scenario['name']}: {explain(scenario['ops'], self.expected[name], observed[name])}"
                 if detail:

@@ -90,3 +90,20 @@ def test_report_lists_everyone(graded):
     report = (out / "report.md").read_text()
     assert re.search(r"9 submissions in [\d.]+ s", report) and "sandbox:" in report
     assert (out / ".work").exists() is False
+
+
+def test_continuous_batching_assignment_end_to_end(tmp_path):
+    """`make autograde ASSIGNMENT=01_continuous_batching` works like the decode one."""
+    name = "01_continuous_batching"
+    subs = tmp_path / "subs"
+    examples.write(examples.demo_submissions(name), subs)
+    autograde.run(name, subs, tmp_path / "out", cell_timeout=10)
+    rows = {row["student_id"]: totals(row) for row in csv.DictReader(open(tmp_path / "out" / "grades.csv"))}
+    assert rows["alice_solution"] == {"todo1": 2, "todo2": 2, "todo3": 3, "todo4": 3, "total": 10, "max_total": 10}
+    assert rows["bob_untouched"]["total"] == 0
+    buggy = next(k for k in rows if k.startswith("carol_bug_"))
+    broken = buggy.rsplit("_", 1)[1]
+    assert rows[buggy][broken] < rows["alice_solution"][broken]
+    assert {k: v for k, v in rows[buggy].items() if k not in (broken, "total")} == {k: v for k, v in rows["alice_solution"].items() if k not in (broken, "total")}
+    page = visible_text((tmp_path / "out" / "feedback" / "alice_solution.html").read_text())
+    assert not [s for s in _hidden_snippets(masters.nbgrader_source(name)) if s in page]

@@ -5,7 +5,7 @@ import pytest
 from conftest import ROOT
 from grader import masters
 from grader.grade import Grader, explain, first_diff
-from grader.mutants import DECODE_MUTANTS, mutated_answers
+from grader.mutants import DECODE_MUTANTS, MUTANTS, mutated_answers
 from grader.sandbox import run_child, sandbox_level
 
 NAME = "02_decode_scheduling"
@@ -99,8 +99,8 @@ def test_the_child_cannot_see_instructor_files():
     driver = "def observe(ns, ops):\n    return ns['probe']()\n"
     cell = ("import os\nfrom pathlib import Path\nimport lab\n"
             "def probe():\n    root = Path(lab.__file__).resolve().parents[1]\n"
-            "    return [sorted(os.listdir(root / 'grader')), (root / 'solutions').exists() and os.listdir(root / 'solutions'),"
-            " os.getuid(), os.listdir('/tmp')]\n")
+            "    listing = lambda p: sorted(os.listdir(p)) if p.exists() else []  # absent or empty: both hide it\n"
+            "    return [listing(root / 'grader'), listing(root / 'solutions'), os.getuid(), os.listdir('/tmp')]\n")
     run = run_child({"setup": [], "cells": [["c", cell]], "driver": driver,
                      "scenarios": [{"name": "probe", "ops": []}], "scenario_timeout": 5}, timeout=30)
     assert run.status == "ok", run
@@ -116,3 +116,34 @@ def test_explanations_name_the_first_difference():
     assert explain(ops, expected, "timeout") == "the scenario did not finish: timeout"
     assert first_diff({"queue": [{"request_id": 4, "status": "running"}]}, {"queue": [{"request_id": 4, "status": "waiting"}]}) \
         == 'queue[request 4].status: expected "running", got "waiting"'
+
+
+BATCHING = "01_continuous_batching"
+BATCHING_FULL = {"todo1": 2, "todo2": 2, "todo3": 3, "todo4": 3}
+
+
+@pytest.fixture(scope="module")
+def batching_grader():
+    return Grader(BATCHING)
+
+
+def test_batching_reference_full_and_stub_zero(batching_grader):
+    assert scores(batching_grader.grade(masters.reference_answers(BATCHING))) == BATCHING_FULL
+    release = nbformat.read(ROOT / "notebooks" / f"{BATCHING}.ipynb", as_version=4)
+    stubs = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(release).items() if gid in BATCHING_FULL}
+    assert scores(batching_grader.grade(stubs)) == {gid: 0 for gid in BATCHING_FULL}
+
+
+@pytest.mark.parametrize("mutant", MUTANTS[BATCHING], ids=lambda m: f"{m.answer_id}-{m.name}")
+def test_batching_variant_costs_its_own_todo_only(batching_grader, mutant):
+    got = scores(batching_grader.grade(mutated_answers(BATCHING, mutant)))
+    assert got[mutant.answer_id] < BATCHING_FULL[mutant.answer_id]
+    assert {k: v for k, v in got.items() if k != mutant.answer_id} == {k: v for k, v in BATCHING_FULL.items() if k != mutant.answer_id}
+    assert sum(m.answer_id == mutant.answer_id for m in MUTANTS[BATCHING]) >= 3
+
+
+def test_open_ended_todo_is_judged_by_properties(batching_grader):
+    """Another correct workload than the reference's still earns full marks."""
+    answers = masters.reference_answers(BATCHING)
+    answers["todo3"] = answers["todo3"].replace("[8, 1, 1, 1] * 3), 4", "[12, 1, 1, 1] * 3), 4").replace("[4, 4, 1]), 2", "[5, 5, 5, 2]), 3")
+    assert scores(batching_grader.grade(answers))["todo3"] == 3

@@ -2,14 +2,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A behaviour, checked by replaying every scenario and comparing with the reference."""
+    """A behaviour, checked by replaying every scenario and comparing with the reference.
+
+    With a `judge`, open-ended answers are checked instead: judge(observations) runs in the
+    grading process (trusted) and returns "" when the property holds, else what is wrong.
+    """
 
     name: str
     scenarios: list[dict]
+    judge: Callable[[object], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,519 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Continuous Batching | 连续批处理
+#
+# **Subtitle:** state, timelines and a falsifiable simulation | 状态、时间轴与可证伪模拟
+#
+# A decode step serves every request in the batch one token. The more requests share a step, the better the
+# weights loaded for that step are used. But LLM requests differ wildly in length: one asks "how many days of
+# leave do I get?" and is answered in 5 tokens, another asks for a summary of a whole handbook and needs 800.
+# How a server groups them decides how much of its capacity sits idle.
+#
+# This notebook builds that question into a **tick simulation** small enough to check by hand, and
+# **falsifiable**: it states its invariants and checks them on every run, so a wrong result cannot hide.
+# It is the prerequisite of `02_decode_scheduling`, which decides *who* runs next.
+#
+# **How this notebook works.** Read and run the cells in order. The four exercises, **TODO 1** to **TODO 4**,
+# are one cell each, followed by a cell of visible checks. Your grade comes from hidden tests that replay each
+# TODO on its own with many more cases, so keep each TODO cell self-contained.
+
+# %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
+import heapq
+
+try:
+    import lab
+    from lab import ScheduleInvariantError, check_schedule, jobs_from_tokens, schedule, todo
+    from lab.checks import expect, expect_raises, expect_true, passed
+except ImportError as exc:  # the most common set-up problem, so say what to do
+    raise ImportError(
+        "The course package `lab` is not installed in this kernel. From the course folder run "
+        "`pip install -e .` (or `make test` once), then restart the kernel."
+    ) from exc
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+# %matplotlib inline
+
+# %% [markdown]
+# ## Static vs continuous batching, and why LLM requests need it | 静态批处理与连续批处理
+#
+# **Static batching** collects a group of requests, runs them together, and takes the next group only when
+# *every* member has finished. That suits image classification, where each request costs the same. With LLM
+# requests it wastes capacity in two ways:
+#
+# - **short requests ride along**: a request that finished after 5 tokens keeps its place in the batch, empty,
+#   until the 800-token request beside it is done;
+# - **new requests wait**: requests that arrive while a group runs queue outside, even when the batch has
+#   free places.
+#
+# **Continuous batching** (the Orca paper's *iteration-level scheduling*) regroups at every step: finished
+# requests leave, and waiting ones take their places at the next step. Today's serving engines all work
+# this way.
+
+# %% [markdown]
+# ## The tick model, and what it leaves out | Tick 模型与它省略的东西
+#
+# Each job has a unique integer `id`, an arrival tick `arrival` and a number of tokens to serve, `tokens`.
+# There are `slots` parallel places. In one **tick**, every active job is served exactly one token.
+#
+# What the model leaves out, on purpose: **no prefill** (a prompt costs nothing), **no network**, **known
+# lengths** (real servers only know an upper bound; EOS comes when it comes), and **a tick that costs the
+# same whatever the batch size** (on a GPU a larger batch can reuse weights better *and* make each step
+# slower). Both policies see exactly the same inputs and the same unit of service.
+#
+# So what may be concluded? Only the difference in **slot use** between the two policies, inside this
+# model. What may not: a speedup on real hardware. A tick is an abstract unit, not a millisecond, and
+# multiplying ticks by an average step time does not give end-to-end latency.
+
+# %% [markdown]
+# ## The state and the one-tick transition | 状态与单步转移
+#
+# The state is: the waiting jobs not yet admitted, the active jobs with their remaining tokens, the
+# completion records, and the clock. One tick does, in this order:
+#
+# 1. **reclaim** the slots of jobs that finished in the previous tick;
+# 2. **admit** arrived waiting jobs, in (arrival, id) order, into free slots. Static FIFO admits only
+#    when the whole previous group is done;
+# 3. **serve** every active job one token;
+# 4. a job whose remaining tokens reach zero **finishes at tick + 1**.
+#
+# A job that arrives exactly at a tick boundary may join that tick. When nothing runs and the next job
+# has not arrived, the clock **jumps** to that arrival. The idle stretch still belongs to the interval we
+# observe, which always **starts at 0**, so utilization counts it. The order of admission uses only the
+# fields fixed in advance: no quietly preferring short jobs to make the numbers look good.
+#
+# `lab.schedule(jobs, slots, continuous)` implements exactly this. It returns `makespan_ticks`,
+# `busy_slots`, `utilization = busy_slots / (slots × makespan_ticks)`, one `completed` record per job
+# (`start`, `finish`, `wait`, `flow`), and the `trace`: for every tick that ran, the ids served.
+
+# %%
+example = lab.FOUR_ON_TWO
+result = schedule(example.jobs, example.slots, continuous=True)
+pd.DataFrame(result["trace"]).set_index("tick")
+
+# %% [markdown]
+# ## Worked example 1: 4 requests on 2 slots | 算例一：四个请求、两个槽位
+#
+# Requests 0–3 arrive at tick 0 and need 1, 4, 2 and 3 tokens. **Static:** 0 and 1 run first; 0 is done after
+# one tick, but its slot stays empty for three ticks until 1 finishes at tick 4. Then 2 and 3 run: 2 finishes
+# at 6, 3 at 7. **Continuous:** at tick 1 job 2 takes job 0's slot, finishes at 3, and job 3 takes over until 6.
+# Job 1 finishes at 4.
+
+# %%
+print(lab.compare_policies(example.jobs, example.slots))
+fig = lab.plot_slots(example.jobs, example.slots)
+
+# %% [markdown]
+# Both serve 10 tokens. Static takes 7 ticks on 2 slots: utilization 10/14 = 5/7. Continuous takes 6:
+# 10/12 = 5/6. Throughput goes from 10/7 to 10/6 tokens per tick, a **ratio of 7/6**. Do not read the
+# difference of the two utilizations in percentage points as the gain. The three hatched cells on the left are the
+# waste the short job 0 leaves behind.
+#
+# ## Worked example 2: continuous batching can gain nothing | 算例二：改策略也可能没有收益
+#
+# Two jobs of 4 tokens both arrive at tick 3, on 2 slots. They start at 3 and finish at 7 under both policies:
+# no slot is freed early, so there is nothing to refill.
+
+# %%
+no_gain = lab.NO_GAIN
+print(lab.compare_policies(no_gain.jobs, no_gain.slots))
+fig = lab.plot_slots(no_gain.jobs, no_gain.slots)
+
+# %% [markdown]
+# Utilization is **8/14** measured from tick 0, and **1** measured from the first arrival: two honest numbers
+# with two different denominators. Always say which one you report, and never pick the larger one without saying
+# so. This negative result falsifies "continuous batching is always faster". It also checks that the idle
+# jump did not erase the three idle ticks at the start.
+#
+# ## Worked example 3: A–E | 算例三：A–E 五个请求
+#
+# Five requests, A to E, need 2, 6, 3, 2 and 4 tokens, all at tick 0, on 2 slots.
+
+# %%
+a_to_e = lab.A_TO_E
+print(lab.compare_policies(a_to_e.jobs, a_to_e.slots))
+fig = lab.plot_slots(a_to_e.jobs, a_to_e.slots, labels=a_to_e.labels)
+
+# %% [markdown]
+# Static batching needs **13** ticks (17/26 ≈ 65% of slot-ticks busy), continuous **10** (17/20 = 85%).
+# Both serve the same 17 tokens; the difference is only whether a freed slot is refilled in time. This is not a
+# GPU prediction: there is no prefill, no KV limit, no step time that grows with the batch, and no preemption.
+
+# %% [markdown]
+# ## Waiting, flow and fairness | 等待、流经时间与公平
+#
+# For job *i* with arrival *a*, first service *s* and finish *f*, define the **wait** $w_i = s_i - a_i$
+# and the **flow time** $r_i = f_i - a_i$. (Here *f* is the completion, not the first token.) Every tick a
+# job is active serves it, and nothing preempts it, so in this model $r_i = w_i + g_i$, with $g_i$ its tokens.
+#
+# A mean can hide a maximum: one request that waited very long is diluted by many that did not. And FIFO only
+# fixes the **order** of admission; it promises no bound on waiting. If work arrives faster than the slots can
+# serve it, the queue grows without limit, whatever the utilization. Raising utilization cannot beat that
+# conservation law.
+
+# %%
+def overload(num_jobs, slots=2, every=1, tokens=3):
+    """One job per `every` ticks, each needing `tokens`: more work arrives than 2 slots can serve."""
+    jobs = [{"id": i, "arrival": i * every, "tokens": tokens} for i in range(num_jobs)]
+    waits = [rec["wait"] for rec in schedule(jobs, slots, continuous=True)["completed"]]
+    return {"jobs": num_jobs, "mean wait": sum(waits) / len(waits), "max wait": max(waits)}
+
+
+pd.DataFrame([overload(n) for n in (10, 20, 40, 80)]).set_index("jobs")
+
+# %% [markdown]
+# Each doubling of the stream roughly doubles the maximum wait: under overload FIFO alone bounds nothing.
+#
+# ### TODO 1 · `waits_and_flows`: read waits and flow times off a trace
+#
+# **Build:** given the `jobs` and the `trace` of a `schedule` result (and nothing else), return a dict
+# `{job id: (wait, flow)}`. A job starts at the first tick it is served and finishes one tick after the
+# last. Every job of `jobs` is served somewhere in `trace`.
+#
+# **Check:** the test cell below compares with the `completed` records that `schedule` computes itself.
+# *Worked example:* in the continuous 4-on-2 run above, job 3 arrives at 0, is first served at tick 3 and
+# last at tick 5, so it has wait 3 and flow 6.
+
+# %% nbgrader={"grade": false, "grade_id": "todo1", "locked": false, "schema_version": 3, "solution": true}
+@todo("TODO 1")
+def waits_and_flows(jobs: list[dict], trace: list[dict]) -> dict[int, tuple[int, int]]:
+    """Map each job id to (wait, flow), using only its arrival and the ticks it was served."""
+    ### BEGIN SOLUTION
+    first, last = {}, {}
+    for row in trace:
+        for job_id in row["served"]:
+            first.setdefault(job_id, row["tick"])
+            last[job_id] = row["tick"]
+    return {job["id"]: (first[job["id"]] - job["arrival"], last[job["id"]] + 1 - job["arrival"]) for job in jobs}
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "todo1_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+def test_todo1_worked_example():
+    result = schedule(lab.FOUR_ON_TWO.jobs, 2, continuous=True)
+    got = waits_and_flows(lab.FOUR_ON_TWO.jobs, result["trace"])
+    expect(got[3], (3, 6), "TODO 1: job 3 is first served at tick 3 and finishes at 6")
+    expect({k: w for k, (w, _) in got.items()}, {0: 0, 1: 0, 2: 1, 3: 3}, "TODO 1: the seed's waits 0, 0, 1, 3")
+
+
+def test_todo1_matches_schedule_records():
+    for example in (lab.FOUR_ON_TWO, lab.A_TO_E, lab.NO_GAIN):
+        for continuous in (False, True):
+            result = schedule(example.jobs, example.slots, continuous)
+            want = {rec["id"]: (rec["wait"], rec["flow"]) for rec in result["completed"]}
+            expect(waits_and_flows(example.jobs, result["trace"]), want,
+                   f"TODO 1: {example.name}, {'continuous' if continuous else 'static'}: (wait, flow) per job")
+
+
+def test_todo1_late_arrival():
+    jobs = [{"id": 7, "arrival": 5, "tokens": 2}]
+    expect(waits_and_flows(jobs, schedule(jobs, 1, True)["trace"]), {7: (0, 2)},
+           "TODO 1: after an idle jump, wait and flow count from the arrival, not from 0")
+
+
+test_todo1_worked_example()
+test_todo1_matches_schedule_records()
+test_todo1_late_arrival()
+passed("TODO 1", 3)
+### BEGIN HIDDEN TESTS
+def test_todo1_hidden_staggered():
+    jobs = [{"id": 4, "arrival": 2, "tokens": 3}, {"id": 1, "arrival": 0, "tokens": 5}, {"id": 9, "arrival": 2, "tokens": 1}]
+    trace = schedule(jobs, 1, True)["trace"]
+    assert waits_and_flows(jobs, trace) == {4: (3, 6), 1: (0, 5), 9: (6, 7)}
+
+
+test_todo1_hidden_staggered()
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Invariants that make the simulation falsifiable | 让模拟可证伪的不变量
+#
+# A simulator that only prints a makespan can be wrong without anyone noticing. These must hold for every run:
+#
+# - **no duplicate active id**: one id is never active twice in one tick;
+# - **no start before arrival**;
+# - **active ≤ slots** in every tick;
+# - **each job completed exactly once**, after being served exactly `tokens` times;
+# - **work conservation**: the slots used, summed over all ticks, equal the total tokens. The model has no
+#   cancellation or failure, so this holds exactly. A model that adds cancellation must count served,
+#   cancelled and remaining work separately.
+#
+# `lab.check_schedule(jobs, slots, result)` checks them all. Here it is on a correct result, then on a
+# result with one serve removed:
+
+# %%
+jobs, slots = lab.FOUR_ON_TWO.jobs, 2
+good = schedule(jobs, slots, continuous=True)
+check_schedule(jobs, slots, good)
+print("the correct result passes")
+broken = {**good, "trace": [dict(row, served=[i for i in row["served"] if (row["tick"], i) != (5, 3)]) for row in good["trace"]]}
+try:
+    check_schedule(jobs, slots, broken)
+except ScheduleInvariantError as err:
+    print("caught:", err)
+
+# %% [markdown]
+# ### TODO 2 · `check_served_exactly`: write one checker yourself
+#
+# **Build:** raise `ValueError` if any job of `jobs` is served a number of ticks different from its
+# `tokens` (too few, too many, or never), or if `trace` serves an id that is not a job. Put the offending id in
+# the message. Return `None` for a valid trace. Do not call `check_schedule`; count the serves yourself.
+#
+# **Check:** the test cell feeds your checker a correct trace and traces broken in each of these ways.
+
+# %% nbgrader={"grade": false, "grade_id": "todo2", "locked": false, "schema_version": 3, "solution": true}
+@todo("TODO 2")
+def check_served_exactly(jobs: list[dict], trace: list[dict]) -> None:
+    """Raise ValueError unless every job is served exactly `tokens` times and nothing else is served."""
+    ### BEGIN SOLUTION
+    tokens = {job["id"]: job["tokens"] for job in jobs}
+    served = dict.fromkeys(tokens, 0)
+    for row in trace:
+        for job_id in row["served"]:
+            if job_id not in tokens:
+                raise ValueError(f"tick {row['tick']} serves {job_id}, which is not a job")
+            served[job_id] += 1
+    for job_id, need in tokens.items():
+        if served[job_id] != need:
+            raise ValueError(f"job {job_id} is served {served[job_id]} times but needs {need}")
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "todo2_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+def broken_traces():
+    jobs = lab.A_TO_E.jobs
+    trace = schedule(jobs, 2, continuous=True)["trace"]
+    fewer = [dict(row, served=row["served"][1:]) if row["tick"] == 0 else row for row in trace]
+    more = trace + [{"tick": trace[-1]["tick"] + 1, "served": [1]}]
+    stranger = [dict(row, served=row["served"] + [99]) if row["tick"] == 2 else row for row in trace]
+    never = [dict(row, served=[i for i in row["served"] if i != 4]) for row in trace]
+    return jobs, trace, {"too few": fewer, "too many": more, "unknown id": stranger, "never served": never}
+
+
+def test_todo2_valid_trace_passes():
+    jobs, trace, _ = broken_traces()
+    expect(check_served_exactly(jobs, trace), None, "TODO 2: a correct trace passes and returns None")
+
+
+def test_todo2_catches_each_break():
+    jobs, _, broken = broken_traces()
+    for how, trace in broken.items():
+        expect_raises(ValueError, lambda: check_served_exactly(jobs, trace), f"TODO 2: a trace with a job served {how} must raise ValueError")
+
+
+test_todo2_valid_trace_passes()
+test_todo2_catches_each_break()
+passed("TODO 2", 2)
+### BEGIN HIDDEN TESTS
+def test_todo2_hidden_extra_in_same_tick():
+    jobs = [{"id": 3, "arrival": 0, "tokens": 2}]
+    try:
+        check_served_exactly(jobs, [{"tick": 0, "served": [3, 3]}, {"tick": 1, "served": [3]}])
+    except ValueError as err:
+        assert "3" in str(err)
+    else:
+        raise AssertionError("a job served twice in one tick is served too often")
+
+
+test_todo2_hidden_extra_in_same_tick()
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Why input validation is part of correctness | 输入校验也是正确性的一部分
+#
+# `schedule` first checks that `slots` is a positive int, and that each job has exactly the keys id, arrival and
+# tokens, each of type `int` (so `True` is rejected), with arrival ≥ 0, tokens ≥ 1 and unique ids. Floats,
+# NaN, infinities, strings and missing keys raise `ValueError` at once.
+#
+# This is not pedantry: it is what the **termination argument** needs. Let *W* be the remaining work, summed
+# over the unfinished jobs. A tick that runs serves at least one token, so *W* falls by at least one. An idle
+# clock jumps to a finite next arrival and admits at least one job. *W* starts as a finite non-negative
+# integer, so there are at most Σ tokens running ticks and every job completes exactly once. With
+# `tokens = 1.5`, the remaining work goes 0.5, −0.5, … and never equals zero: the completion test never fires.
+
+# %%
+for bad in ({"id": 0, "arrival": 0, "tokens": 1.5}, {"id": 0, "arrival": 0, "tokens": True}, {"id": 0, "arrival": -1, "tokens": 2}):
+    try:
+        schedule([bad], 1, continuous=True)
+    except ValueError as err:
+        print(f"{str(bad):45s} -> ValueError: {err}")
+
+# %% [markdown]
+# ### TODO 3 · Design the workload: no gain, and at least 2× | 构造工作负载
+#
+# **Build:** two functions, each returning a `(jobs, slots)` pair that `schedule` accepts.
+#
+# - `no_gain_case()`: static and continuous FIFO give the **same** makespan, although the case is not trivial:
+#   at least 2 slots, more jobs than slots, and not all jobs of the same length.
+# - `double_gain_case()`: static FIFO takes **at least twice** as many ticks as continuous FIFO.
+#
+# Think before you search: when does a freed slot have nobody to take it, and how can each static group hold
+# one long job and several short ones? **Check:** the test cell runs both policies on your workloads.
+
+# %% nbgrader={"grade": false, "grade_id": "todo3", "locked": false, "schema_version": 3, "solution": true}
+@todo("TODO 3")
+def no_gain_case() -> tuple[list[dict], int]:
+    """A non-trivial workload on which continuous batching gains nothing."""
+    ### BEGIN SOLUTION
+    return jobs_from_tokens([4, 4, 1]), 2  # the short job comes last: no slot is freed before it runs
+    ### END SOLUTION
+
+
+@todo("TODO 3")
+def double_gain_case() -> tuple[list[dict], int]:
+    """A workload on which static batching needs at least twice the ticks of continuous batching."""
+    ### BEGIN SOLUTION
+    return jobs_from_tokens([8, 1, 1, 1] * 3), 4  # each static group waits 8 ticks for its one long job
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "todo3_tests", "locked": true, "points": 3, "schema_version": 3, "solution": false}
+def makespans(case):
+    jobs, slots = case
+    return schedule(jobs, slots, False)["makespan_ticks"], schedule(jobs, slots, True)["makespan_ticks"]
+
+
+def test_todo3_no_gain():
+    jobs, slots = no_gain_case()
+    expect_true(slots >= 2 and len(jobs) > slots and len({j["tokens"] for j in jobs}) > 1,
+                "TODO 3: no_gain_case needs >= 2 slots, more jobs than slots, not all the same length", (len(jobs), slots))
+    static, cont = makespans((jobs, slots))
+    expect(static, cont, "TODO 3: no_gain_case: static and continuous makespans are equal")
+
+
+def test_todo3_double_gain():
+    static, cont = makespans(double_gain_case())
+    expect_true(static >= 2 * cont, "TODO 3: double_gain_case: static needs at least 2x the ticks of continuous",
+                f"static {static}, continuous {cont}")
+
+
+test_todo3_no_gain()
+test_todo3_double_gain()
+passed("TODO 3", 2)
+### BEGIN HIDDEN TESTS
+def test_todo3_hidden_valid_inputs():
+    for case in (no_gain_case(), double_gain_case()):
+        jobs, slots = case
+        check_schedule(jobs, slots, schedule(jobs, slots, True))
+
+
+test_todo3_hidden_valid_inputs()
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### TODO 4 · `predicted_makespan`: predict before you run
+#
+# **Build:** for jobs that **all arrive at tick 0** with the given `tokens` (in id order), compute the makespan
+# of static or continuous FIFO on `slots` slots **without calling `schedule`**. Static: consecutive groups of
+# `slots` jobs, each group lasting as long as its longest job. Continuous: each job, in order, starts in the
+# slot that frees first (`heapq` helps). An empty list has makespan 0.
+#
+# **Check:** the test cell compares your prediction with `schedule` itself.
+# *Worked example:* tokens `[2, 6, 3, 2, 4]` on 2 slots, static: groups (2, 6), (3, 2), (4) → 6 + 3 + 4 = 13.
+
+# %% nbgrader={"grade": false, "grade_id": "todo4", "locked": false, "schema_version": 3, "solution": true}
+@todo("TODO 4")
+def predicted_makespan(tokens: list[int], slots: int, continuous: bool) -> int:
+    """Makespan of FIFO batching when every job arrives at tick 0, computed without simulating ticks."""
+    ### BEGIN SOLUTION
+    if not continuous:
+        return sum(max(tokens[i:i + slots]) for i in range(0, len(tokens), slots))
+    free_at = [0] * min(slots, len(tokens))
+    makespan = 0
+    for need in tokens:
+        start = heapq.heappop(free_at)
+        heapq.heappush(free_at, start + need)
+        makespan = max(makespan, start + need)
+    return makespan
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "todo4_tests", "locked": true, "points": 3, "schema_version": 3, "solution": false}
+def test_todo4_worked_examples():
+    expect(predicted_makespan([2, 6, 3, 2, 4], 2, False), 13, "TODO 4: A-E static is 6 + 3 + 4")
+    expect(predicted_makespan([2, 6, 3, 2, 4], 2, True), 10, "TODO 4: A-E continuous")
+    expect(predicted_makespan([1, 4, 2, 3], 2, True), 6, "TODO 4: 4 requests on 2 slots, continuous")
+
+
+def test_todo4_agrees_with_schedule():
+    for tokens, slots in (([5, 1, 1, 1, 1], 2), ([3, 3, 3], 5), ([7], 1), ([1, 2, 3, 4, 5, 6], 3)):
+        for continuous in (False, True):
+            want = schedule(jobs_from_tokens(tokens), slots, continuous)["makespan_ticks"]
+            expect(predicted_makespan(tokens, slots, continuous), want,
+                   f"TODO 4: tokens {tokens} on {slots} slots, {'continuous' if continuous else 'static'}")
+    expect(predicted_makespan([], 2, True), 0, "TODO 4: no jobs, no ticks")
+
+
+test_todo4_worked_examples()
+test_todo4_agrees_with_schedule()
+passed("TODO 4", 2)
+### BEGIN HIDDEN TESTS
+def test_todo4_hidden_uneven():
+    assert predicted_makespan([9, 1, 1, 9, 1, 1, 9, 1, 1], 3, False) == 27
+    assert predicted_makespan([9, 1, 1, 9, 1, 1, 9, 1, 1], 3, True) == 12
+
+
+test_todo4_hidden_uneven()
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Where real engines go further | 真实引擎走得更远
+#
+# The tick model isolates one mechanism: when a freed slot is refilled. Real continuous batching adds:
+#
+# - **Three budgets per step.** `max_num_seqs` caps the requests in one step; `max_num_batched_tokens` caps
+#   the tokens processed in one step, prefill tokens included (a decode request costs 1 token, a new prompt
+#   may cost thousands); and the free **KV blocks** decide whether a new request can prefill and a running one
+#   can grow. Accepting 1,000 connections is not computing 1,000 requests at once: the rest wait in a queue,
+#   and a longer queue only means longer waits.
+# - **Prefill and decode in one step.** nano-vllm is *prefill-first*: if any waiting request fits, the step is
+#   a pure prefill step (short time to first token, but running requests stall). vLLM V1 *mixes* decode tokens
+#   and prefill chunks in one step under the token budget (**chunked prefill**), so neither side waits long.
+# - **Preemption when KV runs out.** *Recompute* frees the victim's blocks and later prefills its prompt plus the
+#   tokens it already generated; *swap* copies blocks to CPU memory and back. vLLM V1 and nano-vllm only
+#   recompute. The victim is usually the **last admitted** request: it has generated least, so recompute costs
+#   least, and FCFS fairness is kept. For its user, the answer pauses mid-sentence: one cause of bad P99.
+# - **Admission control, priority, backpressure, cancellation.** Reject early when the queue is too long;
+#   serve interactive requests before batch jobs; let the gateway see that the backend is saturated; and remove
+#   a cancelled request from the queue and the batch at once, freeing its KV blocks.
+# - **Fairness vs cache hits.** Serving requests that hit the prefix cache first raises throughput, but
+#   requests that never hit can wait for ever. SGLang offers longest-prefix-match (`lpm`) ordering, keeps FCFS
+#   as its default, and falls back to FCFS when the queue is long, because sorting costs time and starves.
+#
+# The goal is not maximum throughput alone but throughput within the latency targets (goodput). The next
+# notebook, `02_decode_scheduling`, adds priorities, deadlines, KV capacity and preemption to the picture.
+
+# %% [markdown] tags=["solution-edition"]
+# ## Explanations of TODO 1–4 (solved edition) | 参考代码解析
+#
+# **TODO 1.** One pass over the trace records the first and the last tick each id is served; wait is first −
+# arrival, flow is last + 1 − arrival. It needs no slot assignment and no knowledge of the policy, which is why
+# it works for static and continuous runs alike, idle jumps included.
+#
+# **TODO 2.** Count serves per id (an unknown id fails at once), then compare with `tokens`: too few, too many
+# and never served are all the same inequality. A duplicate in one tick counts twice, as it should; a separate
+# check (`check_schedule`'s "no id active twice") says *why* it is wrong.
+#
+# **TODO 3.** *No gain:* a freed slot must find nobody to take it, e.g. `[4, 4, 1]` on 2 slots: the short job is
+# last, so it waits for a slot in both policies. *At least 2×:* put one long job in every static group,
+# e.g. `[8, 1, 1, 1] × 3` on 4 slots: static pays 8 per group (24 ticks), while continuous streams the short
+# jobs through three slots beside the long ones (10 ticks).
+#
+# **TODO 4.** Static is a sum of group maxima. Continuous FIFO with all arrivals at 0 is list scheduling in
+# order: each job takes the slot that frees first. A min-heap of free times gives the start of each job in
+# O(log slots). Both match `schedule` exactly because the tick model has no per-step cost that depends on the
+# batch.

@@ -1,0 +1,132 @@
+"""Every assignment: generated editions in sync, clean runs, no leaks, one task id everywhere."""
+import json
+import re
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+from grader import masters
+from grader.autograde import _hidden_snippets
+from grader.paths import assignment_names
+
+NAMES = assignment_names()
+
+
+def student_path(name):
+    return ROOT / "notebooks" / f"{name}.ipynb"
+
+
+def solved_path(name):
+    return ROOT / "solutions" / f"{name}.ipynb"
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("regen")
+    subprocess.run([sys.executable, "-m", "grader.build", "all", "--out", str(out)], check=True, cwd=ROOT, capture_output=True)
+    return out
+
+
+def comparable(path, with_outputs):
+    nb = json.loads(path.read_text())
+    cells = []
+    for cell in nb["cells"]:
+        item = {"type": cell["cell_type"], "source": cell["source"], "metadata": cell["metadata"]}
+        if with_outputs:  # PNG bytes may differ across machines; text outputs may not
+            item["outputs"] = [{k: v for k, v in o.items() if k != "data"}
+                               | {"data": {m: d for m, d in o.get("data", {}).items() if m != "image/png"}}
+                               for o in cell.get("outputs", [])]
+        cells.append(item)
+    return cells
+
+
+def test_every_assignment_is_listed_and_generated():
+    assert NAMES == ["01_continuous_batching", "02_decode_scheduling"]
+    readme = (ROOT / "README.md").read_text()
+    for name in NAMES:
+        assert student_path(name).exists() and solved_path(name).exists()
+        assert f"notebooks/{name}.ipynb" in readme
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_student_edition_has_not_drifted(regenerated, name):
+    assert (regenerated / "notebooks" / f"{name}.ipynb").read_text() == student_path(name).read_text(), \
+        "notebooks/ is stale: run `make notebooks` and commit"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solved_edition_has_not_drifted(regenerated, name):
+    assert comparable(regenerated / "solutions" / f"{name}.ipynb", True) == comparable(solved_path(name), True), \
+        "solutions/ is stale: run `make notebooks` and commit"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solved_edition_ran_clean_with_plots(name):
+    nb = nbformat.read(solved_path(name), as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
+    texts = "".join(o.get("text", "") for o in outputs)
+    for task in masters.answer_ids(masters.nbgrader_source(name)):
+        assert f"TODO {task[-1]}: " in texts and "visible checks passed" in texts
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_student_edition_has_no_solution_or_hidden_code(name):
+    text = student_path(name).read_text()
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN", "_hidden_", "Explanations of TODO"):
+        assert marker not in text
+    snippets = _hidden_snippets(masters.nbgrader_source(name))
+    assert len(snippets) >= 4
+    assert not [line for line in snippets if json.dumps(line)[1:-1] in text]
+    for gid, answer in masters.reference_answers(name).items():
+        body = re.search(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", masters.cells_by_grade_id(masters.read_master(name))[gid][0].source, re.S)
+        solution_lines = [line.strip() for line in body.group(1).splitlines() if len(line.strip()) > 25]
+        assert not [line for line in solution_lines if json.dumps(line)[1:-1] in text], f"{gid} leaks its solution"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solved_edition_has_no_hidden_tests(name):
+    text = solved_path(name).read_text()
+    assert "HIDDEN" not in text and "_hidden_" not in text
+    assert not [line for line in _hidden_snippets(masters.nbgrader_source(name)) if json.dumps(line)[1:-1] in text]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_task_id_everywhere(name):
+    """Heading, grade_id, decorator, test names and checks' messages agree for every TODO."""
+    nb = masters.read_master(name)
+    student = masters.cells_by_grade_id(nbformat.read(student_path(name), as_version=4))
+    headings = [line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines() if line.startswith("### TODO")]
+    answers = masters.answer_ids(nb)
+    assert answers == [f"todo{n}" for n in range(1, len(answers) + 1)]
+    for n in range(1, len(answers) + 1):
+        assert any(h.startswith(f"### TODO {n} ") for h in headings)
+        answer = student[f"todo{n}"][0].source
+        assert f'@todo("TODO {n}")' in answer and "raise NotImplementedError()" in answer
+        tests = student[f"todo{n}_tests"][0].source
+        names = re.findall(r"def (test_\w+)", tests)
+        assert names and all(name.startswith(f"test_todo{n}_") for name in names)
+        assert set(re.findall(r"\"(TODO \d)", tests)) == {f"TODO {n}"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stub_matches_reference_outside_the_solution(name):
+    """Sync: the starter keeps the reference's signature, docstring and given lines."""
+    student = masters.cells_by_grade_id(nbformat.read(student_path(name), as_version=4))
+    source = masters.cells_by_grade_id(masters.nbgrader_source(name))
+    for gid in masters.answer_ids(masters.nbgrader_source(name)):
+        expected = re.sub(r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION\n",
+                          lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()\n",
+                          source[gid][0].source + "\n", flags=re.S).rstrip("\n")
+        assert student[gid][0].source == expected
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebooks_download_nothing(name):
+    for path in (student_path(name), solved_path(name), masters.master_path(name)):
+        text = path.read_text()
+        assert not re.search(r"pip install|urlopen|requests\.get|https?://|wget|curl ", text.replace("`pip install -e .`", ""))
