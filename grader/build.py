@@ -17,7 +17,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from . import masters
-from .paths import BUILD_DIR, NBGRADER_CONFIG, NOTEBOOKS_DIR, ROOT, SOLUTIONS_DIR, assignment_names
+from .paths import BUILD_DIR, NBGRADER_CONFIG, NOTEBOOKS_DIR, SOLUTIONS_DIR, assignment_names
 
 EXECUTE_TIMEOUT = 120
 

@@ -6,7 +6,6 @@ reports what happened. This process compares with the reference's observations.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -51,7 +50,7 @@ class TaskVerdict:
 
 
 def _short(value, limit: int = 160) -> str:
-    text = json.dumps(value, default=repr)
+    text = repr(value)  # observations are plain Python values: show them as Python writes them
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

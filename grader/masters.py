@@ -12,7 +12,7 @@ from .paths import master_path
 SOLUTION_ONLY_TAG = "solution-edition"
 GRADING_SETUP_TAG = "grading-setup"
 HIDDEN_RE = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
-SOLUTION_MARK_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", re.M)
+SOLUTION_MARK_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", re.M)
 
 
 def read_master(name: str) -> nbformat.NotebookNode:

@@ -56,7 +56,7 @@ def plot_slots(jobs: list[dict], slots: int, labels: dict[int, str] | None = Non
     """Slot x tick Gantt charts, static vs continuous; hatched grey = idle slot-tick."""
     labels = labels or {}
     results = [schedule(jobs, slots, False), schedule(jobs, slots, True)]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.9 * slots + 1.8), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.9 * slots + 1.8), sharey=True)
     for ax, result in zip(axes, results):
         _draw_slots(ax, result, labels)
     fig.legend(handles=[Patch(facecolor=IDLE, hatch="//", label="idle slot-tick")], loc="lower right")

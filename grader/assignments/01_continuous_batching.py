@@ -43,7 +43,6 @@ except ImportError as exc:  # the most common set-up problem, so say what to do
     ) from exc
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 
 # %matplotlib inline

@@ -39,7 +39,7 @@
 # self-contained: it may use `lab` and the given cells, but not helpers you define elsewhere.
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
-from typing import Dict, List
+from typing import Dict
 
 try:
     from lab import DecodeSchedulerBase, RequestState, add_to_class, todo

@@ -1,21 +1,10 @@
 # Observation driver for 02_decode_scheduling. Runs inside a grading child: it replays an op script on
 # the DecodeSchedulerSim the notebook cells defined and reports, after each op, the return value and the
-# scheduler's state. It judges nothing; the parent compares against the reference.
+# scheduler's state. It judges nothing: the parent compares with the reference.
+# `_plain` comes from common.py, which driver_source() prepends.
 FIELDS = ("request_id", "prompt_len", "max_new_tokens", "generated_len", "phase", "priority", "cache_hit",
           "wait_steps", "required_blocks", "admitted", "deadline_step", "preemptible", "status", "preemptions")
 MISSING = "<missing>"
-
-
-def _plain(value):
-    if value is None or type(value) in (bool, int, str):
-        return value
-    if type(value) is float:
-        return value if value == value and abs(value) != float("inf") else repr(value)
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return f"<{type(value).__name__}>"
 
 
 def snapshot(sim):

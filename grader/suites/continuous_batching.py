@@ -11,7 +11,7 @@ import random
 
 from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
-from .base import Rule, Task
+from .base import Rule, Task, seeded
 
 DRIVER = "batching"
 
@@ -27,10 +27,6 @@ def trace_case(rng: random.Random, continuous: bool | None = None, spread: int =
     slots = rng.randint(1, 4)
     result = schedule(jobs, slots, rng.random() < 0.5 if continuous is None else continuous)
     return jobs, result["trace"]
-
-
-def seeded(name: str, count: int, make) -> list[dict]:
-    return [{"name": f"{name} #{i}", "ops": make(i)} for i in range(count)]
 
 
 def call(fn: str, *args) -> list:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from .base import Rule, Task
+from .base import Rule, Task, seeded
 
 DRIVER = "decode"
 POLICIES = ("fixed_priority", "aging", "deadline")
@@ -91,10 +91,6 @@ def capacity_state(rng: random.Random, policy: str = "fixed_priority", challenge
     ops.append(enq(**(challenger or rand_request(rng, ids[-1], deadlines=False))))
     ops.append(["ensure", len(reqs)])
     return ops
-
-
-def seeded(name: str, count: int, make) -> list[dict]:
-    return [{"name": f"{name} #{i}", "ops": make(i)} for i in range(count)]
 
 
 SEED_ENQUEUE_CONTRACT = [new(), enq(request_id=1, prompt_len=2, max_new_tokens=2, priority=2, cache_hit=True)]

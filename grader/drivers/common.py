@@ -1,0 +1,14 @@
+# Shared prelude of every observation driver (grader/drivers/__init__.py prepends it).
+
+
+def _plain(value):
+    """JSON-safe copy of what the code under test returned; odd objects become their type name."""
+    if value is None or type(value) in (bool, int, str):
+        return value
+    if type(value) is float:
+        return value if value == value and abs(value) != float("inf") else repr(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return f"<{type(value).__name__}>"
