@@ -134,11 +134,11 @@ class DecodeSchedulerBase:
         self.clock += 1
         return event
 
-    def step(self) -> Dict[str, Any] | None:
+    def step(self) -> Dict[str, int | str] | None:
         """Advance one request; the assignment's TODO 4 supplies it."""
         raise NotImplementedError("TODO 4 (step) is not implemented yet")
 
-    def run(self, max_steps: int = 100) -> List[Dict[str, Any]]:
+    def run(self, max_steps: int = 100) -> List[Dict[str, int | str]]:
         """Step until every request is done, a step stalls, or max_steps is reached."""
         _require_int("max_steps", max_steps, minimum=0)
         steps = 0
