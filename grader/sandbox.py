@@ -154,7 +154,8 @@ def _run(level: list[str], argv: list[str], *, cwd: Path, keep: list[Path], hide
         cmd = ["unshare", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation",
                "private", "--", "sh", "-c", script, "grader-sandbox", *argv]
     else:
-        cmd = argv
+        # A throwaway shell between us and the command, so that its parent pid is not the grader.
+        cmd = ["sh", "-c", '"$@"; exit $?', "grader-process", *argv]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             cwd=cwd if level != ["namespace"] else "/", env=env, pass_fds=pass_fds,
                             preexec_fn=(lambda: _limits(*limits)) if limits else os.setsid)
@@ -176,8 +177,11 @@ def _run(level: list[str], argv: list[str], *, cwd: Path, keep: list[Path], hide
         timed_out = False
     except subprocess.TimeoutExpired:
         timed_out = True
-        os.killpg(proc.pid, signal.SIGKILL)  # the pid namespace dies with it: nothing is left behind
-        proc.wait()
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # whatever the command left running in its group ends now
+    except ProcessLookupError:
+        pass
+    proc.wait()
     for reader in readers:
         reader.join(timeout=5)
     if stash:

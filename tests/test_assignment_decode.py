@@ -1,4 +1,4 @@
-"""Assignment 02: the seed's nine mechanism tests on the solved notebook and on the stub."""
+"""Assignment 02: the seed's nine mechanism tests on the solved notebook and the stub; prose vs output."""
 import re
 
 import nbformat
@@ -46,3 +46,21 @@ def test_reference_namespace_is_the_solution():
     sim = ns["DecodeSchedulerSim"](free_kv_blocks=2)
     sim.enqueue(1, 2, 2)
     assert [e["action"] for e in sim.run()] == ["prefill_to_decode", "decode_one_step", "finish"]
+
+
+def test_policy_prose_matches_the_executed_table():
+    """The Observe section quotes numbers; they must be the ones the solved notebook prints."""
+    nb = nbformat.read(SOLVED, as_version=4)
+    table_cell = next(c for c in nb.cells if c.cell_type == "code" and "policy_summary(summary) for policy" in c.source)
+    html = table_cell.outputs[0]["data"]["text/html"]
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", html, re.S):
+        head, cells = re.findall(r"<th>(.*?)</th>", row), re.findall(r"<td>(.*?)</td>", row)
+        if head and cells:
+            rows[head[0]] = [float(x) for x in cells]
+    # columns: low wait, medium wait, high max wait, high mean wait, deadlines missed, of
+    assert rows["fixed_priority"][:3] == [40, 37, 6] and rows["aging"][:3] == [32, 20, 12] and rows["deadline"][:2] == [35, 5]
+    assert rows["aging"][4] == 4 and rows["deadline"][4] == 0 and rows["aging"][5] == 14
+    prose = next(c.source for c in nb.cells if c.cell_type == "markdown" and "Read the table and the plot together" in c.source)
+    for quoted in ("at most 6 steps", "40 and 37 steps", "waits 32 and 20", "max wait 12", "(4 of 14)", "(wait 5)", "waits 35 steps"):
+        assert quoted in prose
