@@ -7,7 +7,6 @@ a tick count here is never a hardware speedup.
 """
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 from enum import Enum
@@ -107,16 +106,25 @@ class TickScheduler:
     def __init__(self, jobs: list[Job], num_slots: int, continuous: bool):
         self.num_slots = num_slots
         self.continuous = continuous
-        # A heap keyed by (arrival, id) keeps admission O(log n) per job.
-        self.waiting = [(job.arrival, job.id, job) for job in jobs]
-        heapq.heapify(self.waiting)
+        # Admission order is fixed up front: one sort, then a cursor (no list.pop(0), no heap).
+        self.pending = sorted(jobs, key=lambda job: (job.arrival, job.id))
+        self.num_admitted = 0
         self.running: list[Job] = []
         self.clock = 0
         self.trace: list[dict[str, Any]] = []
 
+    @property
+    def num_waiting(self) -> int:
+        """Jobs not admitted yet."""
+        return len(self.pending) - self.num_admitted
+
+    def next_arrival(self) -> int:
+        """Arrival tick of the next job to admit (only when num_waiting > 0)."""
+        return self.pending[self.num_admitted].arrival
+
     def can_admit(self) -> bool:
         """True if the next waiting job has arrived and a slot is free."""
-        has_arrival = bool(self.waiting) and self.waiting[0][0] <= self.clock
+        has_arrival = self.num_waiting > 0 and self.next_arrival() <= self.clock
         return has_arrival and len(self.running) < self.num_slots
 
     def admit(self) -> None:
@@ -124,7 +132,8 @@ class TickScheduler:
         if not self.continuous and self.running:
             return  # static FIFO: the group boundary holds until all of it is done
         while self.can_admit():
-            job = heapq.heappop(self.waiting)[2]
+            job = self.pending[self.num_admitted]
+            self.num_admitted += 1
             job.status, job.start = JobStatus.RUNNING, self.clock
             self.running.append(job)
 
@@ -141,9 +150,9 @@ class TickScheduler:
 
     def run(self) -> None:
         """Tick until every job finished; an idle clock jumps to the next arrival."""
-        while self.waiting or self.running:
-            if not self.running and self.waiting[0][0] > self.clock:
-                self.clock = self.waiting[0][0]
+        while self.num_waiting or self.running:
+            if not self.running and self.next_arrival() > self.clock:
+                self.clock = self.next_arrival()
             self.admit()
             self.serve()
 
