@@ -11,7 +11,12 @@ import sys
 
 
 class ScenarioTimeout(BaseException):
-    """Raised by the alarm; a BaseException so that `except Exception` in student code cannot eat it."""
+    """Raised by the CPU-time alarm; a BaseException so that `except Exception` in student code cannot eat it."""
+
+
+# CPU time, not wall time: a loaded machine must not turn a correct answer into a timeout.
+# A hang that sleeps instead of spinning is ended by the parent's wall-clock limit.
+TIMER, SIGNAL = signal.ITIMER_PROF, signal.SIGPROF
 
 
 def _on_alarm(signum, frame):
@@ -36,9 +41,9 @@ def main():
     for index, src in enumerate(payload["setup"]):
         exec(compile(_strip_magics(src), f"<given cell {index}>", "exec"), namespace)
     errors = {}
-    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(SIGNAL, _on_alarm)
     for grade_id, src in payload["cells"]:
-        signal.setitimer(signal.ITIMER_REAL, payload["scenario_timeout"])
+        signal.setitimer(TIMER, payload["scenario_timeout"])
         try:
             exec(compile(_strip_magics(src), f"<cell {grade_id}>", "exec"), namespace)
         except ScenarioTimeout:
@@ -46,7 +51,7 @@ def main():
         except BaseException as exc:  # noqa: BLE001 - any failure of the cell is reported, not raised
             errors[grade_id] = f"{type(exc).__name__}: {exc}"[:300]
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(TIMER, 0)
     emit({"kind": "cells", "errors": errors})
     driver = {"__name__": "__driver__"}
     exec(compile(payload["driver"], "<driver>", "exec"), driver)
@@ -55,7 +60,7 @@ def main():
         if consecutive_timeouts >= 3:  # a hang is not worth waiting for again and again
             emit({"kind": "scenario", "name": scenario["name"], "obs": "skipped after 3 timeouts in a row"})
             continue
-        signal.setitimer(signal.ITIMER_REAL, payload["scenario_timeout"])
+        signal.setitimer(TIMER, payload["scenario_timeout"])
         try:
             observed = driver["observe"](namespace, scenario["ops"])
         except ScenarioTimeout:
@@ -63,7 +68,7 @@ def main():
         except BaseException as exc:  # noqa: BLE001
             observed = f"crash: {type(exc).__name__}"
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(TIMER, 0)
         consecutive_timeouts = consecutive_timeouts + 1 if observed == "timeout" else 0
         emit({"kind": "scenario", "name": scenario["name"], "obs": observed})
     emit({"kind": "done"})

@@ -15,8 +15,8 @@ from .sandbox import ChildRun, run_child, sandbox_level
 from .suites.base import Task
 
 DEFAULT_SEED = 20261129
-SCENARIO_TIMEOUT = 1.0
-CHILD_TIMEOUT = 60.0
+SCENARIO_TIMEOUT = 2.0   # CPU seconds per scenario; the reference needs milliseconds
+CHILD_TIMEOUT = 120.0   # wall seconds per grading child
 
 
 @dataclass
@@ -106,8 +106,10 @@ def explain(ops: list, expected, actual) -> str:
 class Grader:
     """Grades one assignment's TODOs; build once, then call grade() per submission."""
 
-    def __init__(self, assignment: str, seed: int = DEFAULT_SEED, hide: tuple[Path, ...] = ()):
+    def __init__(self, assignment: str, seed: int = DEFAULT_SEED, hide: tuple[Path, ...] = (),
+                 child_timeout: float = CHILD_TIMEOUT):
         suite = suites.load(assignment)
+        self.child_timeout = child_timeout
         master = masters.read_master(assignment)
         self.assignment, self.seed, self.hide = assignment, seed, tuple(hide)
         self.tasks: list[Task] = suite.build(seed)
@@ -126,7 +128,7 @@ class Grader:
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict]) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": SCENARIO_TIMEOUT}
-        return run_child(payload, CHILD_TIMEOUT, hide=self.hide)
+        return run_child(payload, self.child_timeout, hide=self.hide)
 
     def _reference_observations(self) -> dict[str, object]:
         cells = [(gid, self.reference[gid]) for gid in self.answer_ids]

@@ -75,6 +75,18 @@ def test_a_hang_costs_only_its_todo_and_is_reported(grader):
     assert "timeout" in " ".join(r.detail for r in verdicts["todo3"].rules)
 
 
+def test_a_sleeping_hang_is_ended_by_the_wall_clock():
+    """time.sleep uses no CPU, so the per-scenario CPU alarm never fires; the child's wall-clock limit does."""
+    quick = Grader(NAME, child_timeout=8)
+    answers = masters.reference_answers(NAME)
+    lines = answers["todo1"].splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if '"""' in line) + 1
+    answers["todo1"] = "".join(lines[:at]) + "    import time\n    time.sleep(3600)\n" + "".join(lines[at:])
+    verdicts = {v.answer_id: v for v in quick.grade(answers)}
+    assert verdicts["todo1"].score == 0 and "grading child timeout" in verdicts["todo1"].note
+    assert scores(verdicts.values()) == FULL | {"todo1": 0}
+
+
 CHEATS = {
     "rewrite assert": "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n",
     "exit early": "import os\nos._exit(0)\n",
