@@ -1,7 +1,6 @@
 """Read a master source and derive its editions (nbgrader source, solved) and cells."""
 from __future__ import annotations
 
-import copy
 import re
 
 import jupytext
@@ -56,8 +55,7 @@ def solved_edition(name: str) -> nbformat.NotebookNode:
     nb = read_master(name)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            cell.source = strip_solution_marks(strip_hidden(cell.source)).rstrip() + "\n"
-            cell.source = cell.source.rstrip("\n")
+            cell.source = strip_solution_marks(strip_hidden(cell.source)).rstrip()
         cell.metadata.pop("nbgrader", None)
     return nb
 
@@ -92,7 +90,3 @@ def reference_answers(name: str) -> dict[str, str]:
     nb = read_master(name)
     return {gid: strip_solution_marks(cells[0].source) for gid, cells in cells_by_grade_id(nb).items()
             if nbgrader_meta(cells[0]).get("solution")}
-
-
-def copy_nb(nb):
-    return copy.deepcopy(nb)
