@@ -31,16 +31,25 @@ def regenerated(tmp_path_factory):
 
 
 def comparable(path, with_outputs):
+    """Cells as the source determines them. PNG bytes and stderr (warnings, cache notices) depend on the
+    machine, not the source, so they are left out; test_committed_notebooks_have_no_stderr keeps them out."""
     nb = json.loads(path.read_text())
     cells = []
     for cell in nb["cells"]:
         item = {"type": cell["cell_type"], "source": cell["source"], "metadata": cell["metadata"]}
-        if with_outputs:  # PNG bytes may differ across machines; text outputs may not
+        if with_outputs:
             item["outputs"] = [{k: v for k, v in o.items() if k != "data"}
                                | {"data": {m: d for m, d in o.get("data", {}).items() if m != "image/png"}}
-                               for o in cell.get("outputs", [])]
+                               for o in cell.get("outputs", []) if o.get("name") != "stderr"]
         cells.append(item)
     return cells
+
+
+def first_difference(a, b):
+    for index, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"cell {index}: regenerated {json.dumps(x)[:300]} vs committed {json.dumps(y)[:300]}"
+    return f"{len(a)} vs {len(b)} cells"
 
 
 def test_every_assignment_is_listed_and_generated():
@@ -59,8 +68,15 @@ def test_student_edition_has_not_drifted(regenerated, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_solved_edition_has_not_drifted(regenerated, name):
-    assert comparable(regenerated / "solutions" / f"{name}.ipynb", True) == comparable(solved_path(name), True), \
-        "solutions/ is stale: run `make notebooks` and commit"
+    fresh, committed = comparable(regenerated / "solutions" / f"{name}.ipynb", True), comparable(solved_path(name), True)
+    assert fresh == committed, f"solutions/ is stale (run `make notebooks` and commit): {first_difference(fresh, committed)}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_notebooks_have_no_stderr(name):
+    for path in (solved_path(name), student_path(name)):
+        nb = json.loads(path.read_text())
+        assert not [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("name") == "stderr"], path
 
 
 @pytest.mark.parametrize("name", NAMES)
