@@ -27,6 +27,7 @@ import nbformat
 from . import masters
 from .build import make_course
 from .grade import Grader, TaskVerdict, verdicts_to_json
+from .paths import master_path
 from .sandbox import run_sandboxed
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
@@ -265,6 +266,7 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
 
 def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeout: int = 30,
         seed: int | None = None, keep_work: bool = False) -> list[Outcome]:
+    master_path(assignment)  # an unknown assignment stops here, with the list of known ones
     if not submissions.is_dir():
         raise SystemExit(f"error: {submissions} is not a folder of submissions")
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb" and not p.name.startswith("."))

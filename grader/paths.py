@@ -18,5 +18,5 @@ def master_path(name: str) -> Path:
     """The master source of an assignment; raises with the known names if absent."""
     path = ASSIGNMENTS_DIR / f"{name}.py"
     if not path.exists():
-        raise SystemExit(f"unknown assignment {name!r}; known: {', '.join(assignment_names())}")
+        raise SystemExit(f"error: unknown assignment {name!r}; known: {', '.join(assignment_names())}")
     return path

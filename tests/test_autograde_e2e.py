@@ -107,3 +107,14 @@ def test_continuous_batching_assignment_end_to_end(tmp_path):
     assert {k: v for k, v in rows[buggy].items() if k not in (broken, "total")} == {k: v for k, v in rows["alice_solution"].items() if k not in (broken, "total")}
     page = visible_text((tmp_path / "out" / "feedback" / "alice_solution.html").read_text())
     assert not [s for s in _hidden_snippets(masters.nbgrader_source(name)) if s in page]
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda d: ("03_nope", d), "unknown assignment '03_nope'"),
+    (lambda d: (NAME, d / "missing"), "is not a folder of submissions"),
+    (lambda d: (NAME, d), "no <student_id>.ipynb files"),
+])
+def test_clear_errors_for_bad_arguments(tmp_path, setup, message):
+    name, submissions = setup(tmp_path)
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        autograde.run(name, submissions, tmp_path / "out")
