@@ -93,13 +93,15 @@ class Batch:
         try:
             return self._grade_one(path)
         except Exception as exc:  # noqa: BLE001
-            zero = {column: 0.0 for column in self.task_columns}
-            return Outcome(path.stem, "error", zero, f"internal grading error, please report: {type(exc).__name__}: {exc}")
+            return Outcome(path.stem, "error", self.zero_scores(), f"internal grading error, please report: {type(exc).__name__}: {exc}")
+
+    def zero_scores(self) -> dict[str, float]:
+        return {column: 0.0 for column in self.task_columns}
 
     def _grade_one(self, path: Path) -> Outcome:
         started = time.perf_counter()
         student = path.stem
-        zero = {column: 0.0 for column in self.task_columns}
+        zero = self.zero_scores()
         if not STUDENT_ID.fullmatch(student):
             return Outcome(student, "bad", zero, "file name is not a usable student id (letters, digits, _.@+-)")
         nb, reason = self.check(path)

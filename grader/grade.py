@@ -121,8 +121,12 @@ class Grader:
         self.expected = self._reference_observations()
 
     @staticmethod
-    def _named(task: Task) -> list[dict]:
-        return [{"name": f"{task.answer_id}|{ri}|{si}", "ops": sc["ops"]}
+    def _key(task: Task, rule_index: int, scenario_index: int) -> str:
+        """The name a scenario travels under between this process and a child."""
+        return f"{task.answer_id}|{rule_index}|{scenario_index}"
+
+    def _named(self, task: Task) -> list[dict]:
+        return [{"name": self._key(task, ri, si), "ops": sc["ops"]}
                 for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)]
 
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict]) -> ChildRun:
@@ -140,15 +144,14 @@ class Grader:
 
     def grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         cells = [(gid, answer_source if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids]
-        named = self._named(task)
-        run = self._run(cells, named)
+        run = self._run(cells, self._named(task))
         observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
         results = []
         for ri, rule in enumerate(task.rules):
             detail = ""
             for si, scenario in enumerate(rule.scenarios):
-                name = f"{task.answer_id}|{ri}|{si}"
+                name = self._key(task, ri, si)
                 if name not in observed:
                     detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
                 elif rule.judge is not None:

@@ -8,7 +8,8 @@ cannot unmount them, read the reference, reach the network or outlive its run.
 
 Level "process" (anything else): a separate process with rlimits, a scrubbed
 environment and a wall-clock timeout. It still cannot change a verdict (the
-parent judges from observations) but it could read instructor files.
+parent judges from observations), but running as the grader's own user it
+could read instructor files or find and signal the grading process.
 """
 from __future__ import annotations
 
@@ -108,7 +109,7 @@ def sandbox_level() -> str:
     if not all(shutil.which(tool, path="/usr/sbin:/usr/bin:/sbin:/bin") for tool in ("unshare", "setpriv", "ip")):
         return "process"
     try:
-        done = _run(["namespace"], [sys.executable, "-I", "-c", "import lab; print('ok')"], cwd=Path("/tmp"),
+        done = _run("namespace", [sys.executable, "-I", "-c", "import lab; print('ok')"], cwd=Path("/tmp"),
                     keep=[], hide=[], timeout=30, stdin=b"", loopback=True, result_pipe=False, limits=None)
     except OSError:
         return "process"
@@ -136,16 +137,15 @@ def _drain(stream, sink: bytearray) -> None:
             sink.extend(chunk[: MAX_CAPTURE - len(sink)])
 
 
-def _run(level: list[str], argv: list[str], *, cwd: Path, keep: list[Path], hide: list[Path], timeout: float,
-         stdin: bytes, loopback: bool, result_pipe: bool, limits: tuple[int, int] | None,
-         extra_env: dict[str, str] | None = None) -> Finished:
-    env = _env(cwd, loopback) | (extra_env or {})
+def _run(level: str, argv: list[str], *, cwd: Path, keep: list[Path], hide: list[Path], timeout: float,
+         stdin: bytes, loopback: bool, result_pipe: bool, limits: tuple[int, int] | None) -> Finished:
+    env = _env(cwd, loopback)
     pass_fds: tuple[int, ...] = ()
     if result_pipe:
         read_fd, write_fd = os.pipe()
         env["GRADER_RESULT_FD"], pass_fds = str(write_fd), (write_fd,)
     stash = None
-    if level == ["namespace"]:
+    if level == "namespace":
         visible = [Path(p).resolve() for p in [*keep, *ALWAYS_VISIBLE]]
         private = private_dirs()
         restore = [str(p) for p in visible if any(p.is_relative_to(d) for d in private)]
@@ -157,7 +157,7 @@ def _run(level: list[str], argv: list[str], *, cwd: Path, keep: list[Path], hide
         # A throwaway shell between us and the command, so that its parent pid is not the grader.
         cmd = ["sh", "-c", '"$@"; exit $?', "grader-process", *argv]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=cwd if level != ["namespace"] else "/", env=env, pass_fds=pass_fds,
+                            cwd=cwd if level != "namespace" else "/", env=env, pass_fds=pass_fds,
                             preexec_fn=(lambda: _limits(*limits)) if limits else os.setsid)
     out, err = bytearray(), bytearray()
     sources = [(proc.stdout, out if not result_pipe else bytearray()), (proc.stderr, err)]
@@ -195,15 +195,15 @@ def _stash_parent() -> str:
 
 
 def run_sandboxed(argv: list[str], *, cwd: Path, keep: list[Path], hide: list[Path] = (), timeout: float,
-                  loopback: bool = False, memory_gb: int = 4, extra_env: dict[str, str] | None = None) -> Finished:
+                  loopback: bool = False, memory_gb: int = 4) -> Finished:
     """Run a command as `nobody` with only `keep` writable/visible among the instructor paths."""
     level = sandbox_level()
     if level == "namespace":
         for folder in keep:
             for path in [Path(folder), *Path(folder).rglob("*")]:
                 os.chown(path, NOBODY, NOBODY)
-    return _run([level], argv, cwd=Path(cwd), keep=list(keep), hide=list(hide), timeout=timeout, stdin=b"",
-                loopback=loopback, result_pipe=False, limits=(int(timeout) + 5, memory_gb << 30), extra_env=extra_env)
+    return _run(level, argv, cwd=Path(cwd), keep=list(keep), hide=list(hide), timeout=timeout, stdin=b"",
+                loopback=loopback, result_pipe=False, limits=(int(timeout) + 5, memory_gb << 30))
 
 
 @dataclass
@@ -220,7 +220,7 @@ def run_child(payload: dict, timeout: float, hide: list[Path] = ()) -> ChildRun:
     level = sandbox_level()
     with tempfile.TemporaryDirectory(prefix="grader-child-") as workdir:
         cwd = Path("/tmp") if level == "namespace" else Path(workdir)  # /tmp is a fresh tmpfs in the namespace
-        done = _run([level], [sys.executable, "-I", "-c", CHILD_SOURCE], cwd=cwd, keep=[], hide=list(hide), timeout=timeout,
+        done = _run(level, [sys.executable, "-I", "-c", CHILD_SOURCE], cwd=cwd, keep=[], hide=list(hide), timeout=timeout,
                     stdin=json.dumps(payload).encode(), loopback=False, result_pipe=True,
                     limits=(int(timeout) + 5, 2 << 30))
     return parse_child_output(done, timeout)
