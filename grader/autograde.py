@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import html
 import json
 import os
@@ -18,21 +19,30 @@ import shutil
 import sys
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-from . import masters
-from .build import make_course
+from . import masters, safe_io, sanitize
+from .feedback import execute_in_sandbox, make_feedback_course
 from .grade import Grader, TaskVerdict, verdicts_to_json
 from .paths import master_path
-from .sandbox import run_sandboxed
+from .safe_io import printable, say
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
 TIMEOUT_ERRORS = {"CellTimeoutError", "KeyboardInterrupt", "DeadKernelError"}
 NBGRADER_WALL_SECONDS = 600
+
+
+def preload() -> None:
+    """Import what workers use before the pool starts: a lazy import in a thread can see a half-built module."""
+    import nbconvert.exporters  # noqa: F401
+    import nbgrader.api  # noqa: F401
+    import nbgrader.converters  # noqa: F401
+    import nbgrader.coursedir  # noqa: F401
 
 
 @dataclass
@@ -59,17 +69,23 @@ class Batch:
         self.test_ids = masters.test_ids(source)
         self.hidden_snippets = _hidden_snippets(source)
         kwargs = {"seed": seed} if seed is not None else {}
-        self.grader = Grader(assignment, hide=(self.submissions, self.out), **kwargs)
+        self.grader = Grader(assignment, **kwargs)
         self.task_columns = [task.answer_id for task in self.grader.tasks]
         self.max_total = sum(task.points for task in self.grader.tasks)
-        shutil.rmtree(self.work, ignore_errors=True)
-        shutil.rmtree(self.out / "feedback", ignore_errors=True)  # never leave a stale page from an earlier run
-        self.course = make_course(self.work / "course", [assignment], with_db=True)
+        preload()
+        safe_io.private_dir(self.work)
+        safe_io.private_dir(self.out / "feedback")  # never leave a stale page from an earlier run
+        os.chmod(self.out / "feedback", 0o755)
+        self.students = self.work / "students"   # one folder per student id, apart from the template
+        self.students.mkdir()
+        self.course = make_feedback_course(self.work / "template", assignment)
 
     def check(self, path: Path) -> tuple[nbformat.NotebookNode | None, str]:
         """The notebook, or None and the reason it cannot be graded."""
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = json.loads(safe_io.read_regular(path).decode("utf-8"))
+        except safe_io.Refused as exc:
+            return None, str(exc)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return None, f"unreadable JSON: {exc}"
         try:
@@ -91,9 +107,11 @@ class Batch:
     def grade_one(self, path: Path) -> Outcome:
         """Grade one file; whatever goes wrong is reported for this student and the batch goes on."""
         try:
-            return self._grade_one(path)
-        except Exception as exc:  # noqa: BLE001
-            return Outcome(path.stem, "error", self.zero_scores(), f"internal grading error, please report: {type(exc).__name__}: {exc}")
+            outcome = self._grade_one(path)
+        except Exception as exc:  # noqa: BLE001 - MemoryError included: this student fails, the batch goes on
+            outcome = Outcome(path.stem, "error", self.zero_scores(), f"internal grading error, please report: {type(exc).__name__}: {str(exc)[:300]}")
+        outcome.student_id = printable(outcome.student_id)
+        return outcome
 
     def zero_scores(self) -> dict[str, float]:
         return {column: 0.0 for column in self.task_columns}
@@ -122,31 +140,32 @@ class Batch:
         return outcome
 
     def feedback_via_nbgrader(self, path: Path, outcome: Outcome) -> None:
-        """Execute the notebook with nbgrader (sandboxed), store our scores, render redacted feedback."""
+        """Execute the notebook with nbgrader (sandboxed), store our scores, render an inert, redacted page."""
         sid, name = outcome.student_id, self.assignment
-        course = self.work / sid
-        shutil.rmtree(course, ignore_errors=True)
-        shutil.copytree(self.course, course, ignore=shutil.ignore_patterns("release", "autograded", "feedback", "submitted"))
-        submitted = course / "submitted" / sid / name
-        submitted.mkdir(parents=True)
-        shutil.copy(path, submitted / f"{name}.ipynb")
-        done = run_sandboxed([sys.executable, "-m", "nbgrader", "autograde", name, "--student", sid, "--force",
-                              f"--Execute.timeout={self.cell_timeout}", "--log-level=WARN"],
-                             cwd=course, keep=[course], hide=[self.submissions, self.out], timeout=NBGRADER_WALL_SECONDS,
-                             loopback=True)
-        executed = course / "autograded" / sid / name / f"{name}.ipynb"
-        if done.timed_out or not executed.exists():
-            why = "ran past the time limit" if done.timed_out else _tail(done.stderr)
+        home = safe_io.private_dir(self.students / sid)
+        nb, why = execute_in_sandbox(self.course, home / "run", safe_io.read_regular(path), name, sid, self.cell_timeout,
+                                     NBGRADER_WALL_SECONDS)
+        if nb is None:
             outcome.warnings.append(f"nbgrader could not execute the notebook ({why}); feedback shows scores only")
             return
-        nb = nbformat.read(executed, as_version=4)
         outcome.warnings += _timeouts(nb, self.cell_timeout) + _disagreements(nb, outcome.verdicts)
+        outcome.warnings += sanitize.clean_notebook(nb)
         self.redact(nb, outcome.verdicts)
+        course = home / "render"  # a fresh copy only the grader writes: nothing here came from a sandbox's disk
+        shutil.copytree(self.course, course)
+        executed = course / "autograded" / sid / name / f"{name}.ipynb"
+        executed.parent.mkdir(parents=True)
         nbformat.write(nb, executed)
         self.store_scores(course, sid, outcome.verdicts)
         generate_feedback(course, name, sid)
-        page = course / "feedback" / sid / name / f"{name}.html"
-        self.publish(page.read_text(encoding="utf-8"), sid)
+        page = (course / "feedback" / sid / name / f"{name}.html").read_text(encoding="utf-8")
+        leaked = [line for line in self.hidden_snippets if line in visible_text(page)]
+        if leaked:  # the kernel never holds hidden tests; if a page shows one anyway, it is not published
+            raise RuntimeError("the page would show hidden test code")
+        page, why = sanitize.clean_page(page)
+        if page is None:
+            raise RuntimeError(why)
+        self.publish(page, sid)
 
     def redact(self, nb, verdicts: list[TaskVerdict]) -> None:
         """Test cells lose their hidden region; their outputs become the sandboxed verdict."""
@@ -165,23 +184,26 @@ class Batch:
     def store_scores(self, course: Path, sid: str, verdicts: list[TaskVerdict]) -> None:
         from nbgrader.api import Gradebook
 
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbgrader's add_submission trips SQLAlchemy's autoflush warnings
+            gb.update_or_create_student(sid)
+            gb.add_submission(self.assignment, sid)
             for verdict in verdicts:
                 grade = gb.find_grade(verdict.test_id, self.assignment, self.assignment, sid)
                 grade.auto_score, grade.manual_score, grade.needs_manual_grade = verdict.score, None, False
             gb.db.commit()
 
     def publish(self, page: str, sid: str) -> None:
-        target = self.out / "feedback" / f"{sid}.html"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(page, encoding="utf-8")
+        if not STUDENT_ID.fullmatch(sid):  # a name that is no student id still gets a page, under a safe name
+            sid = "invalid-id-" + hashlib.sha256(sid.encode("utf-8", "backslashreplace")).hexdigest()[:12]
+        safe_io.write_new(self.out / "feedback" / f"{sid}.html", page.encode("utf-8", "backslashreplace"))
 
     def write_plain_feedback(self, outcome: Outcome) -> None:
         rows = "".join(f"<tr><td>{html.escape(t.task_id)}</td><td>{outcome.scores.get(t.answer_id, 0):g} / {t.points:g}</td></tr>"
                        for t in self.grader.tasks)
         details = "".join(f"<pre>{html.escape(v.summary())}</pre>" for v in outcome.verdicts)
         notes = "".join(f"<li>{html.escape(w)}</li>" for w in [outcome.reason, *outcome.warnings] if w)
-        page = (f"<!doctype html><meta charset='utf-8'><title>{html.escape(self.assignment)}: {html.escape(outcome.student_id)}</title>"
+        page = (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\"><title>{html.escape(self.assignment)}: {html.escape(outcome.student_id)}</title>"
                 f"<h1>{html.escape(self.assignment)}: feedback for {html.escape(outcome.student_id)}</h1>"
                 f"<ul>{notes}</ul><table border=1><tr><th>task</th><th>score</th></tr>{rows}</table>{details}")
         self.publish(page, outcome.student_id)
@@ -245,7 +267,7 @@ def _tail(stderr: bytes) -> str:
 
 def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -> None:
     out = batch.out
-    with open(out / "grades.csv", "w", newline="") as handle:
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student_id", *batch.task_columns, "total", "max_total"])
         for o in outcomes:
@@ -254,16 +276,17 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
     details = [{"student_id": o.student_id, "status": o.status, "reason": o.reason, "warnings": o.warnings,
                 "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
     (out / "report.json").write_text(json.dumps({"assignment": batch.assignment, "seed": batch.grader.seed,
-                                                  "sandbox": batch.grader.sandbox, "students": details}, indent=1))
+                                                  "sandbox": batch.grader.sandbox, "students": details}, indent=1),
+                                      encoding="utf-8", errors="backslashreplace")
     lines = [f"# {batch.assignment}: {len(outcomes)} submissions in {total_seconds:.1f} s",
              f"sandbox: {batch.grader.sandbox} · seed: {batch.grader.seed} · max per student: {batch.max_total:g}", "",
              "| student | status | " + " | ".join(batch.task_columns) + " | total | notes |",
              "|---|---|" + "---|" * len(batch.task_columns) + "---|---|"]
     for o in outcomes:
-        notes = "; ".join(filter(None, [o.reason, *o.warnings])).replace("|", "/")
+        notes = html.escape("; ".join(filter(None, [o.reason, *o.warnings])).replace("|", "/"), quote=False)
         lines.append(f"| {o.student_id} | {o.status} | " + " | ".join(f"{o.scores[c]:g}" for c in batch.task_columns)
                      + f" | {sum(o.scores.values()):g} | {notes} |")
-    (out / "report.md").write_text("\n".join(lines) + "\n")
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace")
 
 
 def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeout: int = 30,
@@ -277,26 +300,28 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
         raise SystemExit(f"error: no <student_id>.ipynb files in {submissions}")
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    print(f"autograding {len(paths)} submission(s) of {assignment} with {jobs or os.cpu_count()} worker(s)", flush=True)
+    say(f"autograding {len(paths)} submission(s) of {assignment} with {jobs or os.cpu_count()} worker(s)")
     if skipped:
-        print(f"  skipping files that are not notebooks: {', '.join(skipped)}", flush=True)
+        say(f"  skipping files that are not notebooks: {', '.join(printable(name) for name in skipped)}")
     batch = Batch(assignment, submissions, out, cell_timeout, seed)
-    print(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios, sandbox: {batch.grader.sandbox}", flush=True)
-    outcomes = []
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
-        futures = {pool.submit(batch.grade_one, path): path for path in paths}
-        for done, future in enumerate(as_completed(futures), 1):
-            o = future.result()
-            outcomes.append(o)
-            note = o.reason or "; ".join(o.warnings)
-            print(f"  [{done}/{len(paths)}] {o.student_id:<24} {sum(o.scores.values()):>5g}/{batch.max_total:g}"
-                  f"  {o.status:<6} {o.seconds:5.1f} s  {note}", flush=True)
-    outcomes.sort(key=lambda o: o.student_id)
-    write_outputs(batch, outcomes, time.perf_counter() - started)
+    say(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios, sandbox: {batch.grader.sandbox}")
+    outcomes: dict[Path, Outcome] = {}
+    try:
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
+            futures = {pool.submit(batch.grade_one, path): path for path in paths}
+            for done, future in enumerate(as_completed(futures), 1):
+                o = outcomes[futures[future]] = future.result()
+                note = o.reason or "; ".join(o.warnings)
+                say(f"  [{done}/{len(paths)}] {o.student_id:<24} {sum(o.scores.values()):>5g}/{batch.max_total:g}"
+                    f"  {o.status:<6} {o.seconds:5.1f} s  {note}")
+    finally:  # grades.csv and the report are written whatever happened, with every student in them
+        listed = [outcomes.get(p) or Outcome(printable(p.stem), "error", batch.zero_scores(), "not graded: the batch was interrupted")
+                  for p in paths]
+        write_outputs(batch, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
     if not keep_work:
         shutil.rmtree(batch.work, ignore_errors=True)
-    print(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}")
-    return outcomes
+    say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}")
+    return sorted(outcomes.values(), key=lambda o: o.student_id)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,11 +7,11 @@ reports what happened. This process compares with the reference's observations.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from . import masters, suites
 from .drivers import driver_source
-from .sandbox import ChildRun, run_child, sandbox_level
+from .sandbox import CHILD_STALL, ChildRun, run_child, sandbox_level
+from .schema import for_feedback, problem, short_text
 from .suites.base import Task
 
 DEFAULT_SEED = 20261129
@@ -106,12 +106,12 @@ def explain(ops: list, expected, actual) -> str:
 class Grader:
     """Grades one assignment's TODOs; build once, then call grade() per submission."""
 
-    def __init__(self, assignment: str, seed: int = DEFAULT_SEED, hide: tuple[Path, ...] = (),
-                 child_timeout: float = CHILD_TIMEOUT):
+    def __init__(self, assignment: str, seed: int = DEFAULT_SEED, child_timeout: float = CHILD_TIMEOUT,
+                 child_stall: float = CHILD_STALL):
         suite = suites.load(assignment)
-        self.child_timeout = child_timeout
+        self.child_timeout, self.child_stall = child_timeout, child_stall
         master = masters.read_master(assignment)
-        self.assignment, self.seed, self.hide = assignment, seed, tuple(hide)
+        self.assignment, self.seed = assignment, seed
         self.tasks: list[Task] = suite.build(seed)
         self.setup = masters.grading_setup_sources(master)
         self.answer_ids = masters.answer_ids(master)
@@ -132,7 +132,7 @@ class Grader:
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict]) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": SCENARIO_TIMEOUT}
-        return run_child(payload, self.child_timeout, hide=self.hide)
+        return run_child(payload, self.child_timeout, self.child_stall)
 
     def _reference_observations(self) -> dict[str, object]:
         cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
@@ -155,15 +155,16 @@ class Grader:
                 if name not in observed:
                     detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
                 elif rule.judge is not None:
-                    verdict = rule.judge(observed[name])
+                    verdict = judged(rule.judge, observed[name])
                     detail = f"{scenario['name']}: {verdict}" if verdict else ""
                 elif observed[name] != self.expected[name]:
-                    detail = f"{scenario['name']}: {explain(scenario['ops'], self.expected[name], observed[name])}"
+                    shown = explain(scenario["ops"], for_feedback(self.expected[name]), for_feedback(observed[name]))
+                    detail = f"{scenario['name']}: {short_text(shown, 400)}"
                 if detail:
                     break
             results.append(RuleResult(rule.name, not detail, detail))
         passed = sum(r.passed for r in results)
-        note = f"your {task.task_id} cell raised {cell_error}" if cell_error else ""
+        note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
         if run.status != "ok":
             note = "; ".join(filter(None, [note, f"grading child {run.status}: {run.detail}"]))
         score = round(task.points * passed / len(results), 2)
@@ -181,6 +182,16 @@ class Grader:
             else:
                 verdicts.append(self.grade_task(task, source))
         return verdicts
+
+
+def judged(judge, observed) -> str:
+    """A property judge's verdict on a student's value; the judge runs here, so a failure is contained."""
+    if problem(observed):  # the protocol already replaced it, but a judge must never see unchecked data
+        return f"the value could not be judged: {problem(observed)}"
+    try:
+        return short_text(judge(observed), 300)
+    except Exception as exc:  # noqa: BLE001 - MemoryError, RecursionError: the rule fails, the batch goes on
+        return f"the value could not be judged ({type(exc).__name__})"
 
 
 def verdicts_to_json(verdicts: list[TaskVerdict]) -> list[dict]:

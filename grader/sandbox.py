@@ -1,67 +1,61 @@
-"""Run untrusted code (student cells, the nbgrader kernel) where it cannot reach the verdict.
+"""Run untrusted code (student cells, the nbgrader kernel) where it cannot reach the verdict or the host.
 
-Level "namespace" (root on Linux with util-linux): private mount, network and pid
-namespaces; tmpfs over /tmp, /var/tmp, /dev/shm and over every instructor path
-(the repository except .venv and lab, the submissions, the output) except the
-folders the command must use; then it drops to `nobody` with no-new-privs, so it
-cannot unmount them, read the reference, reach the network or outlive its run.
+Level "bwrap" (root, with Debian's bubblewrap and util-linux's setpriv): an allow-list view.
+The sandbox sees, read-only, the system libraries, the Python prefix, the venv, `lab` and its own
+inputs; a private size-capped tmpfs on /tmp and /dev/shm; nothing else. It has its own mount,
+pid, network (loopback only), IPC, UTS and cgroup namespaces, runs in a new session as a uid of
+its own (one per running sandbox, from a reserved range) with no capabilities and no-new-privs,
+and dies with its parent. When it ends, everything it started and wrote ends with it.
 
-Level "process" (anything else): a separate process with rlimits, a scrubbed
-environment and a wall-clock timeout. It still cannot change a verdict (the
-parent judges from observations), but running as the grader's own user it
-could read instructor files or find and signal the grading process.
+Level "process" (no root, or no bubblewrap): a separate process with rlimits, a scrubbed
+environment, its own scratch folder and limits enforced from outside. It still cannot change a
+verdict (the parent judges from validated observations), but running as the grader's own user it
+can read what that user can, and see or signal the grader's processes.
+
+`sandbox_argv` is the one wrapper both levels' callers share; it can also wrap a kernel launch.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import json
 import os
+import random
 import resource
-import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .paths import ROOT
+from .schema import Protocol
 
-CHILD_SOURCE = (Path(__file__).with_name("child.py")).read_text()
-MAX_CAPTURE = 16 * 1024 * 1024
-NOBODY = 65534
-# The child imports lab from the venv, whose interpreter lives under the base prefix.
-ALWAYS_VISIBLE = (ROOT / ".venv", ROOT / "lab", Path(sys.base_prefix).resolve())
-
-TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
-
-
-def private_dirs() -> list[str]:
-    """Folders replaced by an empty tmpfs: the shared temp dirs and the invoking user's home."""
-    home = str(Path.home().resolve())
-    return [d for d in (*TMP_DIRS, home) if os.path.isdir(d) and d != "/"]
+CHILD_SOURCE = Path(__file__).with_name("child.py").read_text()
+SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+UID_BASE = int(os.environ.get("GRADER_UID_BASE", "1900000000"))  # far above any login or subuid range
+UID_COUNT = 4096
+SCRATCH_BYTES = 256 << 20
+SHM_BYTES = 64 << 20
+MAX_RESULT = 64 << 20
+MAX_STDERR = 256 << 10
+INPUTS = "/inputs"          # where a bwrap sandbox sees its read-only inputs
 
 
-def mount_script(restore: list[str], private: list[str], hidden: list[str], stash: str) -> str:
-    """Shell run as root in the new mount namespace, ending in exec of the command as nobody."""
-    q = shlex.quote
-    lines = ["set -e", f"mount -t tmpfs -o size=1m tmpfs {q(stash)}"]
-    for i, path in enumerate(restore):  # park what must stay visible inside a folder about to be replaced
-        lines += [f"mkdir {q(stash)}/{i}", f"mount --bind {q(path)} {q(stash)}/{i}"]
-    for folder in private:
-        mode = "1777" if folder in TMP_DIRS else "0755"
-        lines.append(f"mount -t tmpfs -o mode={mode},size=256m tmpfs {q(folder)}")
-    for i, path in enumerate(restore):
-        lines += [f"mkdir -p {q(path)}", f"mount --bind {q(stash)}/{i} {q(path)}"]
-    lines.append(f"umount -l {q(stash)}")
-    for path in hidden:
-        lines.append(f"if [ -d {q(path)} ]; then mount -t tmpfs -o size=1m,mode=0755 tmpfs {q(path)}; "
-                     f"elif [ -e {q(path)} ]; then mount --bind /dev/null {q(path)}; fi")
-    lines += ['if [ "$GRADER_LOOPBACK" = 1 ]; then ip link set lo up; fi', 'cd "$GRADER_CWD"',
-              'exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs "$@"']
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class Limits:
+    """rlimits set from outside (a hard limit cannot be raised by the code under test)."""
+
+    cpu_seconds: int
+    memory_bytes: int = 2 << 30
+    processes: int = 256       # per uid: with a uid per sandbox, a fork bomb exhausts only its own
+    file_bytes: int = 64 << 20
+    open_files: int = 512
 
 
 @dataclass
@@ -70,141 +64,288 @@ class Finished:
 
     returncode: int | None
     timed_out: bool
-    output: bytes = b""          # what it wrote to the result pipe (or stdout)
+    output: bytes = b""          # what it wrote to the result pipe
     stderr: bytes = b""
+    why: str = ""                # "" | "wall" | "stall"
 
 
-def hidden_paths(keep: list[Path], roots: list[Path]) -> list[str]:
-    """Paths to cover so that, under each root, only `keep` (and what leads to it) stays visible."""
-    keep = [Path(k).resolve() for k in keep]
-    hidden: list[str] = []
+def _tool(name: str) -> str | None:
+    return shutil.which(name, path=SYSTEM_PATH)
 
-    def visit(folder: Path) -> None:
-        for path in sorted(entry.absolute() for entry in folder.iterdir()):
-            if any(path.is_relative_to(k) for k in keep):
-                continue  # kept, or inside a kept folder
-            if any(k.is_relative_to(path) for k in keep):
-                visit(path)  # leads to something kept: hide its other entries
-            else:
-                hidden.append(str(path))
 
-    for root in roots:
-        root = Path(root).resolve()
-        if not root.exists():
+# --- the view ---------------------------------------------------------------------------------
+
+def system_view() -> list[str]:
+    """bwrap arguments for the OS part of the view: libraries and binaries, no data folders."""
+    args: list[str] = []
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for usr in ("/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec"):
+        if os.path.isdir(usr) and not os.path.islink(usr):
+            args += ["--ro-bind", usr, usr]
+    for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
+        if os.path.exists(name):
+            args += ["--ro-bind", name, name]
+    return args
+
+
+def python_view() -> list[Path]:
+    """The interpreter's prefix, the venv and `lab` (an editable install points into the repo)."""
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), (ROOT / "lab").resolve()}
+    return sorted(p for p in paths if p.exists())
+
+
+def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict[str, Path] | None = None,
+                 cwd: str = "/tmp", scratch_bytes: int = SCRATCH_BYTES, etc_dir: Path | None = None,
+                 share_net: bool = False) -> list[str]:
+    """bwrap + setpriv argv that runs `argv` in an allow-list view as `uid` (see the module docstring).
+
+    `ro` is bound read-only at the same path, `inputs` read-only under /inputs/<name>; /tmp and
+    /dev/shm are private tmpfs. share_net keeps the host network (a kernel launcher might need
+    it); by default the sandbox has only its own loopback.
+    """
+    args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+            *([] if share_net else ["--unshare-net"]),
+            "--die-with-parent", "--new-session", "--hostname", "sandbox",
+            "--proc", "/proc", "--dev", "/dev",
+            "--perms", "1777", "--size", str(scratch_bytes), "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
+    binds = [(str(path), str(path)) for path in ro] + [(str(path), f"{INPUTS}/{name}") for name, path in (inputs or {}).items()]
+    system = system_view()
+    args += _parents([dest for _, dest in binds] + [system[i + 2] for i, a in enumerate(system) if a == "--ro-bind"])
+    args += system
+    for src, dest in binds:  # after the tmpfs, so that a repository under /tmp stays visible
+        args += ["--ro-bind", src, dest]
+    if etc_dir is not None:
+        for name in ("passwd", "group", "hosts"):
+            args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
+    args += ["--chdir", cwd, "--", _tool("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}",
+             "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
+    return args
+
+
+def _parents(dests: list[str]) -> list[str]:
+    """Traversable (0755) folders leading to each bind target: bwrap would copy a 0700 /root otherwise."""
+    args, made = [], {"/", "/tmp", "/dev", "/proc"}
+    for dest in dests:
+        for parent in reversed(Path(dest).parents):
+            name = str(parent)
+            if name not in made and not any(Path(name).is_relative_to(d) for d in dests if d != dest):
+                args += ["--perms", "0755", "--dir", name]
+            made.add(name)
+    return args
+
+
+# --- one uid per running sandbox --------------------------------------------------------------
+
+def _state_dir() -> Path:
+    """Root-only folder for uid locks and the sandbox's /etc files."""
+    for base in (Path("/run/grader-sandbox"), Path(tempfile.gettempdir()) / f"grader-sandbox-{os.geteuid()}"):
+        try:
+            base.mkdir(mode=0o700, exist_ok=True)
+            info = base.lstat()
+            if info.st_uid == os.geteuid() and not base.is_symlink():
+                os.chmod(base, 0o700)
+                return base
+        except OSError:
             continue
-        if any(root.is_relative_to(k) for k in keep):
-            continue
-        if any(k.is_relative_to(root) for k in keep):
-            visit(root)
+    raise RuntimeError("no private state folder for the sandbox (tried /run and the temp dir)")
+
+
+_UID_LOCK = threading.Lock()
+_UIDS_HERE: set[int] = set()
+
+
+def _processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/status", "rb") as handle:
+                    line = next(l for l in handle if l.startswith(b"Uid:"))
+                if int(line.split()[1]) == uid:
+                    found.append(int(entry.name))
+            except (OSError, StopIteration, ValueError, IndexError):
+                continue
+    return found
+
+
+def sweep(uid: int) -> None:
+    """Kill whatever still runs as a sandbox uid (normally nothing: its pid namespace is gone)."""
+    for pid in _processes_of(uid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def sandbox_uid():
+    """A uid no other running sandbox (of this or another grading process) holds, with its /etc files."""
+    state = _state_dir()
+    with _UID_LOCK:
+        start = random.randrange(UID_COUNT)
+        for offset in range(UID_COUNT):
+            uid = UID_BASE + (start + offset) % UID_COUNT
+            if uid in _UIDS_HERE:
+                continue
+            fd = os.open(state / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            if _processes_of(uid):  # left over from a crashed grader: not ours to reuse yet
+                os.close(fd)
+                continue
+            _UIDS_HERE.add(uid)
+            break
         else:
-            hidden.append(str(root))
-    return hidden
+            raise RuntimeError(f"all {UID_COUNT} sandbox uids are busy")
+    try:
+        yield uid, _etc_files(state, uid)
+    finally:
+        sweep(uid)
+        with _UID_LOCK:
+            _UIDS_HERE.discard(uid)
+        os.close(fd)
 
+
+def _etc_files(state: Path, uid: int) -> Path:
+    folder = state / "etc"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    files = {"passwd": f"root:x:0:0::/:/bin/sh\nstudent:x:{uid}:{uid}::/tmp:/bin/sh\n",
+             "group": f"root:x:0:\nstudent:x:{uid}:\n", "hosts": "127.0.0.1 localhost\n::1 localhost\n"}
+    target = folder / str(uid)
+    if not target.is_dir():
+        tmp = Path(tempfile.mkdtemp(dir=folder))
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+            os.chmod(tmp / name, 0o644)
+        os.chmod(tmp, 0o755)
+        with contextlib.suppress(OSError):
+            os.rename(tmp, target)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+# --- levels -----------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
 def sandbox_level() -> str:
-    """'namespace' if the full sandbox works here (probed once), else 'process'."""
+    """'bwrap' if the full sandbox works here (probed once), else 'process'."""
     if os.environ.get("GRADER_SANDBOX") == "process" or os.geteuid() != 0:
         return "process"
-    if not all(shutil.which(tool, path="/usr/sbin:/usr/bin:/sbin:/bin") for tool in ("unshare", "setpriv", "ip")):
+    if not (_tool("bwrap") and _tool("setpriv")):
         return "process"
     try:
-        done = _run("namespace", [sys.executable, "-I", "-c", "import lab; print('ok')"], cwd=Path("/tmp"),
-                    keep=[], hide=[], timeout=30, stdin=b"", loopback=True, result_pipe=False, limits=None)
-    except OSError:
+        done = run_sandboxed([sys.executable, "-I", "-c", "import os, lab; os.write(int(os.environ['GRADER_RESULT_FD']), b'ok')"],
+                             timeout=60, level="bwrap")
+    except (OSError, RuntimeError):
         return "process"
-    return "namespace" if done.returncode == 0 and done.output.strip() == b"ok" else "process"
+    return "bwrap" if done.returncode == 0 and done.output == b"ok" else "process"
 
 
-def _env(cwd: Path, loopback: bool) -> dict[str, str]:
-    return {"PATH": f"{Path(sys.executable).parent}:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "MPLBACKEND": "Agg",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "JUPYTER_PLATFORM_DIRS": "1",
-            "GRADER_CWD": str(cwd), "GRADER_LOOPBACK": "1" if loopback else "0"}
+def _env(scratch: str, result_fd: int, inputs: dict[str, str]) -> dict[str, str]:
+    env = {"PATH": f"{Path(sys.executable).parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", "HOME": scratch,
+           "TMPDIR": scratch, "USER": "student", "LOGNAME": "student", "MPLBACKEND": "Agg",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "JUPYTER_PLATFORM_DIRS": "1",
+           "GRADER_SCRATCH": scratch, "GRADER_RESULT_FD": str(result_fd)}
+    env.update({f"GRADER_INPUT_{name.upper()}": path for name, path in inputs.items()})
+    return env
 
 
-def _limits(cpu_seconds: int, memory_bytes: int) -> None:
-    """In the child before exec: its own process group and resource caps."""
-    os.setsid()
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
-    resource.setrlimit(resource.RLIMIT_NPROC, (1024, 1024))
+def _preexec(limits: Limits):
+    def apply() -> None:  # in the child before exec: own session, and caps the code cannot raise
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return apply
 
 
-def _drain(stream, sink: bytearray) -> None:
-    while chunk := stream.read(65536):
-        if len(sink) < MAX_CAPTURE:
-            sink.extend(chunk[: MAX_CAPTURE - len(sink)])
+def _drain(stream, sink: bytearray, cap: int, progress: list[float]) -> None:
+    while chunk := stream.read1(65536):
+        progress[0] = time.monotonic()
+        if len(sink) < cap:
+            sink.extend(chunk[: cap - len(sink)])
 
 
-def _run(level: str, argv: list[str], *, cwd: Path, keep: list[Path], hide: list[Path], timeout: float,
-         stdin: bytes, loopback: bool, result_pipe: bool, limits: tuple[int, int] | None) -> Finished:
-    env = _env(cwd, loopback)
-    pass_fds: tuple[int, ...] = ()
-    if result_pipe:
-        read_fd, write_fd = os.pipe()
-        env["GRADER_RESULT_FD"], pass_fds = str(write_fd), (write_fd,)
-    stash = None
-    if level == "namespace":
-        visible = [Path(p).resolve() for p in [*keep, *ALWAYS_VISIBLE]]
-        private = private_dirs()
-        restore = [str(p) for p in visible if any(p.is_relative_to(d) for d in private)]
-        stash = tempfile.mkdtemp(prefix="grader-stash-", dir=_stash_parent())
-        script = mount_script(restore, private, hidden_paths(visible, [ROOT, *hide]), stash)
-        cmd = ["unshare", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation",
-               "private", "--", "sh", "-c", script, "grader-sandbox", *argv]
-    else:
-        # A throwaway shell between us and the command, so that its parent pid is not the grader.
-        cmd = ["sh", "-c", '"$@"; exit $?', "grader-process", *argv]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=cwd if level != "namespace" else "/", env=env, pass_fds=pass_fds,
-                            preexec_fn=(lambda: _limits(*limits)) if limits else os.setsid)
-    out, err = bytearray(), bytearray()
-    sources = [(proc.stdout, out if not result_pipe else bytearray()), (proc.stderr, err)]
-    if result_pipe:
+def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None, stdin: bytes = b"",
+                  inputs: dict[str, Path] | None = None, limits: Limits | None = None, level: str | None = None,
+                  scratch_bytes: int = SCRATCH_BYTES) -> Finished:
+    """Run `argv` at the sandbox level; its results go to the fd named by $GRADER_RESULT_FD.
+
+    Limits are enforced from outside: rlimits set before exec, a wall-clock `timeout`, and
+    `stall`: the seconds the result pipe may stay silent before the run is stopped.
+    """
+    level = level or sandbox_level()
+    limits = limits or Limits(cpu_seconds=int(timeout) + 5)
+    inputs = {name: Path(path) for name, path in (inputs or {}).items()}
+    read_fd, write_fd = os.pipe()
+    with contextlib.ExitStack() as stack:
+        if level == "bwrap":
+            uid, etc_dir = stack.enter_context(sandbox_uid())
+            scratch = "/tmp"
+            env = _env(scratch, write_fd, {n: f"{INPUTS}/{n}" for n in inputs})
+            cmd = sandbox_argv(argv, uid=uid, ro=python_view(), inputs=inputs, cwd=scratch,
+                               scratch_bytes=scratch_bytes, etc_dir=etc_dir)
+            cmd[0] = _tool("bwrap")
+            cwd = "/"
+        else:
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="grader-scratch-"))
+            env = _env(scratch, write_fd, {n: str(p) for n, p in inputs.items()})
+            # A throwaway shell between us and the command, so that its parent pid is not the grader.
+            cmd, cwd = ["sh", "-c", '"$@"; exit $?', "grader-process", *argv], scratch
+        return _watch(cmd, env=env, cwd=cwd, stdin=stdin, timeout=timeout, stall=stall, limits=limits,
+                      read_fd=read_fd, write_fd=write_fd)
+
+
+def _watch(cmd, *, env, cwd, stdin, timeout, stall, limits, read_fd, write_fd) -> Finished:
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                cwd=cwd, env=env, pass_fds=(write_fd,), preexec_fn=_preexec(limits))
+    finally:
         os.close(write_fd)
-        sources.append((os.fdopen(read_fd, "rb"), out))
-    readers = [threading.Thread(target=_drain, args=src, daemon=True) for src in sources]
+    out, err, progress = bytearray(), bytearray(), [time.monotonic()]
+    result = os.fdopen(read_fd, "rb")
+    readers = [threading.Thread(target=_drain, args=(result, out, MAX_RESULT, progress), daemon=True),
+               threading.Thread(target=_drain, args=(proc.stderr, err, MAX_STDERR, [0.0]), daemon=True)]
     for reader in readers:
         reader.start()
-    try:
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    try:
-        proc.wait(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # whatever the command left running in its group ends now
-    except ProcessLookupError:
-        pass
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
+    feeder.start()
+    deadline, why = time.monotonic() + timeout, ""
+    while proc.poll() is None:
+        now = time.monotonic()
+        if now > deadline:
+            why = "wall"
+        elif stall is not None and now - progress[0] > stall:
+            why = "stall"
+        if why:
+            break
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.2)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # bwrap's --die-with-parent takes its namespace down with it
     proc.wait()
     for reader in readers:
         reader.join(timeout=5)
-    if stash:
-        os.rmdir(stash)
-    return Finished(proc.returncode, timed_out, bytes(out), bytes(err))
+    result.close()
+    return Finished(proc.returncode, bool(why), bytes(out), bytes(err), why)
 
 
-def _stash_parent() -> str:
-    """A host folder outside the private dirs, where kept paths wait while /tmp is replaced."""
-    return next(d for d in ("/run", "/var/lib", "/mnt", "/") if os.path.isdir(d) and os.access(d, os.W_OK))
+def _feed(pipe, data: bytes) -> None:
+    with contextlib.suppress(BrokenPipeError, OSError):
+        pipe.write(data)
+        pipe.close()
 
 
-def run_sandboxed(argv: list[str], *, cwd: Path, keep: list[Path], hide: list[Path] = (), timeout: float,
-                  loopback: bool = False, memory_gb: int = 4) -> Finished:
-    """Run a command as `nobody` with only `keep` writable/visible among the instructor paths."""
-    level = sandbox_level()
-    if level == "namespace":
-        for folder in keep:
-            for path in [Path(folder), *Path(folder).rglob("*")]:
-                os.chown(path, NOBODY, NOBODY)
-    return _run(level, argv, cwd=Path(cwd), keep=list(keep), hide=list(hide), timeout=timeout, stdin=b"",
-                loopback=loopback, result_pipe=False, limits=(int(timeout) + 5, memory_gb << 30))
-
+# --- grading children -------------------------------------------------------------------------
 
 @dataclass
 class ChildRun:
@@ -215,31 +356,27 @@ class ChildRun:
     detail: str = ""
 
 
-def run_child(payload: dict, timeout: float, hide: list[Path] = ()) -> ChildRun:
+CHILD_STALL = 20.0     # wall seconds a child may go without reporting (its CPU alarm can be cancelled)
+
+
+def run_child(payload: dict, timeout: float, stall: float = CHILD_STALL) -> ChildRun:
     """Run grader/child.py on `payload` in the sandbox; never raises for anything the child does."""
-    level = sandbox_level()
-    with tempfile.TemporaryDirectory(prefix="grader-child-") as workdir:
-        cwd = Path("/tmp") if level == "namespace" else Path(workdir)  # /tmp is a fresh tmpfs in the namespace
-        done = _run(level, [sys.executable, "-I", "-c", CHILD_SOURCE], cwd=cwd, keep=[], hide=list(hide), timeout=timeout,
-                    stdin=json.dumps(payload).encode(), loopback=False, result_pipe=True,
-                    limits=(int(timeout) + 5, 2 << 30))
-    return parse_child_output(done, timeout)
+    done = run_sandboxed([sys.executable, "-I", "-c", CHILD_SOURCE], timeout=timeout, stall=stall,
+                         stdin=json.dumps(payload).encode(), limits=Limits(cpu_seconds=int(timeout) + 5))
+    protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]])
+    return parse_child_output(done, protocol, timeout, stall)
 
 
-def parse_child_output(done: Finished, timeout: float) -> ChildRun:
-    run = ChildRun()
-    for line in done.output.decode("utf-8", "replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            return ChildRun(run.records, "garbled", "the child wrote something that is not a result record")
-        if not isinstance(record, dict) or "kind" not in record:
-            return ChildRun(run.records, "garbled", "the child wrote a malformed result record")
-        run.records.append(record)
-    finished = bool(run.records) and run.records[-1].get("kind") == "done"
-    if done.timed_out:
-        run.status, run.detail = "timeout", f"stopped after {timeout:.0f} s"
-    elif not finished:
-        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        run.status, run.detail = "crashed", tail[0][:300]
+def parse_child_output(done: Finished, protocol: Protocol, timeout: float, stall: float | None = None) -> ChildRun:
+    for line in done.output.split(b"\n"):
+        if line.strip() and not protocol.feed(line):
+            break
+    run = ChildRun(protocol.records)
+    if protocol.error:
+        run.status, run.detail = "garbled", f"the child wrote {protocol.error}"
+    elif done.timed_out:
+        run.status = "timeout"
+        run.detail = f"stopped after {timeout:.0f} s" if done.why == "wall" else f"stopped: no progress for {stall:.0f} s"
+    elif not protocol.finished:
+        run.status, run.detail = "crashed", f"ended early (exit code {done.returncode})"
     return run

@@ -77,6 +77,9 @@ def _judge_workload(observed, want_ratio) -> str:
     if not (isinstance(value, list) and len(value) == 2):
         return f"expected a (jobs, slots) pair, got {str(value)[:120]}"
     jobs, slots = value
+    too_big = workload_too_big(jobs, slots)
+    if too_big:
+        return too_big
     try:
         static, cont = schedule(jobs, slots, False), schedule(jobs, slots, True)
     except ValueError as exc:
@@ -88,6 +91,25 @@ def _judge_workload(observed, want_ratio) -> str:
             return "make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length"
         return "" if a == b else f"static takes {a} ticks and continuous {b}: not the same"
     return "" if a >= want_ratio * b else f"static {a} / continuous {b} = {a / b:.2f}, below {want_ratio}"
+
+
+# The judge simulates the student's workload in the grading process: bound it before it runs.
+MAX_JOBS, MAX_TOKENS, MAX_ARRIVAL, MAX_SLOTS, MAX_TOTAL_TOKENS = 200, 1000, 1000, 64, 20_000
+
+
+def workload_too_big(jobs, slots) -> str:
+    """'' if the workload is small enough to simulate here, else why it is refused (checked before any work)."""
+    if not isinstance(jobs, list) or len(jobs) > MAX_JOBS:
+        return f"expected a list of at most {MAX_JOBS} jobs"
+    if type(slots) is not int or not 0 < slots <= MAX_SLOTS:
+        return f"slots must be an int from 1 to {MAX_SLOTS}"
+    total = 0
+    for job in jobs:  # wrong types are left to lab.schedule, which rejects them cheaply
+        tokens, arrival = (job.get("tokens"), job.get("arrival")) if isinstance(job, dict) else (None, None)
+        if (type(tokens) is int and tokens > MAX_TOKENS) or (type(arrival) is int and arrival > MAX_ARRIVAL):
+            return f"keep it small: at most {MAX_TOKENS} tokens and arrival at most {MAX_ARRIVAL} per job"
+        total += tokens if type(tokens) is int and tokens > 0 else 0
+    return "" if total <= MAX_TOTAL_TOKENS else f"keep it small: at most {MAX_TOTAL_TOKENS} tokens in all"
 
 
 def todo1_rules(rng: random.Random) -> list[Rule]:

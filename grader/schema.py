@@ -1,0 +1,126 @@
+"""What may cross from a grading child to the grader: exact records, bounded plain-data observations.
+
+A child runs student code, so everything it writes is hostile until checked here. The parent
+accepts only the records it expects, in order, and observations that are plain JSON data of
+bounded depth, size and string length. Anything else is replaced by a short description, so
+nothing the child was given (the reference, the scenarios) can ride out into a feedback page.
+"""
+from __future__ import annotations
+
+import json
+
+MAX_DEPTH = 12
+MAX_NODES = 20_000        # values in one observation (a scenario's whole op log)
+MAX_STRING = 400          # characters in one string of an observation
+MAX_INT_BITS = 64
+MAX_LINE = 2 << 20        # bytes in one record
+MAX_TEXT = 160            # free text (a cell's error message) kept for feedback
+SHOWN_STRING = 40         # longer strings appear in feedback as a description only
+
+
+def problem(value, depth: int = 0, budget: list[int] | None = None) -> str:
+    """'' if `value` is plain bounded JSON data, else what is wrong with it."""
+    budget = budget if budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        return f"more than {MAX_NODES} values"
+    if depth > MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH}"
+    if value is None or type(value) in (bool, float):
+        return ""
+    if type(value) is int:
+        return "" if value.bit_length() <= MAX_INT_BITS else f"an integer of {value.bit_length()} bits"
+    if type(value) is str:
+        return "" if len(value) <= MAX_STRING else f"a string of {len(value)} characters"
+    if type(value) is list:
+        return next((p for p in (problem(v, depth + 1, budget) for v in value) if p), "")
+    if type(value) is dict:
+        for key, item in value.items():
+            found = problem(key, depth + 1, budget) or problem(item, depth + 1, budget)
+            if found:
+                return found
+        return ""
+    return f"a {type(value).__name__}"
+
+
+def describe(value) -> str:
+    """A short description of a value's type and size, never its content."""
+    if isinstance(value, (str, list, dict)):
+        return f"<{type(value).__name__} of length {len(value)}>"
+    return f"<{type(value).__name__}>"
+
+
+def for_feedback(value):
+    """The value with long strings replaced by their description (applied alike to expected and actual)."""
+    if type(value) is str:
+        return value if len(value) <= SHOWN_STRING else describe(value)
+    if type(value) is list:
+        return [for_feedback(v) for v in value]
+    if type(value) is dict:
+        return {for_feedback(k): for_feedback(v) for k, v in value.items()}
+    return value
+
+
+def short_text(text, limit: int = MAX_TEXT) -> str:
+    """Free text from a child, cut to `limit` characters and to one line."""
+    if type(text) is not str:
+        return describe(text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Protocol:
+    """The exact record sequence of one child: cells, then each named scenario in order, then done."""
+
+    def __init__(self, cell_ids: list[str], names: list[str]):
+        self.cell_ids, self.names = set(cell_ids), names
+        self.records: list[dict] = []
+        self.error = ""
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.records) and self.records[-1]["kind"] == "done"
+
+    def feed(self, line: bytes) -> bool:
+        """Accept one line; False (with self.error) stops the channel for good."""
+        if self.error:
+            return False
+        self.error = self._check(line)
+        return not self.error
+
+    def _check(self, line: bytes) -> str:
+        if self.finished:
+            return "a record after the end"
+        if len(line) > MAX_LINE:
+            return f"a record of {len(line)} bytes"
+        try:
+            record = json.loads(line)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return "something that is not a result record"
+        if type(record) is not dict:
+            return "a malformed result record"
+        done = len(self.records)
+        if done == 0:
+            return self._cells(record)
+        if done <= len(self.names):
+            return self._scenario(record, self.names[done - 1])
+        if record != {"kind": "done"}:
+            return "an unexpected record where the end belongs"
+        self.records.append(record)
+        return ""
+
+    def _cells(self, record: dict) -> str:
+        errors = record.get("errors")
+        if set(record) != {"kind", "errors"} or record["kind"] != "cells" or type(errors) is not dict \
+                or not set(errors) <= self.cell_ids:
+            return "a malformed cells record"
+        self.records.append({"kind": "cells", "errors": {k: short_text(v) for k, v in errors.items()}})
+        return ""
+
+    def _scenario(self, record: dict, name: str) -> str:
+        if set(record) != {"kind", "name", "obs"} or record["kind"] != "scenario" or record["name"] != name:
+            return "an unexpected record where a scenario belongs"
+        why = problem(record["obs"])
+        obs = record["obs"] if not why else f"invalid observation: {why}"
+        self.records.append({"kind": "scenario", "name": name, "obs": obs})
+        return ""
