@@ -9,7 +9,7 @@ OUT ?= build/grades
 JOBS ?= 0
 export MPLBACKEND := Agg
 
-.PHONY: help venv test demo bench notebooks release autograde student-bundle clean
+.PHONY: help venv sandbox-deps test demo bench notebooks release autograde student-bundle clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
@@ -19,6 +19,7 @@ help:
 	@echo "make release         regenerate the student editions only"
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n]"
 	@echo "make student-bundle  build/student-bundle.zip: notebooks, lab, environment.yml, README"
+	@echo "make sandbox-deps    install bubblewrap for the full grading sandbox (root: apt-get; else says what is missing)"
 
 $(STAMP): requirements.txt requirements.lock pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: python3.11 (or python3) not found on PATH"; exit 1; }
@@ -32,10 +33,25 @@ $(STAMP): requirements.txt requirements.lock pyproject.toml
 
 venv: $(STAMP)
 
-test: $(STAMP)
+# The full grading sandbox needs root, bubblewrap and util-linux's setpriv. As root on Debian/Ubuntu this
+# installs what is missing; anywhere else it says so, and grading runs at the "process" level.
+sandbox-deps:
+	@if command -v bwrap >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then \
+		echo ">> sandbox: bubblewrap $$(bwrap --version | cut -d' ' -f2) and setpriv present"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo ">> sandbox: installing bubblewrap (apt-get)"; \
+		(apt-get install -y -q bubblewrap util-linux >/dev/null 2>&1 || \
+		 (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap util-linux >/dev/null)) && \
+		echo ">> sandbox: bubblewrap $$(bwrap --version | cut -d' ' -f2) installed" || \
+		echo ">> sandbox: apt-get could not install bubblewrap; grading falls back to the process level"; \
+	else \
+		echo ">> sandbox: no bubblewrap and no root apt-get here; grading falls back to the process level (see README)"; \
+	fi
+
+test: $(STAMP) sandbox-deps
 	$(PY) -m pytest tests
 
-demo: $(STAMP)
+demo: $(STAMP) sandbox-deps
 	$(PY) -m grader.demo
 
 bench: $(STAMP)
@@ -47,7 +63,7 @@ notebooks: $(STAMP)
 release: $(STAMP)
 	$(PY) -m grader.build release
 
-autograde: $(STAMP)
+autograde: $(STAMP) sandbox-deps
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=name]"; exit 2; }
 	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS)
 

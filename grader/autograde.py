@@ -59,10 +59,11 @@ class Outcome:
 class Batch:
     """One grading run of one assignment over one folder of submissions."""
 
-    def __init__(self, assignment: str, submissions: Path, out: Path, cell_timeout: int, seed: int | None):
+    def __init__(self, assignment: str, submissions: Path, out: Path, cell_timeout: int, seed: int | None,
+                 feedback_wall: float = NBGRADER_WALL_SECONDS):
         self.assignment, self.submissions, self.out = assignment, submissions.resolve(), out.resolve()
         self.work = self.out / ".work"
-        self.cell_timeout = cell_timeout
+        self.cell_timeout, self.feedback_wall = cell_timeout, feedback_wall
         source = masters.nbgrader_source(assignment)
         self.expected_ids = set(masters.cells_by_grade_id(source))
         self.answer_ids = masters.answer_ids(source)
@@ -144,7 +145,7 @@ class Batch:
         sid, name = outcome.student_id, self.assignment
         home = safe_io.private_dir(self.students / sid)
         nb, why = execute_in_sandbox(self.course, home / "run", safe_io.read_regular(path), name, sid, self.cell_timeout,
-                                     NBGRADER_WALL_SECONDS)
+                                     self.feedback_wall)
         if nb is None:
             outcome.warnings.append(f"nbgrader could not execute the notebook ({why}); feedback shows scores only")
             return
@@ -290,7 +291,7 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
 
 
 def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeout: int = 30,
-        seed: int | None = None, keep_work: bool = False) -> list[Outcome]:
+        seed: int | None = None, keep_work: bool = False, feedback_wall: float = NBGRADER_WALL_SECONDS) -> list[Outcome]:
     master_path(assignment)  # an unknown assignment stops here, with the list of known ones
     if not submissions.is_dir():
         raise SystemExit(f"error: {submissions} is not a folder of submissions")
@@ -303,7 +304,7 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
     say(f"autograding {len(paths)} submission(s) of {assignment} with {jobs or os.cpu_count()} worker(s)")
     if skipped:
         say(f"  skipping files that are not notebooks: {', '.join(printable(name) for name in skipped)}")
-    batch = Batch(assignment, submissions, out, cell_timeout, seed)
+    batch = Batch(assignment, submissions, out, cell_timeout, seed, feedback_wall)
     say(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios, sandbox: {batch.grader.sandbox}")
     outcomes: dict[Path, Outcome] = {}
     try:
@@ -333,8 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cell-timeout", type=int, default=30, help="seconds before nbgrader interrupts a cell")
     parser.add_argument("--seed", type=int, help="random seed of the hidden scenarios")
     parser.add_argument("--keep-work", action="store_true", help="keep OUT/.work (the per-student nbgrader courses)")
+    parser.add_argument("--feedback-wall", type=float, default=NBGRADER_WALL_SECONDS,
+                        help="seconds the sandboxed feedback run of one notebook may take in all")
     args = parser.parse_args(argv)
-    run(args.assignment, args.submissions, args.out, args.jobs, args.cell_timeout, args.seed, args.keep_work)
+    run(args.assignment, args.submissions, args.out, args.jobs, args.cell_timeout, args.seed, args.keep_work,
+        args.feedback_wall)
     return 0
 
 

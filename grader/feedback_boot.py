@@ -18,16 +18,20 @@ def main():
     name, student, cell_timeout = sys.argv[1:4]
     course = os.path.join(os.environ["GRADER_SCRATCH"], "course")
     shutil.copytree(os.environ["GRADER_INPUT_COURSE"], course)
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", name, "--student", student, "--force",
-                           f"--Execute.timeout={cell_timeout}", "--log-level=WARN"],
-                          cwd=course, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # stderr to a file, not a pipe: a process the kernel left behind may hold it open for ever.
+    with open(os.path.join(os.environ["GRADER_SCRATCH"], "nbgrader.err"), "w+b") as err:
+        proc = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", name, "--student", student, "--force",
+                               f"--Execute.timeout={cell_timeout}", "--log-level=WARN"],
+                              cwd=course, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        err.seek(max(0, os.fstat(err.fileno()).st_size - 4096))
+        stderr = err.read()
     body = b""
     try:
         with open(os.path.join(course, "autograded", student, name, name + ".ipynb"), "rb") as handle:
             body = handle.read()
     except OSError:
         pass
-    lines = [line for line in proc.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     header = {"returncode": proc.returncode, "stderr": lines[-1][:200] if lines else ""}
     out.write(json.dumps(header).encode() + b"\n" + body)
     out.close()

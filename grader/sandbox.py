@@ -66,7 +66,7 @@ class Finished:
     timed_out: bool
     output: bytes = b""          # what it wrote to the result pipe
     stderr: bytes = b""
-    why: str = ""                # "" | "wall" | "stall"
+    why: str = ""                # "" | "wall" | "stall" (CPU without progress) | "idle" (wall time without progress)
 
 
 def _tool(name: str) -> str | None:
@@ -275,13 +275,14 @@ def _drain(stream, sink: bytearray, cap: int, progress: list[float]) -> None:
             sink.extend(chunk[: cap - len(sink)])
 
 
-def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None, stdin: bytes = b"",
+def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None, idle: float | None = None, stdin: bytes = b"",
                   inputs: dict[str, Path] | None = None, limits: Limits | None = None, level: str | None = None,
                   scratch_bytes: int = SCRATCH_BYTES) -> Finished:
     """Run `argv` at the sandbox level; its results go to the fd named by $GRADER_RESULT_FD.
 
-    Limits are enforced from outside: rlimits set before exec, a wall-clock `timeout`, and
-    `stall`: the seconds the result pipe may stay silent before the run is stopped.
+    Limits are enforced from outside: rlimits set before exec, a wall-clock `timeout`, `stall`:
+    the CPU seconds the sandbox may spend while its result pipe stays silent (CPU, so that a loaded
+    machine cannot stop a correct answer), and `idle`: the wall seconds it may stay silent.
     """
     level = level or sandbox_level()
     limits = limits or Limits(cpu_seconds=int(timeout) + 5)
@@ -290,6 +291,7 @@ def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None
     with contextlib.ExitStack() as stack:
         if level == "bwrap":
             uid, etc_dir = stack.enter_context(sandbox_uid())
+            members = functools.partial(_processes_of, uid)
             scratch = "/tmp"
             env = _env(scratch, write_fd, {n: f"{INPUTS}/{n}" for n in inputs})
             cmd = sandbox_argv(argv, uid=uid, ro=python_view(), inputs=inputs, cwd=scratch,
@@ -301,11 +303,35 @@ def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None
             env = _env(scratch, write_fd, {n: str(p) for n, p in inputs.items()})
             # A throwaway shell between us and the command, so that its parent pid is not the grader.
             cmd, cwd = ["sh", "-c", '"$@"; exit $?', "grader-process", *argv], scratch
-        return _watch(cmd, env=env, cwd=cwd, stdin=stdin, timeout=timeout, stall=stall, limits=limits,
-                      read_fd=read_fd, write_fd=write_fd)
+            members = None  # filled in by _watch: the process group it starts
+        return _watch(cmd, env=env, cwd=cwd, stdin=stdin, timeout=timeout, stall=stall, idle=idle, limits=limits,
+                      read_fd=read_fd, write_fd=write_fd, members=members)
 
 
-def _watch(cmd, *, env, cwd, stdin, timeout, stall, limits, read_fd, write_fd) -> Finished:
+def _cpu_seconds(pids: list[int]) -> float:
+    """CPU time of these processes and of their reaped children, read from /proc (outside their control)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        except (OSError, IndexError, ValueError):
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _group_of(pgid: int) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ProcessLookupError):
+                if os.getpgid(int(entry.name)) == pgid:
+                    found.append(int(entry.name))
+    return found
+
+
+def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write_fd, members) -> Finished:
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 cwd=cwd, env=env, pass_fds=(write_fd,), preexec_fn=_preexec(limits))
@@ -319,13 +345,19 @@ def _watch(cmd, *, env, cwd, stdin, timeout, stall, limits, read_fd, write_fd) -
         reader.start()
     feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
     feeder.start()
-    deadline, why = time.monotonic() + timeout, ""
+    members = members or functools.partial(_group_of, proc.pid)
+    deadline, why, seen, cpu_at_progress = time.monotonic() + timeout, "", progress[0], 0.0
     while proc.poll() is None:
         now = time.monotonic()
+        cpu = _cpu_seconds(members()) if stall is not None else 0.0
+        if progress[0] != seen:
+            seen, cpu_at_progress = progress[0], cpu
         if now > deadline:
             why = "wall"
-        elif stall is not None and now - progress[0] > stall:
+        elif stall is not None and cpu - cpu_at_progress > stall:
             why = "stall"
+        elif idle is not None and now - progress[0] > idle:
+            why = "idle"
         if why:
             break
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -356,18 +388,20 @@ class ChildRun:
     detail: str = ""
 
 
-CHILD_STALL = 20.0     # wall seconds a child may go without reporting (its CPU alarm can be cancelled)
+CHILD_STALL = 10.0     # CPU seconds a child may spend without reporting (its own CPU alarm can be cancelled)
+CHILD_IDLE = 60.0      # wall seconds it may stay silent (a sleep uses no CPU); honest children report in milliseconds
 
 
-def run_child(payload: dict, timeout: float, stall: float = CHILD_STALL) -> ChildRun:
+def run_child(payload: dict, timeout: float, stall: float = CHILD_STALL, idle: float = CHILD_IDLE) -> ChildRun:
     """Run grader/child.py on `payload` in the sandbox; never raises for anything the child does."""
-    done = run_sandboxed([sys.executable, "-I", "-c", CHILD_SOURCE], timeout=timeout, stall=stall,
+    done = run_sandboxed([sys.executable, "-I", "-c", CHILD_SOURCE], timeout=timeout, stall=stall, idle=idle,
                          stdin=json.dumps(payload).encode(), limits=Limits(cpu_seconds=int(timeout) + 5))
     protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]])
-    return parse_child_output(done, protocol, timeout, stall)
+    return parse_child_output(done, protocol, timeout, stall, idle)
 
 
-def parse_child_output(done: Finished, protocol: Protocol, timeout: float, stall: float | None = None) -> ChildRun:
+def parse_child_output(done: Finished, protocol: Protocol, timeout: float, stall: float | None = None,
+                       idle: float | None = None) -> ChildRun:
     for line in done.output.split(b"\n"):
         if line.strip() and not protocol.feed(line):
             break
@@ -376,7 +410,8 @@ def parse_child_output(done: Finished, protocol: Protocol, timeout: float, stall
         run.status, run.detail = "garbled", f"the child wrote {protocol.error}"
     elif done.timed_out:
         run.status = "timeout"
-        run.detail = f"stopped after {timeout:.0f} s" if done.why == "wall" else f"stopped: no progress for {stall:.0f} s"
+        run.detail = {"wall": f"stopped after {timeout:.0f} s", "stall": f"stopped: no progress in {stall:g} s of CPU time",
+                      "idle": f"stopped: no progress for {idle:g} s"}[done.why]
     elif not protocol.finished:
         run.status, run.detail = "crashed", f"ended early (exit code {done.returncode})"
     return run

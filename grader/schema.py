@@ -69,6 +69,20 @@ def short_text(text, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+CELL_TIMEOUT = "the cell itself ran past the time limit"
+
+
+def error_name(text) -> str:
+    """Only the exception's type survives: its message is free text the student controls.
+
+    The full traceback is in the student's own notebook run, which holds no reference.
+    """
+    if text == CELL_TIMEOUT:
+        return text
+    name = str(text).split(":", 1)[0].strip() if type(text) is str else ""
+    return name if name.isidentifier() and len(name) <= 60 else "an error"
+
+
 class Protocol:
     """The exact record sequence of one child: cells, then each named scenario in order, then done."""
 
@@ -114,7 +128,7 @@ class Protocol:
         if set(record) != {"kind", "errors"} or record["kind"] != "cells" or type(errors) is not dict \
                 or not set(errors) <= self.cell_ids:
             return "a malformed cells record"
-        self.records.append({"kind": "cells", "errors": {k: short_text(v) for k, v in errors.items()}})
+        self.records.append({"kind": "cells", "errors": {k: error_name(v) for k, v in errors.items()}})
         return ""
 
     def _scenario(self, record: dict, name: str) -> str:

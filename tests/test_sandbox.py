@@ -1,0 +1,389 @@
+"""Issue 9: the sandbox holds. One test per root cause, each with code that tries it; controls keep their scores."""
+import csv
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import hostile
+from conftest import ROOT
+from grader import autograde, masters, safe_io, sanitize, schema
+from grader.autograde import visible_text
+from grader.grade import Grader
+from grader.sandbox import UID_BASE, UID_COUNT, Limits, python_view, run_sandboxed, sandbox_level
+from grader.suites.continuous_batching import judge_double_gain
+
+NAME = "02_decode_scheduling"
+FULL = {"todo1": 2, "todo2": 3, "todo3": 3, "todo4": 4}
+bwrap_only = pytest.mark.skipif(sandbox_level() != "bwrap", reason="needs root and bubblewrap (make sandbox-deps)")
+
+
+def scores(verdicts):
+    return {v.answer_id: v.score for v in verdicts}
+
+
+def in_sandbox(code: str, **kwargs):
+    """Run Python code in a sandbox; it reports with report(value); returns the value."""
+    prelude = "import json, os\ndef report(v):\n    os.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(v).encode())\n"
+    done = run_sandboxed([sys.executable, "-I", "-c", prelude + code], timeout=kwargs.pop("timeout", 60), **kwargs)
+    assert done.output, done.stderr.decode()[-2000:]
+    return json.loads(done.output)
+
+
+# --- cause 3: an allow-list view; cause 2: nothing host-side is writable -----------------------------
+
+@bwrap_only
+def test_the_view_is_an_allow_list(tmp_path):
+    secret = Path("/opt") / f"course-copy-{uuid.uuid4().hex}"
+    (secret / "grader").mkdir(parents=True)
+    (secret / "grader" / "secret.txt").write_text("reference")
+    try:
+        seen = in_sandbox("""
+import os
+files = []
+for root, dirs, names in os.walk('/'):
+    if root.startswith(('/proc', '/sys', '/dev')):
+        dirs[:] = []
+        continue
+    files += [os.path.join(root, n) for n in names]
+writable = [d for d in ['/', '/tmp', '/dev/shm', '/etc', '/usr', '/inputs/data'] + list(__import__('sys').path) if os.access(d, os.W_OK)]
+report({'files': files, 'writable': writable, 'uid': os.getuid(), 'status': open('/proc/self/status').read(),
+        'pids': sorted(int(p) for p in os.listdir('/proc') if p.isdigit())})
+""", inputs={"data": tmp_path})
+    finally:
+        shutil.rmtree(secret)
+    allowed = [str(p) for p in python_view()] + ["/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64",
+                                                  "/usr/libexec", "/etc", "/inputs"]
+    outside = [f for f in seen["files"] if not any(f.startswith(a + "/") for a in allowed)]
+    assert outside == [] and not any("course-copy" in f for f in seen["files"])
+    assert not any(f.startswith(str(ROOT / "grader")) or f.startswith(str(ROOT / "solutions")) for f in seen["files"])
+    assert sorted(f for f in seen["files"] if f.startswith("/etc/")) == ["/etc/group", "/etc/hosts", "/etc/ld.so.cache",
+                                                                        "/etc/ld.so.conf", "/etc/localtime", "/etc/passwd"]
+    assert seen["writable"] == ["/tmp", "/dev/shm"]
+    assert UID_BASE <= seen["uid"] < UID_BASE + UID_COUNT
+    status = dict(line.split(":\t", 1) for line in seen["status"].splitlines() if ":\t" in line)
+    assert status["CapEff"].strip() == status["CapBnd"].strip() == "0000000000000000" and status["NoNewPrivs"].strip() == "1"
+    assert len(seen["pids"]) <= 3  # bwrap's init, python (and nothing of the host)
+
+
+@bwrap_only
+def test_nothing_written_outlives_a_sandbox():
+    code = """
+import ctypes, os, time
+open('/tmp/left', 'w').write('x'); open('/dev/shm/left', 'w').write('x')
+ctypes.CDLL(None).shmget(0x5EEF, 1 << 20, 0o1666)
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(120)
+    os._exit(0)
+report(os.getuid())
+"""
+    uid = in_sandbox(code)
+    again = in_sandbox("import glob, subprocess\nreport([glob.glob('/tmp/*') + glob.glob('/dev/shm/*'), "
+                       "subprocess.run(['ipcs', '-m'], capture_output=True, text=True).stdout.count('0x00005eef')])")
+    assert again == [[], 0]
+    assert not _processes_in_range(), f"sandbox uid {uid} left processes behind"
+
+
+def _processes_in_range() -> list[int]:
+    """Processes running as a sandbox uid (other helpers' graders may run as nobody: not counted)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            uid = int(next(l for l in open(f"/proc/{entry}/status") if l.startswith("Uid:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            continue
+        if UID_BASE <= uid < UID_BASE + UID_COUNT:
+            found.append(int(entry))
+    return found
+
+
+@bwrap_only
+def test_process_limits_are_per_sandbox():
+    """One sandbox holds every process its uid may have; another, running at the same time, is unaffected."""
+    hog_code = """
+import os, time
+children = 0
+try:
+    for _ in range(100):
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        children += 1
+except OSError:
+    pass
+report(children)
+time.sleep(60)
+"""
+    results = {}
+    hog = threading.Thread(target=lambda: results.setdefault("hog", run_sandboxed(
+        [sys.executable, "-I", "-c", "import json, os\ndef report(v):\n    os.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(v).encode())\n" + hog_code],
+        timeout=90, stall=None, limits=Limits(cpu_seconds=90, processes=20))))
+    hog.start()
+    try:
+        for _ in range(600):  # until the hog's uid holds its 20 processes (bounded wait, no timing assertion)
+            if len(_processes_in_range()) >= 20:
+                break
+            time.sleep(0.1)
+        assert len(_processes_in_range()) >= 20
+        other = in_sandbox("import os\nkids = []\nfor _ in range(10):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+                           "    kids.append(pid)\nfor pid in kids:\n    os.waitpid(pid, 0)\nreport(len(kids))",
+                           limits=Limits(cpu_seconds=60, processes=20))
+        assert other == 10
+    finally:
+        for pid in _processes_in_range():
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        hog.join(timeout=120)
+    assert json.loads(results["hog"].output) < 20  # it hit its own limit
+
+
+# --- cause 4: a narrow result channel ----------------------------------------------------------------
+
+def test_protocol_accepts_exactly_the_expected_records():
+    names = ["a", "b"]
+    good = [{"kind": "cells", "errors": {}}, {"kind": "scenario", "name": "a", "obs": [1]},
+            {"kind": "scenario", "name": "b", "obs": {"x": "y"}}, {"kind": "done"}]
+
+    def feed(records):
+        protocol = schema.Protocol(["todo1"], names)
+        for record in records:
+            if not protocol.feed(json.dumps(record).encode()):
+                break
+        return protocol
+
+    assert feed(good).finished and not feed(good).error
+    for broken in ([good[0], {"kind": "note", "text": "x"}], [good[0], good[2]], [*good, {"kind": "done"}],
+                   [{"kind": "cells", "errors": {"todo9": "x"}}], [good[0], {**good[1], "extra": 1}]):
+        assert feed(broken).error, broken
+    huge = feed([{"kind": "cells", "errors": {"todo1": "x" * 10_000}}, {**good[1], "obs": ["y" * 10_000]}])
+    assert huge.records[0]["errors"]["todo1"] == "an error" and schema.error_name("RuntimeError: the reference") == "RuntimeError"
+    assert huge.records[1]["obs"] == f"invalid observation: a string of 10000 characters"
+    deep = []
+    for _ in range(50):
+        deep = [deep]
+    assert schema.problem(deep) == f"nested deeper than {schema.MAX_DEPTH}"
+    assert schema.problem(2 ** 100) and schema.problem(list(range(schema.MAX_NODES + 1)))
+    assert schema.for_feedback({"k": "z" * 100, "n": 3}) == {"k": "<str of length 100>", "n": 3}
+
+
+# --- cause 5: inert feedback -------------------------------------------------------------------------
+
+def test_feedback_pages_are_inert():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(hostile.XSS_MARKDOWN),
+                                         nbformat.v4.new_code_cell("x", outputs=[
+                                             nbformat.v4.new_output("display_data", data={"text/html": "<script>x</script>",
+                                                                                           "application/javascript": "x"}),
+                                             nbformat.v4.new_output("stream", name="stdout", text="y" * 100_000)])])
+    sanitize.clean_notebook(nb)
+    assert "<script" not in nb.cells[0].source and "<img" not in nb.cells[0].source and "<svg" not in nb.cells[0].source
+    outputs = nb.cells[1].outputs
+    assert set(outputs[0].data) == {"text/plain"} and len(outputs[1].text) < 25_000
+    for page in ['<html><head></head><body><img src=x onerror="alert(1)"></body></html>',
+                 "<html><head></head><body><a href=' javascript:alert(1)'>a</a></body></html>",
+                 "<html><head></head><body><svg><animate/></svg></body></html>"]:
+        assert sanitize.clean_page(page)[0] is None, page
+    page, why = sanitize.clean_page("<html><head><script src='x'></script></head><body><p>fine</p></body></html>")
+    assert why == "" and "<script" not in page and "Content-Security-Policy" in page
+    assert sanitize.clean_page("<html><head></head><body>" + "z" * (sanitize.PAGE_CAP + 1) + "</body></html>")[0] is None
+
+
+# --- cause 2 (parent side) and 6: reading by value, names, judges, limits ------------------------------
+
+def test_root_reads_by_value_and_writes_without_following(tmp_path):
+    target = tmp_path / "precious"
+    target.write_text("keep")
+    (tmp_path / "link.ipynb").symlink_to(target)
+    with pytest.raises(safe_io.Refused, match="plain file"):
+        safe_io.read_regular(tmp_path / "link.ipynb")
+    with pytest.raises(safe_io.Refused, match="limit"):
+        (tmp_path / "big").write_bytes(b"x" * 2048)
+        safe_io.read_regular(tmp_path / "big", limit=1024)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(safe_io.Refused, match="not a regular file"):
+        safe_io.read_regular(tmp_path / "fifo")
+    safe_io.write_new(tmp_path / "link.ipynb", b"new")
+    assert target.read_text() == "keep" and (tmp_path / "link.ipynb").read_bytes() == b"new"
+    assert safe_io.printable(os.fsdecode(b"stud\xffent")) == "stud\\xffent"
+
+
+def test_a_huge_workload_is_refused_before_it_is_simulated():
+    jobs = [{"id": i, "arrival": 0, "tokens": 10 ** 12} for i in range(3)]
+    assert "keep it small" in judge_double_gain([{"value": [jobs, 2]}])
+    assert "at most" in judge_double_gain([{"value": [[{"id": 1, "arrival": 0, "tokens": 1}] * 10_000, 2]}])
+
+
+def test_cancelling_the_cpu_alarm_does_not_hold_a_worker():
+    """The hog turns off its own CPU alarm; the parent's no-progress limit (not the 10-minute wall) stops it."""
+    grader = Grader(NAME, child_timeout=600, child_stall=5)
+    answers = masters.reference_answers(NAME)
+    answers["todo1"] = hostile.HOG + answers["todo1"]
+    verdicts = {v.answer_id: v for v in grader.grade(answers)}
+    assert "no progress in 5 s of CPU time" in verdicts["todo1"].note
+    assert scores(verdicts.values()) == FULL | {"todo1": 0}
+
+
+def test_the_fallback_level_still_judges_from_observations():
+    """GRADER_SANDBOX=process: full marks stay full, a forged channel gains nothing, its limits hold."""
+    code = (
+        "import json, sys; sys.path.insert(0, 'tests')\n"
+        "import hostile\nfrom grader import masters\nfrom grader.grade import Grader\n"
+        "g = Grader('02_decode_scheduling', child_stall=5)\nref = masters.reference_answers('02_decode_scheduling')\n"
+        "stub = hostile._stub_answers('02_decode_scheduling')\n"
+        "forged = ref | {'todo2': stub['todo2'] + hostile.FORGE.replace('%(gid)s', 'todo2')}\n"
+        "hog = ref | {'todo1': hostile.HOG + ref['todo1']}\n"
+        "searched = ref | {'todo2': stub['todo2'] + hostile.SEARCH.replace('%(gid)s', 'todo2')}\n"
+        "print(json.dumps([g.sandbox] + [{v.answer_id: v.score for v in g.grade(a)} for a in (ref, forged, hog, searched)]))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=os.environ | {"GRADER_SANDBOX": "process"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    level, full, forged, hog, searched = json.loads(done.stdout.strip().splitlines()[-1])
+    assert level == "process" and full == FULL and forged == FULL | {"todo2": 0} and hog == FULL | {"todo1": 0}
+    # What this level does not guarantee: a stub that reads the master scores. The bwrap batch gives it 0.
+    assert searched == FULL
+
+
+def test_workers_import_before_the_pool_starts(monkeypatch):
+    for name in [m for m in sys.modules if m.startswith(("nbgrader", "nbconvert"))]:
+        monkeypatch.delitem(sys.modules, name)
+    autograde.preload()
+    assert {"nbgrader.converters", "nbgrader.api", "nbconvert.exporters"} <= set(sys.modules)
+
+
+# --- the hostile batch: every cause at once, controls intact, host unchanged ----------------------------
+
+def host_state() -> dict:
+    def tree(folder, deep):  # other jobs on this machine add and remove entries meanwhile: never fail on that
+        if not deep:
+            return [os.path.join(folder, name) for name in os.listdir(folder)] if os.path.isdir(folder) else []
+        return [os.path.join(root, name) for root, dirs, files in os.walk(folder) for name in dirs + files]
+    repo = subprocess.run(["git", "ls-files", "-s", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True).stdout
+    digests = {p: hashlib.sha256((ROOT / p).read_bytes()).hexdigest() for p in
+               subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split() if (ROOT / p).is_file()}
+    # Other jobs share this machine: the world-writable folders are checked for what the attackers write.
+    planted = sorted(p for folder, deep in (("/run/lock", True), ("/dev/shm", True), ("/tmp", False), ("/var/tmp", False))
+                     for p in tree(folder, deep) if "hostile" in p)
+    ipcs = subprocess.run(["ipcs"], capture_output=True, text=True).stdout
+    return {"planted": planted, "ipc_keys": [k for k in ("0x00005eed", "0x00005eee", "0x00005eef") if k in ipcs],
+            "repo": repo, "digests": digests, "sandbox_processes": _processes_in_range()}
+
+
+def run_batch(subs: dict, folder: Path):
+    (folder / "subs").mkdir(parents=True)
+    for student, nb in subs.items():
+        nbformat.write(nb, folder / "subs" / f"{student}.ipynb")
+    return folder / "subs", folder / "out"
+
+
+@pytest.fixture(scope="module")
+def hostile_batch(tmp_path_factory):
+    if sandbox_level() != "bwrap":
+        pytest.skip("needs root and bubblewrap (make sandbox-deps)")
+    base = tmp_path_factory.mktemp("hostile")
+    copy = Path("/opt") / f"course-copy-{uuid.uuid4().hex}"  # the reference elsewhere on the machine
+    shutil.copytree(ROOT / "grader" / "assignments", copy / "grader" / "assignments")
+    subs, out = run_batch(hostile.submissions(NAME), base / "hostile")
+    (subs / os.fsdecode(b"\xff\xfename.ipynb")).write_bytes((subs / "alice_solution.ipynb").read_bytes())
+    originals = {p.name: p.read_bytes() for p in subs.iterdir()}
+    controls_subs, controls_out = run_batch({k: v for k, v in hostile.submissions(NAME).items() if k in ("alice_solution", "bob_untouched")},
+                                            base / "controls")
+    autograde.run(NAME, controls_subs, controls_out, jobs=2, cell_timeout=8)
+    before = host_state()
+    try:
+        autograde.run(NAME, subs, out, jobs=2, cell_timeout=8, feedback_wall=120)
+    finally:
+        shutil.rmtree(copy)
+    after = host_state()
+    rows = {row["student_id"]: row for row in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
+    report = {s["student_id"]: s for s in json.loads((out / "report.json").read_text())["students"]}
+    return {"out": out, "rows": rows, "report": report, "before": before, "after": after, "subs": subs,
+            "originals": originals, "controls_out": controls_out}
+
+
+def total(row):
+    return float(row["total"])
+
+
+@bwrap_only
+def test_hostile_batch_controls_keep_exact_scores_and_pages(hostile_batch):
+    rows, out, controls = hostile_batch["rows"], hostile_batch["out"], hostile_batch["controls_out"]
+    control_rows = {row["student_id"]: row for row in csv.DictReader(open(controls / "grades.csv"))}
+    for student in ("alice_solution", "bob_untouched"):
+        assert {k: v for k, v in rows[student].items()} == control_rows[student]
+        assert _verdict_text(out / "feedback" / f"{student}.html") == _verdict_text(controls / "feedback" / f"{student}.html")
+    assert total(rows["course"]) == 12 and total(rows["template"]) == 0  # ids that once collided with the grader's folders
+    assert _verdict_text(out / "feedback" / "course.html") == _verdict_text(controls / "feedback" / "alice_solution.html")
+    assert hostile_batch["report"]["alice_solution"]["warnings"] == []
+
+
+def _verdict_text(page: Path) -> list[str]:
+    text = visible_text(page.read_text())
+    return [line for line in text.splitlines() if re.match(r"\s*(TODO \d:|\[(pass|FAIL)\]|note:)", line)]
+
+
+@bwrap_only
+def test_hostile_batch_attackers_earn_nothing(hostile_batch):
+    rows, report = hostile_batch["rows"], hostile_batch["report"]
+    for attacker in ("mallory_shares", "oscar_searches", "trudy_forges"):
+        assert total(rows[attacker]) == 0, (attacker, report[attacker])
+    assert {k: float(rows["hector_hogs"][k]) for k in FULL} == FULL | {"todo1": 0}
+    assert "no progress" in json.dumps(report["hector_hogs"]["verdicts"][0])
+    assert total(rows["xavier_scripts"]) == 12
+
+
+@bwrap_only
+def test_hostile_batch_carries_no_reference_out(hostile_batch):
+    out = hostile_batch["out"]
+    release = "\n".join(hostile._stub_answers(NAME).values())
+    secret_lines = {line.strip() for src in masters.reference_answers(NAME).values() for line in src.splitlines()
+                    if len(line.strip()) >= 30 and line.strip() not in release}
+    assert secret_lines
+    for path in [*(out / "feedback").glob("*.html"), out / "report.json", out / "report.md", out / "grades.csv"]:
+        text = visible_text(path.read_text(errors="replace")) if path.suffix == ".html" else path.read_text(errors="replace")
+        text = text.replace("\\n", "\n")
+        leaked = [line for line in secret_lines if line in text and not path.name.startswith(("alice", "course", "xavier", "hector"))]
+        assert not leaked, (path.name, leaked[:2])
+    mallory = visible_text((out / "feedback" / "mallory_shares.html").read_text())
+    assert "FOUND 0" in mallory
+
+
+@bwrap_only
+def test_hostile_batch_pages_are_inert_and_capped(hostile_batch):
+    out = hostile_batch["out"]
+    for page in (out / "feedback").glob("*.html"):
+        text = page.read_text()
+        assert sanitize.clean_page(text)[0] is not None, page.name  # the audit finds nothing active
+        assert len(text.encode()) <= sanitize.PAGE_CAP
+    xavier = (out / "feedback" / "xavier_scripts.html").read_text()
+    assert "<script" not in xavier and "data:image/png" in xavier and "Content-Security-Policy" in xavier
+    assert "not shown on the feedback page" in visible_text(xavier)  # the HTML, JavaScript and SVG outputs
+
+
+@bwrap_only
+def test_hostile_batch_leaves_the_host_as_it_was(hostile_batch):
+    before, after = hostile_batch["before"], hostile_batch["after"]
+    for key in before:
+        assert before[key] == after[key], key
+    assert before["planted"] == [] and before["ipc_keys"] == [] and before["sandbox_processes"] == []
+    subs = hostile_batch["subs"]
+    assert {p.name: p.read_bytes() for p in subs.iterdir()} == hostile_batch["originals"]
+
+
+@bwrap_only
+def test_hostile_batch_always_writes_its_outputs(hostile_batch):
+    rows, out = hostile_batch["rows"], hostile_batch["out"]
+    assert len(rows) == len(hostile.submissions(NAME)) + 1
+    assert rows["\\xff\\xfename"]["total"] == "0" and hostile_batch["report"]["\\xff\\xfename"]["status"] == "bad"
+    assert (out / "report.md").exists() and not (out / ".work").exists()
