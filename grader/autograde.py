@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 
 from . import masters, safe_io, sanitize
-from .feedback import execute_in_sandbox, make_feedback_course
+from .feedback_run import execute_in_sandbox, make_feedback_course
 from .grade import Grader, TaskVerdict, verdicts_to_json
 from .paths import master_path
 from .safe_io import printable, say

@@ -104,8 +104,8 @@ while True:
     pass
 '''
 
-# Causes 1-3 in nbgrader's kernel: shared folders, SysV IPC, a process that outlives the run, symlinks for root,
-# writes into the repository, and a hunt for solutions.
+# Causes 1-2 in nbgrader's kernel: shared folders, SysV IPC, a process that outlives the run and swaps the
+# executed notebook for a symlink, symlinks planted for root, writes into the repository.
 KERNEL = '''
 import ctypes, os, re, sys, time
 from pathlib import Path
@@ -125,18 +125,25 @@ for name in ["feedback", "autograded"]:
         os.symlink(str(repo / "solutions"), Path.cwd() / name / "hostile")
     except OSError:
         pass
-if os.fork() == 0:  # a sleeper that keeps swapping files for symlinks, long after this cell
-    os.setsid()
-    if os.fork() == 0:
-        for _ in range(3000):
-            for path in Path.cwd().rglob("*.ipynb"):
-                try:
-                    path.unlink()
-                    path.symlink_to(repo / "solutions" / "02_decode_scheduling.ipynb")
-                except OSError:
-                    pass
-            time.sleep(0.1)
-    os._exit(0)
+SLEEPER = f"""
+import time
+from pathlib import Path
+for _ in range(3000):  # keeps swapping files for symlinks, long after this cell
+    for path in Path({str(Path.cwd())!r}).rglob("*.ipynb"):
+        try:
+            path.unlink()
+            path.symlink_to({str(repo / "solutions" / "02_decode_scheduling.ipynb")!r})
+        except OSError:
+            pass
+    time.sleep(0.1)
+"""
+import subprocess
+subprocess.Popen([sys.executable, "-c", SLEEPER], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+'''
+
+# Cause 3 in nbgrader's kernel: look for the solutions anywhere on the visible file system.
+KERNEL_SEARCH = '''
+import os
 found = []
 for root, dirs, files in os.walk("/"):
     if root.startswith(("/proc", "/sys", "/dev", "/usr")) or any(part in root for part in ("site-packages", "/lib/python", "/share")):
@@ -190,7 +197,8 @@ def submissions(assignment: str = "02_decode_scheduling") -> dict[str, nbformat.
         "template": examples.release(assignment),
         "mallory_shares": _with_cells(examples.filled(assignment, {gid: stubs[gid] + SHARE.replace("%(gid)s", gid) for gid in ids}),
                                       [nbformat.v4.new_code_cell(KERNEL)]),
-        "oscar_searches": examples.filled(assignment, {gid: stubs[gid] + SEARCH.replace("%(gid)s", gid) for gid in ids}),
+        "oscar_searches": _with_cells(examples.filled(assignment, {gid: stubs[gid] + SEARCH.replace("%(gid)s", gid) for gid in ids}),
+                                      [nbformat.v4.new_code_cell(KERNEL_SEARCH)]),
         "trudy_forges": examples.filled(assignment, {gid: stubs[gid] + FORGE.replace("%(gid)s", gid) for gid in ids}),
         "xavier_scripts": _with_cells(perfect, [nbformat.v4.new_markdown_cell(XSS_MARKDOWN), nbformat.v4.new_code_cell(XSS_CODE)]),
         "hector_hogs": examples.filled(assignment, reference | {ids[0]: HOG + reference[ids[0]]}),

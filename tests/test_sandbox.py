@@ -355,8 +355,8 @@ def test_hostile_batch_carries_no_reference_out(hostile_batch):
         text = text.replace("\\n", "\n")
         leaked = [line for line in secret_lines if line in text and not path.name.startswith(("alice", "course", "xavier", "hector"))]
         assert not leaked, (path.name, leaked[:2])
-    mallory = visible_text((out / "feedback" / "mallory_shares.html").read_text())
-    assert "FOUND 0" in mallory
+    oscar = visible_text((out / "feedback" / "oscar_searches.html").read_text())
+    assert "FOUND 0" in oscar  # its kernel found no solution anywhere it could see
 
 
 @bwrap_only
