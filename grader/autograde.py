@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -27,7 +26,9 @@ import nbformat
 from . import masters
 from .build import make_course
 from .grade import Grader, TaskVerdict, verdicts_to_json
-from .paths import master_path
+from . import feedback, submission
+from .paths import NOTEBOOKS_DIR, assignment_names, master_path
+from .submission import Submission
 from .sandbox import run_sandboxed
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
@@ -54,10 +55,10 @@ class Batch:
         self.work = self.out / ".work"
         self.cell_timeout = cell_timeout
         source = masters.nbgrader_source(assignment)
-        self.expected_ids = set(masters.cells_by_grade_id(source))
         self.answer_ids = masters.answer_ids(source)
-        self.test_ids = masters.test_ids(source)
-        self.hidden_snippets = _hidden_snippets(source)
+        self.release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+        self.other_assignments = [name for name in assignment_names() if name != assignment]
+        self.hidden_snippets = feedback.hidden_snippets(source)
         kwargs = {"seed": seed} if seed is not None else {}
         self.grader = Grader(assignment, hide=(self.submissions, self.out), **kwargs)
         self.task_columns = [task.answer_id for task in self.grader.tasks]
@@ -66,27 +67,11 @@ class Batch:
         shutil.rmtree(self.out / "feedback", ignore_errors=True)  # never leave a stale page from an earlier run
         self.course = make_course(self.work / "course", [assignment], with_db=True)
 
-    def check(self, path: Path) -> tuple[nbformat.NotebookNode | None, str]:
-        """The notebook, or None and the reason it cannot be graded."""
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return None, f"unreadable JSON: {exc}"
-        try:
-            nb = nbformat.from_dict(raw)
-            nbformat.validate(nb)
-        except Exception as exc:  # noqa: BLE001 - any schema problem is the student's to fix
-            return None, f"not a valid Jupyter notebook: {str(exc).splitlines()[0][:200]}"
-        found = masters.cells_by_grade_id(nb)
-        if not found.keys() & self.expected_ids:
-            return None, f"some other notebook: none of the graded cells of {self.assignment} are in it"
-        duplicated = sorted(gid for gid, cells in found.items() if len(cells) > 1)
-        if duplicated:
-            return None, f"duplicated cell(s): {', '.join(duplicated)} (restore the original notebook layout)"
-        missing = sorted(self.expected_ids - found.keys())
-        if missing:
-            return None, f"deleted cell(s): {', '.join(missing)} (restore them from the released notebook)"
-        return nb, ""
+    def check(self, path: Path) -> Submission:
+        """The submission read as Jupyter reads it; raises NotASubmission with the reason it cannot be graded."""
+        nb = submission.read(path)
+        submission.identify(nb, self.assignment, self.other_assignments)
+        return submission.prepare(nb, self.release, self.answer_ids)
 
     def grade_one(self, path: Path) -> Outcome:
         """Grade one file; whatever goes wrong is reported for this student and the batch goes on."""
@@ -104,15 +89,15 @@ class Batch:
         zero = self.zero_scores()
         if not STUDENT_ID.fullmatch(student):
             return Outcome(student, "bad", zero, "file name is not a usable student id (letters, digits, _.@+-)")
-        nb, reason = self.check(path)
-        if nb is None:
-            outcome = Outcome(student, "bad", zero, reason)
-        else:
-            answers = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(nb).items() if gid in self.answer_ids}
-            verdicts = self.grader.grade(answers)
-            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, verdicts=verdicts)
+        try:
+            sub = self.check(path)
+        except submission.NotASubmission as exc:
+            sub, outcome = None, Outcome(student, "bad", zero, str(exc))
+        if sub is not None:
+            verdicts = self.grader.grade(sub.answers)
+            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, warnings=list(sub.warnings), verdicts=verdicts)
             try:
-                self.feedback_via_nbgrader(path, outcome)
+                self.feedback_via_nbgrader(sub.notebook, outcome)
             except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
                 (self.out / "feedback" / f"{student}.html").unlink(missing_ok=True)
                 outcome.warnings.append(f"feedback fell back to a plain page: {type(exc).__name__}: {exc}")
@@ -121,7 +106,7 @@ class Batch:
         outcome.seconds = time.perf_counter() - started
         return outcome
 
-    def feedback_via_nbgrader(self, path: Path, outcome: Outcome) -> None:
+    def feedback_via_nbgrader(self, notebook: nbformat.NotebookNode, outcome: Outcome) -> None:
         """Execute the notebook with nbgrader (sandboxed), store our scores, render redacted feedback."""
         sid, name = outcome.student_id, self.assignment
         course = self.work / sid
@@ -129,7 +114,7 @@ class Batch:
         shutil.copytree(self.course, course, ignore=shutil.ignore_patterns("release", "autograded", "feedback", "submitted"))
         submitted = course / "submitted" / sid / name
         submitted.mkdir(parents=True)
-        shutil.copy(path, submitted / f"{name}.ipynb")
+        nbformat.write(notebook, submitted / f"{name}.ipynb")
         done = run_sandboxed([sys.executable, "-m", "nbgrader", "autograde", name, "--student", sid, "--force",
                               f"--Execute.timeout={self.cell_timeout}", "--log-level=WARN"],
                              cwd=course, keep=[course], hide=[self.submissions, self.out], timeout=NBGRADER_WALL_SECONDS,
@@ -141,26 +126,13 @@ class Batch:
             return
         nb = nbformat.read(executed, as_version=4)
         outcome.warnings += _timeouts(nb, self.cell_timeout) + _disagreements(nb, outcome.verdicts)
-        self.redact(nb, outcome.verdicts)
+        feedback.redact(nb, outcome.verdicts, self.hidden_snippets)
+        feedback.scrub_outputs(nb, [course])
         nbformat.write(nb, executed)
         self.store_scores(course, sid, outcome.verdicts)
-        generate_feedback(course, name, sid)
+        feedback.generate(course, name, sid)
         page = course / "feedback" / sid / name / f"{name}.html"
         self.publish(page.read_text(encoding="utf-8"), sid)
-
-    def redact(self, nb, verdicts: list[TaskVerdict]) -> None:
-        """Test cells lose their hidden region; their outputs become the sandboxed verdict."""
-        by_test = {v.test_id: v for v in verdicts}
-        for cell in nb.cells:
-            gid = masters.grade_id(cell)
-            if gid in by_test:
-                cell.source = masters.strip_hidden(cell.source)
-                text = by_test[gid].summary() + "\n\n(Graded outside this notebook: the hidden tests replay this TODO alone.)\n"
-                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
-                shown = cell.source + text
-                leaked = [line for line in self.hidden_snippets if line in shown]
-                if leaked:  # a bug of ours, never the student's: stop before anything is rendered
-                    raise RuntimeError(f"redaction failed, {gid} would show hidden test code: {leaked[0]!r}")
 
     def store_scores(self, course: Path, sid: str, verdicts: list[TaskVerdict]) -> None:
         from nbgrader.api import Gradebook
@@ -185,38 +157,6 @@ class Batch:
                 f"<h1>{html.escape(self.assignment)}: feedback for {html.escape(outcome.student_id)}</h1>"
                 f"<ul>{notes}</ul><table border=1><tr><th>task</th><th>score</th></tr>{rows}</table>{details}")
         self.publish(page, outcome.student_id)
-
-
-_FEEDBACK_LOCK = threading.Lock()
-
-
-def generate_feedback(course: Path, assignment: str, student: str) -> None:
-    """nbgrader's feedback converter, in this process: its import alone costs seconds per subprocess."""
-    from nbgrader.converters import GenerateFeedback
-    from nbgrader.coursedir import CourseDirectory
-
-    with _FEEDBACK_LOCK:  # nbgrader's converters are not written for concurrent use
-        coursedir = CourseDirectory(root=str(course))
-        coursedir.assignment_id, coursedir.student_id = assignment, student
-        converter = GenerateFeedback(coursedir=coursedir)
-        converter.force = True
-        converter.log.setLevel("WARNING")
-        converter.start()
-
-
-def _hidden_snippets(source) -> list[str]:
-    """Lines found only in hidden-test regions (long enough to be distinctive)."""
-    hidden, visible = set(), set()
-    for cell in source.cells:
-        for region in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", cell.source, re.S):
-            hidden |= {line.strip() for line in region.splitlines()}
-        visible |= {line.strip() for line in masters.strip_hidden(cell.source).splitlines()}
-    return sorted(line for line in hidden - visible if len(line) >= 20)
-
-
-def visible_text(page: str) -> str:
-    """What a reader of an HTML page sees: tags (syntax highlighting) removed, entities decoded."""
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 def _timeouts(nb, cell_timeout: int) -> list[str]:
