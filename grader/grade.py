@@ -47,9 +47,9 @@ class TaskVerdict:
             lines.append(f"  [{'pass' if rule.passed else 'FAIL'}] {rule.name}")
             if not rule.passed:
                 lines.append(f"         {rule.detail}")
-            if rule.snippet:
-                lines.append("         to see it yourself, run in a scratch cell:")
-                lines += [f"             {line}" for line in rule.snippet.splitlines()]
+            if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
+                lines += ["         to see it yourself, paste this into a scratch cell and run it:", "",
+                          *rule.snippet.splitlines(), ""]
         return "\n".join(lines)
 
 

@@ -134,7 +134,7 @@ def test_feedback_a_student_can_act_on(graded):
     toc = re.findall(r'<li><a href="#todo\d_tests">([^<]*)</a>', carol)
     assert toc == ["TODO 1", "TODO 2", "TODO 3", "TODO 4"] and ">Test cell<" not in carol
     assert "white-space: pre-wrap" in carol
-    assert "run in a scratch cell:" in visible_text(carol) and "sim = DecodeSchedulerSim(" in visible_text(carol)
+    assert "paste this into a scratch cell and run it:" in visible_text(carol) and "sim = DecodeSchedulerSim(" in visible_text(carol)
     bob = visible_text((out / "feedback" / "bob_untouched.html").read_text())
     assert "NotImplementedError" in bob  # his tracebacks are shown...
     for folder in (ROOT, out, Path.home()):  # ...without the grading machine's folders
