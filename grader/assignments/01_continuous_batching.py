@@ -540,9 +540,9 @@ test_todo4_hidden_uneven()
 #   whole; the project has since merged a pull request titled "Chunked Prefill" (#204) that splits a long
 #   prompt, so check the current file (as of November 2026). vLLM V1 *mixes* them: its `Scheduler.schedule`
 #   first gives running requests their decode tokens, then fills the rest of the token budget with prefill,
-#   splitting a long prompt into chunks (**chunked prefill**), so neither side waits long. Without chunks,
-#   one long prompt makes its whole step long, and the gaps between the tokens of the requests already
-#   running grow (seed 002).
+#   splitting a long prompt into chunks when `enable_chunked_prefill` is set (**chunked prefill**), so
+#   neither side waits long. Without chunks, one long prompt makes its whole step long, and the gaps
+#   between the tokens of the requests already running grow (seed 002).
 # - **Preemption when KV runs out.** *Recompute* frees the victim's blocks and later prefills its prompt plus the
 #   tokens it already generated; *swap* copies blocks to CPU memory and back. vLLM V1 (`_preempt_request` in
 #   `vllm/v1/core/sched/scheduler.py`) and nano-vllm (`Scheduler.preempt`) only recompute. Under FCFS both

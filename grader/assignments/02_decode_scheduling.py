@@ -666,8 +666,9 @@ test_todo4_hidden_stall_and_exhaustion()
 # finish. A red ▼ marks the first step at which the request **ran while already late**: from then on it
 # cannot finish by its deadline. The flag is the `deadline_missed` field of seed 000's event, which
 # describes only the request that moves in that step; a request that becomes late while it waits is
-# flagged only when it next runs. (Under `fixed_priority` in the overload below, request 2 can no longer
-# meet its deadline long before it first runs.) They need all four TODOs.
+# flagged only when it next runs. (Under `fixed_priority` in the overload below, request 2 runs its prefill
+# early and then waits; its deadline becomes unreachable while it waits, long before its next step flags
+# it.) These cells need all four TODOs.
 
 # %%
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
@@ -799,10 +800,11 @@ fig.tight_layout()
 #   `nanovllm/engine/scheduler.py` admits waiting sequences first and, if it admitted any, returns a
 #   prefill-only step; decoding happens only in steps that admit nobody. vLLM V1 goes the other way:
 #   `Scheduler.schedule` in `vllm/v1/core/sched/scheduler.py` first gives every *running* request its
-#   tokens, then admits waiting requests with the token budget left, so decode tokens and (chunked) prefill
-#   tokens share one step. Our key's `phase` field follows nano-vllm, not vLLM.
+#   tokens, then admits waiting requests with the token budget left, so decode tokens and prefill tokens
+#   share one step, a long prompt split into chunks when `enable_chunked_prefill` is set. Our key's `phase`
+#   field follows nano-vllm, not vLLM.
 # - **Preemption by recompute.** vLLM V1's `Scheduler._preempt_request` frees the victim's KV blocks, resets
-#   its `num_computed_tokens` to 0 and puts it back at the front of the waiting queue; nano-vllm's
+#   its `num_computed_tokens` to 0 and puts it back in the waiting queue (at the front under FCFS); nano-vllm's
 #   `Scheduler.preempt` frees its blocks and puts it at the front of `waiting`. Both recompute: the prompt
 #   and the tokens generated so far are prefilled again. (vLLM's older V0 scheduler, `vllm/core/scheduler.py`,
 #   could also swap KV to CPU memory, `PreemptionMode.SWAP`; V1's scheduler has no swap path.) Our victim
