@@ -9,11 +9,14 @@ OUT ?= build/grades
 JOBS ?= 0
 export MPLBACKEND := Agg
 
-.PHONY: help venv sandbox-deps test demo bench notebooks release autograde student-bundle clean
+E2E_STAMP := $(VENV)/.e2e-installed
+
+.PHONY: help venv sandbox-deps test e2e chromium demo bench notebooks release autograde student-bundle clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite"
+	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
 	@echo "make bench           timings: schedule() scaling, notebook run, autograde per submission"
 	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/"
 	@echo "make release         regenerate the student editions only"
@@ -50,6 +53,20 @@ sandbox-deps:
 
 test: $(STAMP) sandbox-deps
 	$(PY) -m pytest tests
+
+$(E2E_STAMP): $(STAMP) requirements-e2e.txt
+	$(PY) -m pip install --quiet -r requirements-e2e.txt
+	@touch $(E2E_STAMP)
+
+# Debian's Chromium; Playwright is pointed at it and never downloads a browser of its own.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  test "$$(id -u)" = 0 || { echo "error: make e2e needs Chromium; install Debian's package: sudo apt-get install chromium"; exit 1; }; \
+	  echo ">> installing Debian's chromium for the browser test (first run only)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+e2e: $(E2E_STAMP) chromium sandbox-deps
+	$(PY) -m pytest e2e -x -q -p no:cacheprovider
 
 demo: $(STAMP) sandbox-deps
 	$(PY) -m grader.demo

@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import sys
-import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -26,11 +25,12 @@ from pathlib import Path
 
 import nbformat
 
-from . import masters, safe_io, sanitize
+from . import feedback, masters, safe_io, sanitize, submission
 from .feedback_run import execute_in_sandbox, make_feedback_course
 from .grade import Grader, TaskVerdict, verdicts_to_json
-from .paths import master_path
+from .paths import NOTEBOOKS_DIR, assignment_names, master_path
 from .safe_io import printable, say
+from .submission import Submission
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
 TIMEOUT_ERRORS = {"CellTimeoutError", "KeyboardInterrupt", "DeadKernelError"}
@@ -43,6 +43,7 @@ def preload() -> None:
     import nbgrader.api  # noqa: F401
     import nbgrader.converters  # noqa: F401
     import nbgrader.coursedir  # noqa: F401
+    import traitlets.config  # noqa: F401
 
 
 @dataclass
@@ -65,10 +66,10 @@ class Batch:
         self.work = self.out / ".work"
         self.cell_timeout, self.feedback_wall = cell_timeout, feedback_wall
         source = masters.nbgrader_source(assignment)
-        self.expected_ids = set(masters.cells_by_grade_id(source))
         self.answer_ids = masters.answer_ids(source)
-        self.test_ids = masters.test_ids(source)
-        self.hidden_snippets = _hidden_snippets(source)
+        self.release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+        self.other_assignments = [name for name in assignment_names() if name != assignment]
+        self.hidden_snippets = feedback.hidden_snippets(source)
         kwargs = {"seed": seed} if seed is not None else {}
         self.grader = Grader(assignment, **kwargs)
         self.task_columns = [task.answer_id for task in self.grader.tasks]
@@ -81,29 +82,11 @@ class Batch:
         self.students.mkdir()
         self.course = make_feedback_course(self.work / "template", assignment)
 
-    def check(self, path: Path) -> tuple[nbformat.NotebookNode | None, str]:
-        """The notebook, or None and the reason it cannot be graded."""
-        try:
-            raw = json.loads(safe_io.read_regular(path).decode("utf-8"))
-        except safe_io.Refused as exc:
-            return None, str(exc)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return None, f"unreadable JSON: {exc}"
-        try:
-            nb = nbformat.from_dict(raw)
-            nbformat.validate(nb)
-        except Exception as exc:  # noqa: BLE001 - any schema problem is the student's to fix
-            return None, f"not a valid Jupyter notebook: {str(exc).splitlines()[0][:200]}"
-        found = masters.cells_by_grade_id(nb)
-        if not found.keys() & self.expected_ids:
-            return None, f"some other notebook: none of the graded cells of {self.assignment} are in it"
-        duplicated = sorted(gid for gid, cells in found.items() if len(cells) > 1)
-        if duplicated:
-            return None, f"duplicated cell(s): {', '.join(duplicated)} (restore the original notebook layout)"
-        missing = sorted(self.expected_ids - found.keys())
-        if missing:
-            return None, f"deleted cell(s): {', '.join(missing)} (restore them from the released notebook)"
-        return nb, ""
+    def check(self, path: Path) -> Submission:
+        """The submission read as Jupyter reads it; raises NotASubmission with the reason it cannot be graded."""
+        nb = submission.read(path)
+        submission.identify(nb, self.assignment, self.other_assignments)
+        return submission.prepare(nb, self.release, self.answer_ids)
 
     def grade_one(self, path: Path) -> Outcome:
         """Grade one file; whatever goes wrong is reported for this student and the batch goes on."""
@@ -123,15 +106,15 @@ class Batch:
         zero = self.zero_scores()
         if not STUDENT_ID.fullmatch(student):
             return Outcome(student, "bad", zero, "file name is not a usable student id (letters, digits, _.@+-)")
-        nb, reason = self.check(path)
-        if nb is None:
-            outcome = Outcome(student, "bad", zero, reason)
-        else:
-            answers = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(nb).items() if gid in self.answer_ids}
-            verdicts = self.grader.grade(answers)
-            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, verdicts=verdicts)
+        try:
+            sub = self.check(path)
+        except submission.NotASubmission as exc:
+            sub, outcome = None, Outcome(student, "bad", zero, str(exc))
+        if sub is not None:
+            verdicts = self.grader.grade(sub.answers)
+            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, warnings=list(sub.warnings), verdicts=verdicts)
             try:
-                self.feedback_via_nbgrader(path, outcome)
+                self.feedback_via_nbgrader(sub.notebook, outcome)
             except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
                 (self.out / "feedback" / f"{student}.html").unlink(missing_ok=True)
                 outcome.warnings.append(f"feedback fell back to a plain page: {type(exc).__name__}: {exc}")
@@ -140,47 +123,33 @@ class Batch:
         outcome.seconds = time.perf_counter() - started
         return outcome
 
-    def feedback_via_nbgrader(self, path: Path, outcome: Outcome) -> None:
+    def feedback_via_nbgrader(self, notebook: nbformat.NotebookNode, outcome: Outcome) -> None:
         """Execute the notebook with nbgrader (sandboxed), store our scores, render an inert, redacted page."""
         sid, name = outcome.student_id, self.assignment
         home = safe_io.private_dir(self.students / sid)
-        nb, why = execute_in_sandbox(self.course, home / "run", safe_io.read_regular(path), name, sid, self.cell_timeout,
-                                     self.feedback_wall)
+        nb, why = execute_in_sandbox(self.course, home / "run", nbformat.writes(notebook).encode("utf-8"), name, sid,
+                                     self.cell_timeout, self.feedback_wall)
         if nb is None:
             outcome.warnings.append(f"nbgrader could not execute the notebook ({why}); feedback shows scores only")
             return
         outcome.warnings += _timeouts(nb, self.cell_timeout) + _disagreements(nb, outcome.verdicts)
         outcome.warnings += sanitize.clean_notebook(nb)
-        self.redact(nb, outcome.verdicts)
+        feedback.redact(nb, outcome.verdicts, self.hidden_snippets)
         course = home / "render"  # a fresh copy only the grader writes: nothing here came from a sandbox's disk
         shutil.copytree(self.course, course)
+        feedback.scrub_outputs(nb, [Path("/tmp/course"), Path("/inputs/course"), course])
         executed = course / "autograded" / sid / name / f"{name}.ipynb"
         executed.parent.mkdir(parents=True)
         nbformat.write(nb, executed)
         self.store_scores(course, sid, outcome.verdicts)
-        generate_feedback(course, name, sid)
+        feedback.generate(course, name, sid)
         page = (course / "feedback" / sid / name / f"{name}.html").read_text(encoding="utf-8")
-        leaked = [line for line in self.hidden_snippets if line in visible_text(page)]
-        if leaked:  # the kernel never holds hidden tests; if a page shows one anyway, it is not published
-            raise RuntimeError("the page would show hidden test code")
+        if [line for line in self.hidden_snippets if line in feedback.visible_text(page)]:
+            raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
         page, why = sanitize.clean_page(page)
         if page is None:
             raise RuntimeError(why)
         self.publish(page, sid)
-
-    def redact(self, nb, verdicts: list[TaskVerdict]) -> None:
-        """Test cells lose their hidden region; their outputs become the sandboxed verdict."""
-        by_test = {v.test_id: v for v in verdicts}
-        for cell in nb.cells:
-            gid = masters.grade_id(cell)
-            if gid in by_test:
-                cell.source = masters.strip_hidden(cell.source)
-                text = by_test[gid].summary() + "\n\n(Graded outside this notebook: the hidden tests replay this TODO alone.)\n"
-                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
-                shown = cell.source + text
-                leaked = [line for line in self.hidden_snippets if line in shown]
-                if leaked:  # a bug of ours, never the student's: stop before anything is rendered
-                    raise RuntimeError(f"redaction failed, {gid} would show hidden test code: {leaked[0]!r}")
 
     def store_scores(self, course: Path, sid: str, verdicts: list[TaskVerdict]) -> None:
         from nbgrader.api import Gradebook
@@ -210,38 +179,6 @@ class Batch:
         self.publish(page, outcome.student_id)
 
 
-_FEEDBACK_LOCK = threading.Lock()
-
-
-def generate_feedback(course: Path, assignment: str, student: str) -> None:
-    """nbgrader's feedback converter, in this process: its import alone costs seconds per subprocess."""
-    from nbgrader.converters import GenerateFeedback
-    from nbgrader.coursedir import CourseDirectory
-
-    with _FEEDBACK_LOCK:  # nbgrader's converters are not written for concurrent use
-        coursedir = CourseDirectory(root=str(course))
-        coursedir.assignment_id, coursedir.student_id = assignment, student
-        converter = GenerateFeedback(coursedir=coursedir)
-        converter.force = True
-        converter.log.setLevel("WARNING")
-        converter.start()
-
-
-def _hidden_snippets(source) -> list[str]:
-    """Lines found only in hidden-test regions (long enough to be distinctive)."""
-    hidden, visible = set(), set()
-    for cell in source.cells:
-        for region in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", cell.source, re.S):
-            hidden |= {line.strip() for line in region.splitlines()}
-        visible |= {line.strip() for line in masters.strip_hidden(cell.source).splitlines()}
-    return sorted(line for line in hidden - visible if len(line) >= 20)
-
-
-def visible_text(page: str) -> str:
-    """What a reader of an HTML page sees: tags (syntax highlighting) removed, entities decoded."""
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
-
-
 def _timeouts(nb, cell_timeout: int) -> list[str]:
     """One message per cell that nbgrader had to interrupt."""
     found = []
@@ -259,11 +196,6 @@ def _disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
                         and not any(o.get("output_type") == "error" for o in c.get("outputs", []))}
     return [f"{v.test_id}: the in-notebook checks passed but the hidden rules gave {v.score:g}/{v.points:g}"
             for v in verdicts if v.test_id in passed_in_kernel and v.score < v.points]
-
-
-def _tail(stderr: bytes) -> str:
-    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "no output"
 
 
 def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -> None:

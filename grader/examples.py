@@ -19,7 +19,9 @@ SUBVERT = ("get_ipython().input_transformers_post.append(\n"
 
 
 def release(assignment: str) -> nbformat.NotebookNode:
-    return nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+    """The student edition as JupyterLab holds it after opening: nbformat 4.5, every cell with an id."""
+    nb = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+    return nbformat.v4.upgrade(nb, from_version=4, from_minor=nb.nbformat_minor)
 
 
 def filled(assignment: str, answers: dict[str, str]) -> nbformat.NotebookNode:
@@ -43,21 +45,77 @@ def demo_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
 
 
 def bad_submissions(assignment: str) -> dict[str, str | nbformat.NotebookNode]:
-    """Submissions that must be reported, not crash the batch."""
+    """Submissions that must be reported, not crash the batch: unreadable, foreign, hanging, cheating."""
     reference = masters.reference_answers(assignment)
     answer_ids = masters.answer_ids(masters.nbgrader_source(assignment))
-    deleted, duplicated = release(assignment), release(assignment)
-    deleted.cells = [c for c in deleted.cells if masters.grade_id(c) != answer_ids[-1]]
-    dup_index = next(i for i, c in enumerate(duplicated.cells) if masters.grade_id(c) == answer_ids[0])
-    duplicated.cells.insert(dup_index, copy.deepcopy(duplicated.cells[dup_index]))
     other = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('my other homework')")])
     hang_target = answer_ids[min(2, len(answer_ids) - 1)]
     hanging = reference | {hang_target: _insert_after_docstring(reference[hang_target], HANG)}
-    release_answers = {masters.grade_id(c): c.source for c in release(assignment).cells if masters.grade_id(c) in answer_ids}
-    subverting = reference | {answer_ids[1]: SUBVERT + release_answers[answer_ids[1]]}  # a stub that silences the kernel
-    return {"dan_bad_json": '{"cells": [ this is not json', "erin_other_notebook": other, "frank_deleted_cell": deleted,
-            "grace_duplicated_cell": duplicated, f"heidi_hangs_in_{hang_target}": filled(assignment, hanging),
+    subverting = reference | {answer_ids[1]: SUBVERT + release_answers(assignment)[answer_ids[1]]}  # a stub that silences the kernel
+    return {"dan_bad_json": '{"cells": [ this is not json', "erin_other_notebook": other,
+            f"heidi_hangs_in_{hang_target}": filled(assignment, hanging),
             "ivan_subverts_kernel": filled(assignment, subverting)}
+
+
+def release_answers(assignment: str) -> dict[str, str]:
+    """The stubs of the student edition, by answer grade_id."""
+    answer_ids = masters.answer_ids(masters.nbgrader_source(assignment))
+    return {masters.grade_id(c): c.source for c in release(assignment).cells if masters.grade_id(c) in answer_ids}
+
+
+def layout_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
+    """Correct answers with accidents of layout; each must cost nothing, or only the TODO it touches."""
+    reference = masters.reference_answers(assignment)
+    answer_ids = masters.answer_ids(masters.nbgrader_source(assignment))
+    first, last = answer_ids[0], answer_ids[-1]
+
+    def edit(change) -> nbformat.NotebookNode:
+        nb = filled(assignment, reference)
+        change(nb.cells)
+        return nb
+
+    def index(cells, gid: str) -> int:
+        return next(i for i, c in enumerate(cells) if masters.grade_id(c) == gid)
+
+    def duplicate(gid: str, source: str | None = None, after: bool = False):
+        def change(cells):
+            at = index(cells, gid)
+            copied = copy.deepcopy(cells[at])
+            copied["id"] = f"{copied.get('id', 'cell')}-copy"  # JupyterLab gives a pasted cell a new id
+            if source is not None:
+                copied.source = source
+            cells.insert(at + after, copied)  # the last copy is the one graded
+        return change
+
+    def delete(gid: str):
+        return lambda cells: cells.pop(index(cells, gid))
+
+    def move_up(gid: str):
+        def change(cells):
+            moved = cells.pop(index(cells, gid))
+            cells.insert(index(cells, first), moved)
+        return change
+
+    def scratch(cells):
+        cells.insert(0, nbformat.v4.new_code_cell("%matplotlib inline\nimport numpy as np  # my own set-up"))
+        cells.append(nbformat.v4.new_code_cell("x = 1 + 1  # scratch work"))
+
+    def edit_test(cells):
+        cells[index(cells, f"{first}_tests")].source = "print('I changed the checks')"
+
+    kernel = edit(lambda cells: None)
+    kernel.metadata["kernelspec"] = {"name": "python3.11-venv", "display_name": "My venv", "language": "python"}
+    return {
+        "kai_deleted_test_cell": edit(delete(f"{last}_tests")),
+        "lea_duplicated_test_cell": edit(duplicate(f"{first}_tests")),
+        "max_edited_test_cell": edit(edit_test),
+        "nia_moved_test_cell": edit(move_up(f"{last}_tests")),
+        "oli_extra_cells": edit(scratch),
+        "pia_other_kernel": kernel,
+        "quinn_duplicated_answer_last_wins": edit(duplicate(first, release_answers(assignment)[first])),
+        f"ravi_duplicated_answer_stub_last_{first}": edit(duplicate(first, release_answers(assignment)[first], after=True)),
+        f"sam_deleted_answer_{last}": edit(delete(last)),
+    }
 
 
 def _insert_after_docstring(source: str, code: str) -> str:
@@ -67,13 +125,22 @@ def _insert_after_docstring(source: str, code: str) -> str:
     return "".join(lines[:at]) + code + "".join(lines[at:])
 
 
-def write(subs: dict, folder: Path) -> list[Path]:
+def write(subs: dict, folder: Path, form: str = "lines") -> list[Path]:
+    """Save each submission as a student's tool would.
+
+    form "lines": `nbformat.write`, as the Jupyter server, JupyterLab, Notebook 7 and Colab save (sources
+    are lists of lines); "string": one string per source, as some older tools save.
+    """
+    if form not in ("lines", "string"):
+        raise ValueError(f"form must be 'lines' or 'string', not {form!r}")
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for student, nb in subs.items():
         path = folder / f"{student}.ipynb"
         if isinstance(nb, str):
             path.write_text(nb)
+        elif form == "lines":
+            nbformat.write(nb, path)
         else:
             path.write_text(json.dumps(nb, indent=1))
         paths.append(path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from . import masters, suites
+from . import masters, snippets, suites
 from .drivers import driver_source
 from .sandbox import CHILD_STALL, ChildRun, run_child, sandbox_level
 from .schema import for_feedback, problem, short_text
@@ -24,6 +24,7 @@ class RuleResult:
     name: str
     passed: bool
     detail: str = ""
+    snippet: str = ""       # the first failing case as code the student can run
 
 
 @dataclass
@@ -46,29 +47,15 @@ class TaskVerdict:
             lines.append(f"  [{'pass' if rule.passed else 'FAIL'}] {rule.name}")
             if not rule.passed:
                 lines.append(f"         {rule.detail}")
+            if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
+                lines += ["         to see it yourself, paste this into a scratch cell and run it:", "",
+                          *rule.snippet.splitlines(), ""]
         return "\n".join(lines)
 
 
 def _short(value, limit: int = 160) -> str:
     text = repr(value)  # observations are plain Python values: show them as Python writes them
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _describe_op(op: list) -> str:
-    kind, *args = op
-    if kind in ("enqueue", "new"):
-        return f"{'DecodeSchedulerSim' if kind == 'new' else 'enqueue'}({', '.join(f'{k}={v!r}' for k, v in args[0].items())})"
-    if kind == "set":
-        return f"queue[{args[0]}].{args[1]} = {args[2]!r}"
-    if kind == "set_sim":
-        return f"sim.{args[0]} = {args[1]!r}"
-    if kind == "order":
-        return "sorted(queue, key=_schedule_key)"
-    if kind == "ensure":
-        return f"_ensure_capacity(queue[{args[0]}])"
-    if kind == "run":
-        return f"run(max_steps={args[0]})"
-    return f"{kind}()"
 
 
 def first_diff(expected, actual, path: str = "") -> str:
@@ -85,22 +72,29 @@ def first_diff(expected, actual, path: str = "") -> str:
     return f"{path or 'value'}: expected {_short(expected)}, got {_short(actual)}"
 
 
-def explain(ops: list, expected, actual) -> str:
+def departure(expected, actual) -> int | None:
+    """Index of the first op whose observation differs (None if the run did not finish or lengths differ)."""
+    if not isinstance(actual, list):
+        return None
+    return next((i for i, (exp, act) in enumerate(zip(expected, actual)) if exp != act), None)
+
+
+def explain(ops: list, expected, actual, driver: str = "decode") -> str:
     """The first point where the student's run departs from the reference, in words."""
     if not isinstance(actual, list):
         return f"the scenario did not finish: {actual}"
-    for index, (op, exp, act) in enumerate(zip(ops, expected, actual)):
-        if exp == act:
-            continue
-        where = f"step {index + 1}, {_describe_op(op)}"
-        if exp.get("error") != act.get("error"):
-            want = f"raise {exp['error']}" if exp.get("error") else f"return {_short(exp.get('value'))}"
-            got = f"raised {act['error']}" if act.get("error") else f"returned {_short(act.get('value'))}"
-            return f"{where}: expected to {want}, but it {got}"
-        if exp.get("value") != act.get("value"):
-            return f"{where}: {first_diff(exp.get('value'), act.get('value'), 'returned')}"
-        return f"{where}: state {first_diff(exp.get('state'), act.get('state'))}"
-    return f"expected {len(expected)} observations, got {len(actual)}"
+    index = departure(expected, actual)
+    if index is None:
+        return f"expected {len(expected)} observations, got {len(actual)}"
+    exp, act = expected[index], actual[index]
+    where = f"step {index + 1}, {snippets.describe(driver, ops[index])}"
+    if exp.get("error") != act.get("error"):
+        want = f"raise {exp['error']}" if exp.get("error") else f"return {_short(exp.get('value'))}"
+        got = f"raised {act['error']}" if act.get("error") else f"returned {_short(act.get('value'))}"
+        return f"{where}: expected to {want}, but it {got}"
+    if exp.get("value") != act.get("value"):
+        return f"{where}: {first_diff(exp.get('value'), act.get('value'), 'returned')}"
+    return f"{where}: state {first_diff(exp.get('state'), act.get('state'))}"
 
 
 class Grader:
@@ -116,6 +110,7 @@ class Grader:
         self.setup = masters.grading_setup_sources(master)
         self.answer_ids = masters.answer_ids(master)
         self.reference = masters.reference_answers(assignment)
+        self.driver_name = suite.DRIVER
         self.driver = driver_source(suite.DRIVER)
         self.sandbox = sandbox_level()
         self.expected = self._reference_observations()
@@ -149,7 +144,7 @@ class Grader:
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
         results = []
         for ri, rule in enumerate(task.rules):
-            detail = ""
+            detail, code = "", ""
             for si, scenario in enumerate(rule.scenarios):
                 name = self._key(task, ri, si)
                 if name not in observed:
@@ -158,11 +153,12 @@ class Grader:
                     verdict = judged(rule.judge, observed[name])
                     detail = f"{scenario['name']}: {verdict}" if verdict else ""
                 elif observed[name] != self.expected[name]:
-                    shown = explain(scenario["ops"], for_feedback(self.expected[name]), for_feedback(observed[name]))
+                    shown = explain(scenario["ops"], for_feedback(self.expected[name]), for_feedback(observed[name]), self.driver_name)
                     detail = f"{scenario['name']}: {short_text(shown, 400)}"
+                    code = snippets.snippet(self.driver_name, scenario["ops"], departure(self.expected[name], observed[name]))
                 if detail:
                     break
-            results.append(RuleResult(rule.name, not detail, detail))
+            results.append(RuleResult(rule.name, not detail, detail, code))
         passed = sum(r.passed for r in results)
         note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
         if run.status != "ok":

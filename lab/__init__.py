@@ -4,7 +4,8 @@ Plotting and pandas helpers load on first use, so that `import lab` stays
 cheap for the grader's sandboxed child processes.
 """
 from .batching import Job, JobStatus, schedule
-from .decode import (EVENT_KEYS, DecodeSchedulerBase, RequestState, add_to_class, todo)
+from .decode import (EVENT_KEYS, DecodeSchedulerBase, RequestState, TodoNotFinished, add_to_class,
+                     require_todos, todo)
 from .examples import A_TO_E, BATCHING_EXAMPLES, DECODE_SCENARIOS, FOUR_ON_TWO, NO_GAIN, jobs_from_tokens, play
 from .invariants import ScheduleInvariantError, check_schedule
 from .checks import CheckFailed, expect, expect_raises, expect_true
@@ -18,7 +19,8 @@ _LAZY = {
 __all__ = [
     "Job", "JobStatus", "schedule", "check_schedule", "ScheduleInvariantError",
     "CheckFailed", "expect", "expect_true", "expect_raises",
-    "RequestState", "DecodeSchedulerBase", "EVENT_KEYS", "add_to_class", "todo",
+    "RequestState", "DecodeSchedulerBase", "EVENT_KEYS", "add_to_class", "todo", "require_todos",
+    "TodoNotFinished",
     "FOUR_ON_TWO", "NO_GAIN", "A_TO_E", "BATCHING_EXAMPLES", "DECODE_SCENARIOS", "jobs_from_tokens", "play",
     *_LAZY,
 ]

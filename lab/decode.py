@@ -157,6 +157,18 @@ def add_to_class(cls: type) -> Callable[[Callable], Callable]:
     return register
 
 
+# Task ids whose current stub raised its bare NotImplementedError in this kernel. Cells below a
+# check consult it, so they can name the unfinished TODO instead of failing on a missing variable.
+_BLANK_TODOS: set[str] = set()
+
+
+class TodoNotFinished(RuntimeError):
+    """A cell needs a TODO that is still blank; Jupyter shows it as one line."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]  # IPython prints this instead of the traceback
+
+
 def todo(task_id: str) -> Callable[[Callable], Callable]:
     """Decorator: an unfilled stub's bare NotImplementedError names its task."""
     def decorate(fn: Callable) -> Callable:
@@ -167,10 +179,20 @@ def todo(task_id: str) -> Callable[[Callable], Callable]:
             except NotImplementedError as exc:
                 if exc.args:
                     raise
+                _BLANK_TODOS.add(task_id)
                 raise NotImplementedError(
                     f"{task_id} ({fn.__name__}) is not implemented yet: "
                     f"fill in the answer cell under the heading '{task_id}'."
                 ) from None
         wrapper.task_id = task_id
+        _BLANK_TODOS.discard(task_id)  # a new definition has not failed yet
         return wrapper
     return decorate
+
+
+def require_todos(*task_ids: str) -> None:
+    """Raise TodoNotFinished, in one line, if any of these TODOs is still a blank stub."""
+    blank = [task_id for task_id in task_ids if task_id in _BLANK_TODOS]
+    if blank:
+        cells = "its answer cell and run its check" if len(blank) == 1 else "their answer cells and run their checks"
+        raise TodoNotFinished(f"this cell needs {' and '.join(blank)} first: fill in {cells}, then run this cell again.")

@@ -60,7 +60,8 @@ DECODE_SCENARIOS = {
         "sim": {"free_kv_blocks": 2},
         "script": [
             ("enqueue", {"request_id": 1, "prompt_len": 4, "max_new_tokens": 3, "priority": 1, "required_blocks": 2}),
-            ("step", None),
+            ("step", None),  # prefill
+            ("step", None),  # one decode token, so the resume visibly keeps it
             ("enqueue", {"request_id": 2, "prompt_len": 2, "max_new_tokens": 2, "priority": 9, "required_blocks": 2}),
             ("run", 20),
         ],
@@ -69,6 +70,7 @@ DECODE_SCENARIOS = {
         "sim": {"free_kv_blocks": 2},
         "script": [
             ("enqueue", {"request_id": 1, "prompt_len": 4, "max_new_tokens": 3, "priority": 1, "required_blocks": 2, "preemptible": False}),
+            ("step", None),
             ("step", None),
             ("enqueue", {"request_id": 2, "prompt_len": 2, "max_new_tokens": 2, "priority": 9, "required_blocks": 2}),
             ("run", 20),

@@ -11,6 +11,7 @@ from .decode import EVENT_KEYS
 def events_frame(events: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """One row per scheduler step; the step number is the clock before it."""
     frame = pd.DataFrame(list(events), columns=list(EVENT_KEYS))
+    frame["preempted_request_id"] = frame["preempted_request_id"].astype("Int64")  # ids, not floats, beside None
     frame.insert(0, "step", range(len(frame)))
     return frame
 

@@ -1,20 +1,31 @@
-"""`make autograde` end to end on generated submissions: good, untouched, buggy, bad, hanging, cheating."""
+"""`make autograde` end to end: good, untouched, buggy, bad, hanging, cheating and re-laid-out submissions.
+
+Every batch is run twice: saved by `nbformat.write` (sources as lists of lines, as JupyterLab, Notebook 7
+and Colab save them) and saved with one string per source (as some older tools do).
+"""
 import csv
 import json
 import re
+from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from grader import autograde, examples, masters
-from grader.autograde import _hidden_snippets, visible_text
+from grader.feedback import hidden_snippets, visible_text
 
 NAME = "02_decode_scheduling"
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+FULL = {"todo1": 2, "todo2": 3, "todo3": 3, "todo4": 4, "total": 12, "max_total": 12}
+
+
+@pytest.fixture(scope="module", params=["lines", "string"])
+def graded(request, tmp_path_factory):
     subs = tmp_path_factory.mktemp("submissions")
-    examples.write(examples.demo_submissions(NAME) | examples.bad_submissions(NAME), subs)
+    batch = examples.demo_submissions(NAME) | examples.bad_submissions(NAME) | examples.layout_submissions(NAME)
+    batch["tom_submitted_notebook_01"] = examples.filled("01_continuous_batching", masters.reference_answers("01_continuous_batching"))
+    examples.write(batch, subs, form=request.param)
     (subs / "notes.txt").write_text("not a notebook")
     out = tmp_path_factory.mktemp("out")
     autograde.run(NAME, subs, out, jobs=0, cell_timeout=8)
@@ -30,12 +41,12 @@ def totals(row):
 def test_grades_csv_columns(graded):
     out, rows, _ = graded
     assert open(out / "grades.csv").readline().strip() == "student_id,todo1,todo2,todo3,todo4,total,max_total"
-    assert len(rows) == 9 and all(row["max_total"] == "12" for row in rows.values())
+    assert len(rows) == 17 and all(row["max_total"] == "12" for row in rows.values())
 
 
 def test_solution_full_marks_and_untouched_zero(graded):
     _, rows, report = graded
-    assert totals(rows["alice_solution"]) == {"todo1": 2, "todo2": 3, "todo3": 3, "todo4": 4, "total": 12, "max_total": 12}
+    assert totals(rows["alice_solution"]) == FULL
     assert totals(rows["bob_untouched"]) == {"todo1": 0, "todo2": 0, "todo3": 0, "todo4": 0, "total": 0, "max_total": 12}
     assert report["alice_solution"]["warnings"] == []
 
@@ -49,13 +60,44 @@ def test_bug_in_todo3_costs_todo3_only(graded):
 
 @pytest.mark.parametrize("student, reason", [
     ("dan_bad_json", "unreadable JSON"), ("erin_other_notebook", "some other notebook"),
-    ("frank_deleted_cell", "deleted cell(s): todo4"), ("grace_duplicated_cell", "duplicated cell(s): todo1"),
+    ("tom_submitted_notebook_01", "this is 01_continuous_batching, not 02_decode_scheduling"),
 ])
 def test_bad_submissions_score_zero_with_a_reason(graded, student, reason):
     out, rows, report = graded
     assert float(rows[student]["total"]) == 0 and report[student]["status"] == "bad"
     assert reason in report[student]["reason"]
     assert reason in visible_text((out / "feedback" / f"{student}.html").read_text())
+
+
+@pytest.mark.parametrize("student, warning", [
+    ("kai_deleted_test_cell", "cell todo4_tests was deleted: restored from the release; this costs nothing"),
+    ("lea_duplicated_test_cell", "cell todo1_tests appears 2 times"),
+    ("max_edited_test_cell", "cell todo1_tests was edited; the original is used for grading"),
+    ("nia_moved_test_cell", None), ("oli_extra_cells", None), ("pia_other_kernel", None),
+    ("quinn_duplicated_answer_last_wins", "answer cell todo1 appears 2 times; the last copy is graded"),
+])
+def test_layout_accidents_cost_nothing(graded, student, warning):
+    out, rows, report = graded
+    assert totals(rows[student]) == FULL, report[student]
+    assert report[student]["status"] == "graded"
+    if warning:
+        assert any(warning in w for w in report[student]["warnings"]), report[student]["warnings"]
+    else:
+        assert report[student]["warnings"] == []
+    page = visible_text((out / "feedback" / f"{student}.html").read_text())
+    assert "TODO 4: 4 / 4 points" in page  # the full nbgrader page, not the plain fallback
+
+
+def test_the_last_copy_of_an_answer_is_graded(graded):
+    """A stub pasted below the real answer replaces it in the kernel, so it is what the grade sees."""
+    _, rows, report = graded
+    assert totals(rows["ravi_duplicated_answer_stub_last_todo1"]) == FULL | {"todo1": 0, "total": 10}
+
+
+def test_a_deleted_answer_costs_its_todo_only(graded):
+    _, rows, report = graded
+    assert totals(rows["sam_deleted_answer_todo4"]) == FULL | {"todo4": 0, "total": 8}
+    assert any("answer cell todo4 was deleted: TODO scores 0" in w for w in report["sam_deleted_answer_todo4"]["warnings"])
 
 
 def test_a_hanging_todo_costs_that_todo_and_is_reported(graded):
@@ -75,7 +117,7 @@ def test_silencing_the_kernel_gains_nothing(graded):
 
 def test_feedback_shows_plots_and_verdicts_but_no_hidden_code(graded):
     out, _, _ = graded
-    snippets = _hidden_snippets(masters.nbgrader_source(NAME))
+    snippets = hidden_snippets(masters.nbgrader_source(NAME))
     for page in (out / "feedback").glob("*.html"):
         text = visible_text(page.read_text())
         assert not [s for s in snippets if s in text], page.name
@@ -85,10 +127,24 @@ def test_feedback_shows_plots_and_verdicts_but_no_hidden_code(graded):
     assert "[FAIL]" in visible_text(carol) and "TODO 3: 2.14 / 3 points" in visible_text(carol)
 
 
+def test_feedback_a_student_can_act_on(graded):
+    """TOC by TODO, wrapped verdicts, the failing case as code, and no path of the grading machine."""
+    out, _, _ = graded
+    carol = (out / "feedback" / "carol_bug_todo3.html").read_text()
+    toc = re.findall(r'<li><a href="#todo\d_tests">([^<]*)</a>', carol)
+    assert toc == ["TODO 1", "TODO 2", "TODO 3", "TODO 4"] and ">Test cell<" not in carol
+    assert "white-space: pre-wrap" in carol
+    assert "paste this into a scratch cell and run it:" in visible_text(carol) and "sim = DecodeSchedulerSim(" in visible_text(carol)
+    bob = visible_text((out / "feedback" / "bob_untouched.html").read_text())
+    assert "NotImplementedError" in bob  # his tracebacks are shown...
+    for folder in (ROOT, out, Path.home()):  # ...without the grading machine's folders
+        assert str(folder) + "/" not in bob and str(folder.resolve()) + "/" not in bob
+
+
 def test_report_lists_everyone(graded):
     out, _, _ = graded
     report = (out / "report.md").read_text()
-    assert re.search(r"9 submissions in [\d.]+ s", report) and "sandbox:" in report
+    assert re.search(r"17 submissions in [\d.]+ s", report) and "sandbox:" in report
     assert (out / ".work").exists() is False
 
 
@@ -106,7 +162,7 @@ def test_continuous_batching_assignment_end_to_end(tmp_path):
     assert rows[buggy][broken] < rows["alice_solution"][broken]
     assert {k: v for k, v in rows[buggy].items() if k not in (broken, "total")} == {k: v for k, v in rows["alice_solution"].items() if k not in (broken, "total")}
     page = visible_text((tmp_path / "out" / "feedback" / "alice_solution.html").read_text())
-    assert not [s for s in _hidden_snippets(masters.nbgrader_source(name)) if s in page]
+    assert not [s for s in hidden_snippets(masters.nbgrader_source(name)) if s in page]
 
 
 @pytest.mark.parametrize("setup, message", [

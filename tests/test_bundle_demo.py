@@ -3,7 +3,7 @@ import zipfile
 
 from conftest import ROOT
 from grader import bundle, demo, masters
-from grader.autograde import _hidden_snippets
+from grader.feedback import hidden_snippets
 
 
 def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
@@ -13,7 +13,7 @@ def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
     assert {"README.md", "environment.yml", "requirements.txt", "pyproject.toml", "lab/__init__.py",
             "notebooks/02_decode_scheduling.ipynb"} <= inner
     assert not [n for n in inner if n.startswith(("solutions/", "grader/", "tests/", ".ci/"))]
-    snippets = _hidden_snippets(masters.nbgrader_source("02_decode_scheduling"))
+    snippets = hidden_snippets(masters.nbgrader_source("02_decode_scheduling"))
     with zipfile.ZipFile(bundle.BUNDLE) as zf:
         for name in names:
             text = zf.read(name).decode("utf-8")

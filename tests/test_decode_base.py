@@ -5,7 +5,7 @@ import inspect
 import pytest
 
 from grader import reference
-from lab import EVENT_KEYS, DecodeSchedulerBase, RequestState, add_to_class, todo
+from lab import EVENT_KEYS, DecodeSchedulerBase, RequestState, TodoNotFinished, add_to_class, require_todos, todo
 
 SEED_FIELDS = [("request_id", None), ("prompt_len", None), ("max_new_tokens", None), ("generated_len", 0),
                ("phase", "prefill"), ("priority", 0), ("cache_hit", False), ("wait_steps", 0), ("required_blocks", 1),
@@ -100,3 +100,28 @@ def test_add_to_class_and_todo_message():
     assert Thing.method is method and method.__doc__ == "Doc survives." and method.task_id == "TODO 9"
     with pytest.raises(NotImplementedError, match=r"TODO 9 \(method\) is not implemented yet"):
         Thing().method()
+
+
+def test_require_todos_names_only_the_blank_ones_in_one_line():
+    @todo("TODO 8")
+    def blank():
+        raise NotImplementedError()
+
+    @todo("TODO 9")
+    def done():
+        return 1
+
+    require_todos("TODO 8", "TODO 9")  # nothing has failed yet
+    assert done() == 1
+    with pytest.raises(NotImplementedError):
+        blank()
+    with pytest.raises(TodoNotFinished, match=r"needs TODO 8 first") as caught:
+        require_todos("TODO 9", "TODO 8")
+    assert caught.value._render_traceback_() == [f"TodoNotFinished: {caught.value}"]
+
+    @todo("TODO 8")
+    def blank():  # noqa: F811 - the student re-runs the cell with an answer
+        return 2
+
+    require_todos("TODO 8")  # a new definition is not blank until it fails
+    assert blank() == 2

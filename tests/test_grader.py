@@ -123,6 +123,25 @@ def test_the_child_cannot_see_instructor_files():
     assert tmp == expected_tmp
 
 
+@pytest.mark.parametrize("mutant", [m for m in DECODE_MUTANTS if m.passes_visible], ids=lambda m: m.name)
+def test_the_feedback_snippet_reproduces_the_failure(grader, mutant):
+    """The code shown under a failing rule, run against the reference and against the broken answer, differs."""
+    from grader import reference
+    verdict = next(v for v in grader.grade(mutated_answers(NAME, mutant)) if v.answer_id == mutant.answer_id)
+    failing = [r for r in verdict.rules if not r.passed]
+    assert failing and all(r.snippet for r in failing)
+
+    def last_value(answers, code):
+        ns = reference.namespace(NAME, answers)
+        *body, last = code.splitlines()
+        exec("\n".join(body), ns)
+        return eval(last, ns)
+
+    code = failing[0].snippet
+    assert code.startswith("sim = DecodeSchedulerSim(")
+    assert last_value(masters.reference_answers(NAME), code) != last_value(mutated_answers(NAME, mutant), code)
+
+
 def test_explanations_name_the_first_difference():
     ops = [["new", {}], ["step"]]
     expected = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 2}, "state": {"clock": 1}}]

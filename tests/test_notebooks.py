@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 from grader import masters
-from grader.autograde import _hidden_snippets
+from grader.feedback import hidden_snippets
 from grader.paths import assignment_names
 
 NAMES = assignment_names()
@@ -95,7 +95,7 @@ def test_student_edition_has_no_solution_or_hidden_code(name):
     text = student_path(name).read_text()
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN", "_hidden_", "Explanations of TODO"):
         assert marker not in text
-    snippets = _hidden_snippets(masters.nbgrader_source(name))
+    snippets = hidden_snippets(masters.nbgrader_source(name))
     assert len(snippets) >= 4
     assert not [line for line in snippets if json.dumps(line)[1:-1] in text]
     for gid, answer in masters.reference_answers(name).items():
@@ -108,7 +108,7 @@ def test_student_edition_has_no_solution_or_hidden_code(name):
 def test_solved_edition_has_no_hidden_tests(name):
     text = solved_path(name).read_text()
     assert "HIDDEN" not in text and "_hidden_" not in text
-    assert not [line for line in _hidden_snippets(masters.nbgrader_source(name)) if json.dumps(line)[1:-1] in text]
+    assert not [line for line in hidden_snippets(masters.nbgrader_source(name)) if json.dumps(line)[1:-1] in text]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -18,7 +18,7 @@ import pytest
 import hostile
 from conftest import ROOT
 from grader import autograde, masters, safe_io, sanitize, schema
-from grader.autograde import visible_text
+from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.sandbox import UID_BASE, UID_COUNT, Limits, python_view, run_sandboxed, sandbox_level
 from grader.suites.continuous_batching import judge_double_gain

@@ -60,19 +60,27 @@ import pandas as pd
 #   free places.
 #
 # **Continuous batching** (the Orca paper's *iteration-level scheduling*) regroups at every step: finished
-# requests leave, and waiting ones take their places at the next step. Today's serving engines all work
-# this way.
+# requests leave, and waiting ones take their places at the next step. vLLM, SGLang and nano-vllm all work
+# this way: their schedulers rebuild the batch at every step.
 
 # %% [markdown]
 # ## The tick model, and what it leaves out | Tick 模型与它省略的东西
 #
 # Each job has a unique integer `id`, an arrival tick `arrival` and a number of tokens to serve, `tokens`.
 # There are `slots` parallel places. In one **tick**, every active job is served exactly one token.
+# Slots work in parallel, but the tokens of one job do not: each token of an autoregressive model depends
+# on the one before, so a job of *g* tokens needs *g* ticks however many slots are free.
 #
 # What the model leaves out, on purpose: **no prefill** (a prompt costs nothing), **no network**, **known
 # lengths** (real servers only know an upper bound; EOS comes when it comes), and **a tick that costs the
 # same whatever the batch size** (on a GPU a larger batch can reuse weights better *and* make each step
 # slower). Both policies see exactly the same inputs and the same unit of service.
+#
+# Known lengths are a convenience of the simulation, not information a server has. FIFO needs none of it:
+# it frees a slot only when a job finishes. A policy that *predicts* lengths (to serve short jobs first,
+# say) must be simulated with its predictions, errors included, and with a bound on the longest wait, and be
+# compared with a baseline that uses no future information; feeding it the true lengths would report a
+# result no server can reach.
 #
 # So what may be concluded? Only the difference in **slot use** between the two policies, inside this
 # model. What may not: a speedup on real hardware. A tick is an abstract unit, not a millisecond, and
@@ -108,19 +116,38 @@ pd.DataFrame(result["trace"]).set_index("tick")
 # ## Worked example 1: 4 requests on 2 slots | 算例一：四个请求、两个槽位
 #
 # Requests 0–3 arrive at tick 0 and need 1, 4, 2 and 3 tokens. **Static:** 0 and 1 run first; 0 is done after
-# one tick, but its slot stays empty for three ticks until 1 finishes at tick 4. Then 2 and 3 run: 2 finishes
+# one tick, but its slot stays empty for 3 ticks until 1 finishes at tick 4. Then 2 and 3 run: 2 finishes
 # at 6, 3 at 7. **Continuous:** at tick 1 job 2 takes job 0's slot, finishes at 3, and job 3 takes over until 6.
 # Job 1 finishes at 4.
 
 # %%
-print(lab.compare_policies(example.jobs, example.slots))
+def describe(example):
+    """Print an example's workload and both policies' summary."""
+    print(example.name, "| tokens:", [job["tokens"] for job in example.jobs],
+          "| arrivals:", sorted({job["arrival"] for job in example.jobs}), "| slots:", example.slots)
+    print(lab.compare_policies(example.jobs, example.slots))
+
+
+def start_and_finish(example):
+    """Start and finish tick of every job under both policies."""
+    columns = {}
+    for continuous in (False, True):
+        result = schedule(example.jobs, example.slots, continuous)
+        for key in ("start", "finish"):
+            columns[f"{result['policy']} {key}"] = {rec["id"]: rec[key] for rec in result["completed"]}
+    return pd.DataFrame(columns).rename_axis("job")
+
+
+describe(example)
 fig = lab.plot_slots(example.jobs, example.slots)
+start_and_finish(example)
 
 # %% [markdown]
 # Both serve 10 tokens. Static takes 7 ticks on 2 slots: utilization 10/14 = 5/7. Continuous takes 6:
 # 10/12 = 5/6. Throughput goes from 10/7 to 10/6 tokens per tick, a **ratio of 7/6**. Do not read the
-# difference of the two utilizations in percentage points as the gain. The three hatched cells on the left are the
-# waste the short job 0 leaves behind.
+# difference of the two utilizations in percentage points as the gain. The static chart has 14 − 10 = 4
+# hatched (idle) slot-ticks: 3 are the waste the short job 0 leaves behind while job 1 runs, and 1 is job 2's
+# slot waiting for job 3 at the end.
 #
 # ## Worked example 2: continuous batching can gain nothing | 算例二：改策略也可能没有收益
 #
@@ -129,14 +156,14 @@ fig = lab.plot_slots(example.jobs, example.slots)
 
 # %%
 no_gain = lab.NO_GAIN
-print(lab.compare_policies(no_gain.jobs, no_gain.slots))
+describe(no_gain)
 fig = lab.plot_slots(no_gain.jobs, no_gain.slots)
 
 # %% [markdown]
 # Utilization is **8/14** measured from tick 0, and **1** measured from the first arrival: two honest numbers
 # with two different denominators. Always say which one you report, and never pick the larger one without saying
 # so. This negative result falsifies "continuous batching is always faster". It also checks that the idle
-# jump did not erase the three idle ticks at the start.
+# jump did not erase the 3 idle ticks at the start.
 #
 # ## Worked example 3: A–E | 算例三：A–E 五个请求
 #
@@ -144,7 +171,7 @@ fig = lab.plot_slots(no_gain.jobs, no_gain.slots)
 
 # %%
 a_to_e = lab.A_TO_E
-print(lab.compare_policies(a_to_e.jobs, a_to_e.slots))
+describe(a_to_e)
 fig = lab.plot_slots(a_to_e.jobs, a_to_e.slots, labels=a_to_e.labels)
 
 # %% [markdown]
@@ -266,6 +293,28 @@ except ScheduleInvariantError as err:
     print("caught:", err)
 
 # %% [markdown]
+# Invariants check one run. **Metamorphic checks** compare runs whose relation is known in advance (seed 002):
+# with a single job, both policies must agree; with more slots than jobs, all arriving together, there is
+# nothing to refill; with jobs of equal length arriving together, static groups leave no short-job holes.
+# In all three cases continuous batching can gain nothing, so a simulator that shows a gain there is wrong:
+
+# %%
+def same_makespan(jobs, slots):
+    """Static and continuous makespans of one workload, and whether they are equal."""
+    static, cont = (schedule(jobs, slots, c)["makespan_ticks"] for c in (False, True))
+    return {"static": static, "continuous": cont, "equal": static == cont}
+
+
+pd.DataFrame({
+    "a single job": same_makespan(jobs_from_tokens([7]), 3),
+    "more slots than jobs": same_makespan(jobs_from_tokens([2, 9, 4]), 5),
+    "equal lengths": same_makespan(jobs_from_tokens([3] * 7), 2),
+}).T
+
+# %% [markdown]
+# Passing examples are evidence, not a proof for every input; the course's own tests
+# (`tests/test_batching.py`) check the same relations on random workloads with hypothesis.
+#
 # ### TODO 2 · `check_served_exactly`: write one checker yourself
 #
 # **Build:** raise `ValueError` if any job of `jobs` is served a number of ticks different from its
@@ -402,6 +451,8 @@ def test_todo3_double_gain():
 
 test_todo3_no_gain()
 test_todo3_double_gain()
+print("makespans (static, continuous): no_gain_case {}, double_gain_case {}".format(
+    makespans(no_gain_case()), makespans(double_gain_case())))
 passed("TODO 3", 2)
 ### BEGIN HIDDEN TESTS
 def test_todo3_hidden_valid_inputs():
@@ -477,21 +528,39 @@ test_todo4_hidden_uneven()
 # - **Three budgets per step.** `max_num_seqs` caps the requests in one step; `max_num_batched_tokens` caps
 #   the tokens processed in one step, prefill tokens included (a decode request costs 1 token, a new prompt
 #   may cost thousands); and the free **KV blocks** decide whether a new request can prefill and a running one
-#   can grow. Accepting 1,000 connections is not computing 1,000 requests at once: the rest wait in a queue,
-#   and a longer queue only means longer waits.
-# - **Prefill and decode in one step.** nano-vllm is *prefill-first*: if any waiting request fits, the step is
-#   a pure prefill step (short time to first token, but running requests stall). vLLM V1 *mixes* decode tokens
-#   and prefill chunks in one step under the token budget (**chunked prefill**), so neither side waits long.
+#   can grow. These are vLLM's names (`vllm/v1/core/sched/scheduler.py`) and nano-vllm's
+#   (`nanovllm/engine/scheduler.py`). Accepting 1,000 connections is not computing 1,000 requests at once: the
+#   rest wait in a queue, and a longer queue only means longer waits.
+# - **Slots and memory are admitted together.** A free slot is not enough: the request also needs KV room
+#   for the tokens it will generate, and the reverse holds too. Memory does not buy compute, and an idle slot
+#   does not buy memory (seed 002). Our tick model has slots only.
+# - **Prefill and decode in one step.** nano-vllm is *prefill-first*: its `Scheduler.schedule` admits waiting
+#   requests first, and if it admitted any, the step is a pure prefill step (short time to first token, but
+#   running requests stall). In the version of that function checked for this course a prompt is prefilled
+#   whole; the project has since merged a pull request titled "Chunked Prefill" (#204) that splits a long
+#   prompt, so check the current file (as of November 2026). vLLM V1 *mixes* them: its `Scheduler.schedule`
+#   first gives running requests their decode tokens, then fills the rest of the token budget with prefill,
+#   splitting a long prompt into chunks when `enable_chunked_prefill` is set (**chunked prefill**), so
+#   neither side waits long. Without chunks, one long prompt makes its whole step long, and the gaps
+#   between the tokens of the requests already running grow (seed 002).
 # - **Preemption when KV runs out.** *Recompute* frees the victim's blocks and later prefills its prompt plus the
-#   tokens it already generated; *swap* copies blocks to CPU memory and back. vLLM V1 and nano-vllm only
-#   recompute. The victim is usually the **last admitted** request: it has generated least, so recompute costs
-#   least, and FCFS fairness is kept. For its user, the answer pauses mid-sentence: one cause of bad P99.
-# - **Admission control, priority, backpressure, cancellation.** Reject early when the queue is too long;
-#   serve interactive requests before batch jobs; let the gateway see that the backend is saturated; and remove
-#   a cancelled request from the queue and the batch at once, freeing its KV blocks.
+#   tokens it already generated; *swap* copies blocks to CPU memory and back. vLLM V1 (`_preempt_request` in
+#   `vllm/v1/core/sched/scheduler.py`) and nano-vllm (`Scheduler.preempt`) only recompute. Under FCFS both
+#   preempt the **last admitted** running request (the tail of their running list); seed 003's reasons: it has
+#   generated least, so recompute costs least, and FCFS order is kept. For its user, the answer pauses
+#   mid-sentence: one cause of bad P99. Frequent preemptions mean the configuration does not fit the load;
+#   seed 003's remedies are a lower `max_num_seqs`, a higher `gpu_memory_utilization`, a shorter allowed
+#   context, or a quantized KV cache.
+# - **Admission control, priority, backpressure, cancellation.** Reject early when the queue is too long or
+#   the input is longer than the model accepts (a clear refusal beats a timeout a minute later); serve
+#   interactive requests before batch jobs; let the gateway see that the backend is saturated; and remove a
+#   cancelled request from the queue and the batch at once, freeing its KV blocks.
 # - **Fairness vs cache hits.** Serving requests that hit the prefix cache first raises throughput, but
-#   requests that never hit can wait for ever. SGLang offers longest-prefix-match (`lpm`) ordering, keeps FCFS
-#   as its default, and falls back to FCFS when the queue is long, because sorting costs time and starves.
+#   requests that never hit can wait for ever (seed 003's argument). SGLang offers longest-prefix-match
+#   (`lpm`) ordering and keeps FCFS as its default. When more than 128 requests wait it falls back to FCFS,
+#   and its stated reason is cost: prefix matching and sorting a long queue take time
+#   (`SchedulePolicy._determine_active_policy` in `python/sglang/srt/managers/schedule_policy.py`, as of
+#   November 2026).
 #
 # The goal is not maximum throughput alone but throughput within the latency targets (goodput). The next
 # notebook, `02_decode_scheduling`, adds priorities, deadlines, KV capacity and preemption to the picture.
@@ -509,8 +578,8 @@ test_todo4_hidden_uneven()
 #
 # **TODO 3.** *No gain:* a freed slot must find nobody to take it, e.g. `[4, 4, 1]` on 2 slots: the short job is
 # last, so it waits for a slot in both policies. *At least 2×:* put one long job in every static group,
-# e.g. `[8, 1, 1, 1] × 3` on 4 slots: static pays 8 per group (24 ticks), while continuous streams the short
-# jobs through three slots beside the long ones (10 ticks).
+# e.g. `[8, 1, 1, 1] × 3` on 4 slots: static pays 8 per group (24 ticks), while continuous runs the 3 long
+# jobs side by side and streams the 9 short ones through the 1 slot left (10 ticks).
 #
 # **TODO 4.** Static is a sum of group maxima. Continuous FIFO with all arrivals at 0 is list scheduling in
 # order: each job takes the slot that frees first. A min-heap of free times gives the start of each job in

@@ -14,7 +14,8 @@
 # %% [markdown]
 # # 02 · Decode Scheduling | 解码调度
 #
-# **Level:** hard · **Runs on:** CPU only · **Tags:** inference, decoding, scheduling
+# **Level:** intermediate (seed 000 rates its chapter *hard*; here TODO 3 carries most of the reasoning and
+# the other three TODOs are short) · **Runs on:** CPU only · **Tags:** inference, decoding, scheduling
 #
 # So far each request was generated on its own. A serving engine holds many at once: some have just
 # finished reading their prompt (*prefill*), some are producing one token per step (*decode*), some are
@@ -28,8 +29,10 @@
 # 2. **Capacity.** When the most urgent request has no KV blocks, may the scheduler *preempt* another, and
 #    how does the victim resume without losing its progress?
 #
-# **Before you start** you should be able to tell prefill from decode (notebook 21, *Decoding Strategies*)
-# and know what continuous batching is (notebook `01_continuous_batching`).
+# **Before you start** you should know two things. *Prefill* reads the whole prompt in one pass and fills
+# the KV cache; *decode* then produces one token per step, each step depending on the token before, so the
+# tokens of one request cannot be computed in parallel. And what continuous batching is: notebook
+# `01_continuous_batching`.
 #
 # **How this notebook works.** Read and run the cells in order. The four exercises are marked
 # **TODO 1** to **TODO 4**; each is one cell that adds one method to the class, followed by a cell of
@@ -61,7 +64,7 @@ import lab
 # %% [markdown]
 # ## Step 1: why decode scheduling | 多请求为什么需要解码调度
 #
-# Start with the worked example from `lab`: four requests that all arrive at tick 0 and need 1, 4, 2 and 3
+# Start with the worked example from `lab`: 4 requests that all arrive at tick 0 and need 1, 4, 2 and 3
 # tokens, served on 2 slots. *Static* batching keeps a group until all of it is done; *continuous*
 # batching refills a freed slot at the next tick.
 
@@ -115,6 +118,15 @@ fig = lab.plot_lifecycle()
 #
 # `lab.DecodeSchedulerBase` already holds the parts you do not write: the constructor and its checks,
 # `_effective_priority`, `_remaining_steps`, event recording and the `run` loop with its `max_steps` guard.
+#
+# `RequestState` is seed 000's dataclass, unchanged (`lab/decode.py`). Its fields, in order, with their
+# defaults (the first 3 have none and must be given):
+
+# %%
+import dataclasses
+
+pd.DataFrame([{"field": f.name, "default": "required" if f.default is dataclasses.MISSING else repr(f.default)}
+              for f in dataclasses.fields(RequestState)]).set_index("field")
 
 # %% nbgrader={"grade": false, "grade_id": "setup_class", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 class DecodeSchedulerSim(DecodeSchedulerBase):
@@ -131,9 +143,13 @@ print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 #
 # Candidates are sorted by a key; the **smallest key moves first**. Fields earlier in the key decide first:
 #
-# 1. **phase**: prefill (0) before decode (1), so new requests get their first token quickly;
+# 1. **phase**: prefill (0) before decode (1), so a new request's prefill runs as early as possible. In this
+#    model a prefill step emits no token: the first token comes at the request's first decode step, one step
+#    after its prefill at the earliest. This is nano-vllm's *prefill-first* choice; vLLM V1 does the
+#    opposite and serves running requests before waiting ones (see *What real engines do*);
 # 2. **cache hit**: a hit (0) before a miss (1), because it is cheaper;
-# 3. **effective priority, negated**: a larger priority gives a smaller key;
+# 3. **effective priority, negated**: a **larger** number is more urgent and gives a smaller key, as in seed
+#    000 and in SGLang's default. vLLM's priority policy reads it the other way: a smaller number goes first;
 # 4. **total length** (`prompt_len + generated_len`), then **request id**: stable tie-breakers.
 #
 # The three policies differ only in how urgency enters:
@@ -151,6 +167,20 @@ print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 # priority** than the challenger, and gives back enough blocks to make room. Among several such victims it
 # takes the lowest effective priority, then the one holding the most blocks, then the lowest id. A victim
 # keeps its phase and its `generated_len`: when it is admitted again, it resumes where it stopped.
+#
+# - **Which engine does this.** Preempting a running request to admit a more urgent *waiting* one is what
+#   SGLang's priority scheduling does: `PrefillAdder.preempt_to_schedule` in
+#   `python/sglang/srt/managers/schedule_policy.py`, switched on by `--enable-priority-scheduling` (as of
+#   November 2026). vLLM V1 never preempts for a waiting request; it preempts only when a *running* request
+#   cannot get a KV block to grow (see *What real engines do*).
+# - **Simplified here:** one victim only (SGLang may take several until the new request fits); no
+#   priority-gap threshold (SGLang preempts only when the gap exceeds
+#   `--priority-scheduling-preemption-threshold`, default 10, in `python/sglang/srt/server_args.py`); and
+#   a running request never grows, so growth never triggers a preemption.
+# - **Under `deadline`:** the key orders by slack, but preemption still compares **effective priority**,
+#   which ignores slack. Seed 000's rule "preempt only when the challenger is more urgent" is read as "has a
+#   strictly higher effective priority". Slack decides who goes *next* among the requests that fit; it
+#   never lets a late request evict running work of a higher business priority.
 #
 # ### Worked example: reading a key by hand
 # Two waiting requests under `aging` with interval 2: request 1 has priority 1 and has waited 6 steps,
@@ -188,7 +218,7 @@ for policy in ("fixed_priority", "aging"):
 # reject bad input; the given line below appends your request.
 #
 # **Check:** run the test cell below. *Worked example:* `RequestState(1, 2, 2)` is request 1 with a
-# 2-token prompt that will generate 2 tokens; every other field has the default listed in Step 2.
+# 2-token prompt that will generate 2 tokens; every other field has the default shown in Step 2.
 
 # %% nbgrader={"grade": false, "grade_id": "todo1", "locked": false, "schema_version": 3, "solution": true}
 @add_to_class(DecodeSchedulerSim)
@@ -272,9 +302,10 @@ test_todo1_hidden_order_and_identity()
 # so that it never changes the order. The rest of the key is given; note that it uses
 # `self._effective_priority`, which already applies aging.
 #
-# **Check:** the test cell below. *Worked example:* under `deadline`, at clock 0, a request in prefill with
-# 1 token to generate and `deadline_step=1` has slack 1 − 0 − 2 = −1: it is already late, and it sorts
-# before a request with slack 15.
+# **Check:** the test cell below; it builds its requests with `RequestState(...)` directly, so it needs this
+# TODO only. *Worked example:* under `deadline`, at clock 0, a request in prefill with 1 token to generate
+# and `deadline_step=1` has slack 1 − 0 − 2 = −1: it is already late, and it sorts before a request with
+# slack 15.
 
 # %% nbgrader={"grade": false, "grade_id": "todo2", "locked": false, "schema_version": 3, "solution": true}
 @add_to_class(DecodeSchedulerSim)
@@ -292,33 +323,32 @@ def _schedule_key(self, req: RequestState) -> tuple[int, int, int, int, int, int
 
 
 # %% nbgrader={"grade": true, "grade_id": "todo2_tests", "locked": true, "points": 3, "schema_version": 3, "solution": false}
+def sim_with(*requests, **sim_kwargs):
+    """A scheduler holding these RequestStates, built directly so that this check needs TODO 2 only."""
+    sim = DecodeSchedulerSim(**sim_kwargs)
+    sim.queue.extend(requests)
+    return sim
+
+
 def test_todo2_decision_order():
     """Seed test: phase beats cache and priority; cache beats priority; then priority."""
-    sim = DecodeSchedulerSim()
-    sim.enqueue(1, 4, 1, priority=0, cache_hit=False)
-    sim.enqueue(2, 4, 1, priority=9, cache_hit=True)
-    sim.queue[1].phase = "decode"
+    sim = sim_with(RequestState(1, 4, 1, priority=0, cache_hit=False),
+                   RequestState(2, 4, 1, priority=9, cache_hit=True, phase="decode"))
     expect_true(sim._schedule_key(sim.queue[0]) < sim._schedule_key(sim.queue[1]),
                 "TODO 2: a prefill request sorts before a decode request, whatever its cache or priority",
                 (sim._schedule_key(sim.queue[0]), sim._schedule_key(sim.queue[1])))
-    sim = DecodeSchedulerSim()
-    sim.enqueue(1, 4, 1, priority=1, cache_hit=False)
-    sim.enqueue(2, 4, 1, priority=1, cache_hit=True)
+    sim = sim_with(RequestState(1, 4, 1, priority=1, cache_hit=False), RequestState(2, 4, 1, priority=1, cache_hit=True))
     expect_true(sim._schedule_key(sim.queue[1]) < sim._schedule_key(sim.queue[0]),
                 "TODO 2: with equal phase, a cache hit sorts first")
-    sim = DecodeSchedulerSim()
-    sim.enqueue(1, 4, 1, priority=1, cache_hit=True)
-    sim.enqueue(2, 4, 1, priority=3, cache_hit=True)
+    sim = sim_with(RequestState(1, 4, 1, priority=1, cache_hit=True), RequestState(2, 4, 1, priority=3, cache_hit=True))
     expect_true(sim._schedule_key(sim.queue[1]) < sim._schedule_key(sim.queue[0]),
                 "TODO 2: with equal phase and cache, the higher priority sorts first")
 
 
 def test_todo2_wait_steps_is_observation_not_priority():
     """Seed test: under fixed_priority, waiting does not change the key."""
-    sim = DecodeSchedulerSim()
-    sim.enqueue(1, 4, 1, priority=1, cache_hit=True)
-    sim.enqueue(2, 4, 1, priority=1, cache_hit=True)
-    first, second = sim.queue
+    first, second = RequestState(1, 4, 1, priority=1, cache_hit=True), RequestState(2, 4, 1, priority=1, cache_hit=True)
+    sim = sim_with(first, second)
     key_before = sim._schedule_key(first)
     first.wait_steps, second.wait_steps = 50, 0
     expect(sim._schedule_key(first), key_before, "TODO 2: wait_steps must not change the key under fixed_priority")
@@ -327,10 +357,8 @@ def test_todo2_wait_steps_is_observation_not_priority():
 
 def test_todo2_aging_changes_effective_priority():
     """Seed test: aging lifts a request that has waited."""
-    sim = DecodeSchedulerSim(policy="aging", aging_interval=2)
-    sim.enqueue(1, 4, 1, priority=1, cache_hit=True)
-    sim.enqueue(2, 4, 1, priority=3, cache_hit=True)
-    sim.queue[0].wait_steps = 6
+    sim = sim_with(RequestState(1, 4, 1, priority=1, cache_hit=True, wait_steps=6),
+                   RequestState(2, 4, 1, priority=3, cache_hit=True), policy="aging", aging_interval=2)
     expect(sim._effective_priority(sim.queue[0]), 4, "TODO 2: effective priority under aging is 1 + 6 // 2")
     expect_true(sim._schedule_key(sim.queue[0]) < sim._schedule_key(sim.queue[1]),
                 "TODO 2: under aging, the request that waited now sorts first")
@@ -338,14 +366,12 @@ def test_todo2_aging_changes_effective_priority():
 
 def test_todo2_deadline_slack_orders_first_only_under_deadline():
     for policy, urgent_first in (("deadline", True), ("fixed_priority", False)):
-        sim = DecodeSchedulerSim(policy=policy)
-        sim.enqueue(1, 4, 4, priority=9, deadline_step=20)
-        sim.enqueue(2, 2, 1, priority=0, deadline_step=1)
+        sim = sim_with(RequestState(1, 4, 4, priority=9, deadline_step=20),
+                       RequestState(2, 2, 1, priority=0, deadline_step=1), policy=policy)
         urgent_sorts_first = sim._schedule_key(sim.queue[1]) < sim._schedule_key(sim.queue[0])
         expect(urgent_sorts_first, urgent_first,
                f"TODO 2: under {policy}, does the request with the tighter deadline sort first?")
-    sim = DecodeSchedulerSim(policy="deadline")
-    sim.enqueue(2, 2, 1, deadline_step=1)
+    sim = sim_with(RequestState(2, 2, 1, deadline_step=1), policy="deadline")
     expect(sim._schedule_key(sim.queue[0])[0], -1, "TODO 2: slack = deadline_step - clock - remaining steps")
 
 
@@ -356,9 +382,8 @@ test_todo2_deadline_slack_orders_first_only_under_deadline()
 passed("TODO 2", 4)
 ### BEGIN HIDDEN TESTS
 def test_todo2_hidden_no_deadline_sorts_after_any_deadline():
-    sim = DecodeSchedulerSim(policy="deadline")
-    sim.enqueue(1, 3, 2, priority=9)
-    sim.enqueue(2, 3, 50, priority=0, deadline_step=900)
+    sim = sim_with(RequestState(1, 3, 2, priority=9), RequestState(2, 3, 50, priority=0, deadline_step=900),
+                   policy="deadline")
     sim.clock = 5
     assert sim._schedule_key(sim.queue[1]) < sim._schedule_key(sim.queue[0])
     sim.queue[1].phase = "decode"
@@ -376,12 +401,14 @@ test_todo2_hidden_no_deadline_sorts_after_any_deadline()
 # 1. An already admitted challenger just keeps running: set its status to `"running"`, return `None`.
 # 2. If its `required_blocks` fit in `free_kv_blocks`, admit it: take the blocks, set `admitted=True` and
 #    status `"running"`, return `None`.
-# 3. Otherwise look for a victim, following the preemption rule in Step 3. If there is none, change
-#    nothing and return `None` (the challenger stays out).
+# 3. Otherwise look for a victim, following the preemption rule in Step 3 (it compares effective
+#    priority, under every policy). If there is none, change nothing and return `None` (the challenger
+#    stays out).
 # 4. Preempt the victim: `admitted=False`, status `"preempted"`, `preemptions += 1`, its blocks go back
 #    to the pool. Do **not** touch its `phase` or `generated_len`. Then admit the challenger as in 2.
 #
-# **Check:** the test cell below. *Worked example:* with 2 free blocks, request 1 (priority 1, 2 blocks) is
+# **Check:** the test cell below; it builds and admits its requests by hand with `RequestState(...)`, so
+# it needs this TODO only. *Worked example:* with 2 free blocks, request 1 (priority 1, 2 blocks) is
 # admitted and holds both. Request 2 (priority 9, 2 blocks) arrives: 0 blocks are free, request 1 is
 # preemptible and less urgent, and giving back its 2 blocks makes room, so it is the victim.
 
@@ -419,21 +446,25 @@ def _ensure_capacity(self, challenger: RequestState) -> int | None:
 
 
 # %% nbgrader={"grade": true, "grade_id": "todo3_tests", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-def admitted_sim(free_kv_blocks, *requests):
-    """A scheduler whose requests are already admitted and decoding (set by hand, no step needed)."""
+def admitted_sim(free_kv_blocks, *running):
+    """A scheduler whose `running` RequestStates are already admitted and decoding, built without TODO 1 or 4."""
     sim = DecodeSchedulerSim(free_kv_blocks=free_kv_blocks)
-    for kwargs in requests:
-        sim.enqueue(**kwargs)
-        req = sim.queue[-1]
+    for req in running:
         req.admitted, req.status, req.phase = True, "running", "decode"
         sim.free_kv_blocks -= req.required_blocks
+        sim.queue.append(req)
     return sim
 
 
+def arrive(sim, req):
+    """Add a waiting request to the queue; return it."""
+    sim.queue.append(req)
+    return req
+
+
 def test_todo3_admits_when_blocks_are_free():
-    sim = DecodeSchedulerSim(free_kv_blocks=3)
-    sim.enqueue(1, 4, 2, required_blocks=2)
-    req = sim.queue[0]
+    sim = admitted_sim(3)
+    req = arrive(sim, RequestState(1, 4, 2, required_blocks=2))
     expect(sim._ensure_capacity(req), None, "TODO 3: admitting without preemption returns None")
     expect((req.admitted, req.status, sim.free_kv_blocks), (True, "running", 1),
            "TODO 3: admission takes required_blocks and sets admitted/running")
@@ -442,11 +473,9 @@ def test_todo3_admits_when_blocks_are_free():
 
 
 def test_todo3_preempts_lower_priority_and_keeps_progress():
-    sim = admitted_sim(2, dict(request_id=1, prompt_len=4, max_new_tokens=3, priority=1, required_blocks=2))
-    victim = sim.queue[0]
-    victim.generated_len = 1
-    sim.enqueue(2, 2, 1, priority=9, required_blocks=2)
-    challenger = sim.queue[1]
+    victim = RequestState(1, 4, 3, priority=1, required_blocks=2, generated_len=1)
+    sim = admitted_sim(2, victim)
+    challenger = arrive(sim, RequestState(2, 2, 1, priority=9, required_blocks=2))
     expect(sim._ensure_capacity(challenger), 1, "TODO 3: returns the id of the preempted request")
     expect((victim.admitted, victim.status, victim.preemptions), (False, "preempted", 1),
            "TODO 3: the victim is marked preempted and counted")
@@ -456,15 +485,14 @@ def test_todo3_preempts_lower_priority_and_keeps_progress():
 
 
 def test_todo3_protects_non_preemptible_and_more_urgent():
-    sim = admitted_sim(2, dict(request_id=1, prompt_len=4, max_new_tokens=3, priority=1, required_blocks=2,
-                               preemptible=False))
-    sim.enqueue(2, 2, 1, priority=9, required_blocks=2)
-    expect(sim._ensure_capacity(sim.queue[1]), None, "TODO 3: a non-preemptible request is never a victim")
-    expect((sim.queue[0].admitted, sim.queue[1].admitted, sim.free_kv_blocks), (True, False, 0),
+    sim = admitted_sim(2, RequestState(1, 4, 3, priority=1, required_blocks=2, preemptible=False))
+    challenger = arrive(sim, RequestState(2, 2, 1, priority=9, required_blocks=2))
+    expect(sim._ensure_capacity(challenger), None, "TODO 3: a non-preemptible request is never a victim")
+    expect((sim.queue[0].admitted, challenger.admitted, sim.free_kv_blocks), (True, False, 0),
            "TODO 3: when no victim exists, nothing changes")
-    sim = admitted_sim(2, dict(request_id=1, prompt_len=4, max_new_tokens=3, priority=9, required_blocks=2))
-    sim.enqueue(2, 2, 1, priority=9, required_blocks=2)
-    expect(sim._ensure_capacity(sim.queue[1]), None, "TODO 3: only a strictly lower effective priority may be preempted")
+    sim = admitted_sim(2, RequestState(1, 4, 3, priority=9, required_blocks=2))
+    challenger = arrive(sim, RequestState(2, 2, 1, priority=9, required_blocks=2))
+    expect(sim._ensure_capacity(challenger), None, "TODO 3: only a strictly lower effective priority may be preempted")
 
 
 test_todo3_admits_when_blocks_are_free()
@@ -473,10 +501,10 @@ test_todo3_protects_non_preemptible_and_more_urgent()
 passed("TODO 3", 3)
 ### BEGIN HIDDEN TESTS
 def test_todo3_hidden_victim_choice():
-    sim = admitted_sim(6, dict(request_id=1, prompt_len=2, max_new_tokens=4, priority=2, required_blocks=1),
-                       dict(request_id=2, prompt_len=2, max_new_tokens=4, priority=1, required_blocks=1),
-                       dict(request_id=3, prompt_len=2, max_new_tokens=4, priority=1, required_blocks=3))
-    sim.enqueue(4, 2, 1, priority=5, required_blocks=3)
+    sim = admitted_sim(6, RequestState(1, 2, 4, priority=2, required_blocks=1),
+                       RequestState(2, 2, 4, priority=1, required_blocks=1),
+                       RequestState(3, 2, 4, priority=1, required_blocks=3))
+    arrive(sim, RequestState(4, 2, 1, priority=5, required_blocks=3))
     assert sim._ensure_capacity(sim.queue[3]) == 3  # lowest priority, most blocks, and it makes room
     assert sim.free_kv_blocks == 1 and sim.queue[2].status == "preempted"
 
@@ -493,9 +521,19 @@ test_todo3_hidden_victim_choice()
 # leave `chosen = None`: the given lines then return `None` (the step stalls). Everything after your code is
 # given: the others wait one step, the chosen request advances, and the event is recorded.
 #
-# **Check:** the test cell below runs four of the seed's mechanism tests on your whole scheduler, so it
-# also needs TODO 1–3. *Worked example:* a resumed victim is already in `decode`, so its next step generates
-# a token; it does **not** redo its prefill.
+# **A choice real engines do not make.** Trying the next candidate when one does not fit lets a smaller
+# request run while a blocked urgent one waits. vLLM V1 and nano-vllm stop instead at the first waiting
+# request that does not fit (*head-of-line blocking*): in vLLM's `Scheduler.schedule`
+# (`vllm/v1/core/sched/scheduler.py`) the loop over waiting requests ends with `break` when
+# `allocate_slots` fails, and nano-vllm's `Scheduler.schedule` (`nanovllm/engine/scheduler.py`) breaks at
+# the first waiting sequence that `can_allocate` rejects (as of November 2026). Stopping keeps the queue's
+# order and lets the blocked request in as soon as blocks free up; skipping, as here, uses the free blocks
+# at once but can bypass a large request for as long as small ones keep arriving. The *Observe* section
+# shows it.
+#
+# **Check:** the test cell below runs the seed's whole-scheduler mechanism tests, so unlike the checks of
+# TODO 1–3 it also needs TODO 1–3. *Worked example:* a resumed victim is already in `decode`, so its next
+# step generates a token; it does **not** redo its prefill.
 
 # %% nbgrader={"grade": false, "grade_id": "todo4", "locked": false, "schema_version": 3, "solution": true}
 @add_to_class(DecodeSchedulerSim)
@@ -624,10 +662,16 @@ test_todo4_hidden_stall_and_exhaustion()
 # ## Observe: timelines of your scheduler | 观察：调度时间线
 #
 # The cells below run **your** `DecodeSchedulerSim` on the seed's scenarios and draw one lane per request:
-# hatched = prefill step, solid = decode step, pale = waiting. ✕ marks a preemption, ▶ the resume, | the
-# finish and a red ▼ the first step at which the request's deadline could no longer be met.
+# hatched = prefill step, solid = decode step, pale = waiting. ✕ marks a preemption, ▶ the resume and | the
+# finish. A red ▼ marks the first step at which the request **ran while already late**: from then on it
+# cannot finish by its deadline. The flag is the `deadline_missed` field of seed 000's event, which
+# describes only the request that moves in that step; a request that becomes late while it waits is
+# flagged only when it next runs. (Under `fixed_priority` in the overload below, request 2 runs its prefill
+# early and then waits; its deadline becomes unreachable while it waits, long before its next step flags
+# it.) These cells need all four TODOs.
 
 # %%
+lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 timelines = {}
 for name, scenario in lab.DECODE_SCENARIOS.items():
     sim = DecodeSchedulerSim(**scenario["sim"])
@@ -637,13 +681,52 @@ for name, scenario in lab.DECODE_SCENARIOS.items():
     plt.show()
 
 # %%
-lab.request_summary(timelines["preemption and resume"])
+lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
+lab.events_frame(timelines["preemption and resume"])
+
+# %%
+lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
+pd.concat({name: lab.request_summary(events) for name, events in timelines.items()}, names=["scenario"])
 
 # %% [markdown]
-# In *preemption and resume*, request 2 (priority 9) arrives while request 1 holds both blocks: request 1 is
-# preempted at step 1, waits while request 2 runs, then resumes **in decode**, with the tokens it had. In
-# *non-preemptible request*, the same arrival has to wait. In *deadline*, request 2's slack is −1 at
-# enqueue time: it goes first and is still recorded as missed.
+# In *preemption and resume*, request 1 (priority 1) is prefilled at step 0 and generates its first token
+# at step 1. Request 2 (priority 9) then arrives while request 1 holds both blocks: at step 2 request 1 is
+# preempted (`preempted_request_id` 1), waits while request 2 runs, and at step 5 resumes **in decode**
+# with `generated_len` going from 1 to 2: it kept the token it had. In *non-preemptible request*, the same
+# arrival waits until request 1 finishes at step 3. In *deadline*, request 2's slack is −1 at enqueue time:
+# it goes first and is still recorded as missed.
+#
+# ### Skipping a request that does not fit: the bypass
+#
+# Your `step` tries the next candidate when the first does not fit (TODO 4). Here a large, urgent request
+# (id 1: priority 9, both KV blocks) arrives at step 1 while small, non-preemptible requests (priority 1,
+# one block, one token each) arrive one per step. Each step, request 1 sorts first but does not fit; a small
+# request that fits runs instead, and while one small request holds a block, request 1 never fits.
+
+# %%
+def bypass_run(num_small):
+    """Urgent request 1 (2 blocks of 2) arrives at step 1; `num_small` small requests arrive one per step."""
+    sim = DecodeSchedulerSim(free_kv_blocks=2)
+    for t in range(3 * num_small + 5):
+        if t == 1:
+            sim.enqueue(1, 8, 2, priority=9, required_blocks=2)
+        if t < num_small:
+            sim.enqueue(100 + t, 2, 1, priority=1, required_blocks=1, preemptible=False)
+        sim.step()
+    summary = lab.request_summary(sim.timeline)
+    return {"urgent request: first step": summary.loc[1, "first_step"], "urgent request: wait": summary.loc[1, "total_wait"],
+            "small requests: max wait": summary.drop(index=1)["total_wait"].max()}
+
+
+lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
+pd.DataFrame({num_small: bypass_run(num_small) for num_small in (4, 8, 16)}).rename_axis(columns="small requests")
+
+# %% [markdown]
+# The urgent request waits 7, 15 and 31 steps behind streams of 4, 8 and 16 small requests: it gets in only
+# when the stream stops, so a longer stream delays it without bound. Under head-of-line blocking (vLLM V1,
+# nano-vllm) it would stop admission instead: the small requests already running would finish, free their
+# blocks, and request 1 would be admitted next, at the price of the small requests behind it waiting.
+# Neither order is free; they move the wait from one class of request to the other.
 #
 # ### Fixed priority vs aging vs deadline
 #
@@ -673,10 +756,12 @@ def policy_summary(summary):
             "deadlines missed": int(summary["deadline_missed"].sum()), "of": len(summary)}
 
 
+lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 runs = {policy: policy_run(policy) for policy in ("fixed_priority", "aging", "deadline")}
 pd.DataFrame.from_dict({policy: policy_summary(summary) for policy, summary in runs.items()}, orient="index")
 
 # %%
+lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 fig, ax = plt.subplots(figsize=(8, 3))
 for policy, summary in runs.items():
     ax.plot(summary.index.astype(str), summary["total_wait"], marker="o", label=policy)
@@ -704,25 +789,56 @@ fig.tight_layout()
 # %% [markdown]
 # ## What real engines do | 真实引擎怎么做
 #
-# Every rule here is a simplification. Compare it with what serving engines do today:
+# Every rule here is a simplification. Compare it with what serving engines do, as their source files read
+# as of November 2026 (these files change often; each claim names the file to check):
 #
 # - **One request per step vs a batch per step.** vLLM, SGLang and nano-vllm advance many sequences per
-#   step, bounded by `max_num_seqs`, `max_num_batched_tokens` and the free KV blocks.
-# - **Prefill first.** nano-vllm schedules waiting prefills first: if any can be admitted, the step is a
-#   pure prefill step. vLLM V1 mixes decode tokens and (chunked) prefill tokens in one step under a token
-#   budget. Our key's `phase` field mirrors the prefill-first choice.
-# - **Preemption by recompute.** vLLM V1 (and nano-vllm) preempt by *recompute*: the victim's KV blocks are
-#   freed and its prompt plus generated tokens are prefilled again later. Swapping KV to CPU memory is the
-#   other option, which V1 dropped. Our victim keeps its progress for free, so resuming costs nothing here;
-#   in a real engine it costs a new prefill.
-# - **Which request is preempted.** vLLM V1 preempts the **last admitted** running request under its FCFS
-#   policy, and the **lowest-priority** one (latest arrival breaking ties) under its priority policy. It
-#   preempts when a running request cannot get a new KV block, not only to admit a waiting one.
-# - **No aging, no deadlines.** vLLM offers FCFS and priority scheduling; it has no aging and no deadline
-#   (SLO) policy. Starvation under priority is the operator's problem.
+#   step, bounded by a cap on sequences (`max_num_seqs` in vLLM's and nano-vllm's `scheduler.py`,
+#   `--max-running-requests` in SGLang's `python/sglang/srt/server_args.py`), a token budget
+#   (`max_num_batched_tokens`) and the free KV blocks.
+# - **Prefill first, or running first.** nano-vllm is prefill-first: `Scheduler.schedule` in
+#   `nanovllm/engine/scheduler.py` admits waiting sequences first and, if it admitted any, returns a
+#   prefill-only step; decoding happens only in steps that admit nobody. vLLM V1 goes the other way:
+#   `Scheduler.schedule` in `vllm/v1/core/sched/scheduler.py` first gives every *running* request its
+#   tokens, then admits waiting requests with the token budget left, so decode tokens and prefill tokens
+#   share one step, a long prompt split into chunks when `enable_chunked_prefill` is set. Our key's `phase`
+#   field follows nano-vllm, not vLLM.
+# - **Preemption by recompute.** vLLM V1's `Scheduler._preempt_request` frees the victim's KV blocks, resets
+#   its `num_computed_tokens` to 0 and puts it back in the waiting queue (at the front under FCFS); nano-vllm's
+#   `Scheduler.preempt` frees its blocks and puts it at the front of `waiting`. Both recompute: the prompt
+#   and the tokens generated so far are prefilled again. (vLLM's older V0 scheduler, `vllm/core/scheduler.py`,
+#   could also swap KV to CPU memory, `PreemptionMode.SWAP`; V1's scheduler has no swap path.) Our victim
+#   keeps its progress for free; in a real engine the resume costs that new prefill.
+# - **When, and whom, vLLM preempts.** Only while it schedules *running* requests: when
+#   `kv_cache_manager.allocate_slots` cannot give a running request blocks for its new tokens, `schedule()`
+#   preempts the **last** request of `self.running` under FCFS (the last admitted), or under the priority
+#   policy the running request with the largest `(priority, arrival_time)`: the least urgent, the latest
+#   arrival on ties. It repeats until the request fits or has preempted itself. A *waiting* request that
+#   does not fit ends the loop over waiting requests (`break`): it never preempts anyone, and a step that
+#   preempted admits no waiting request at all. TODO 3 models the opposite trigger, SGLang's (Step 3).
+#   nano-vllm does the same as vLLM's FCFS case: its decode loop preempts the tail of `running` when
+#   `can_append` fails.
+# - **Priority direction.** In vLLM a **smaller** `priority` is served first: `PriorityRequestQueue` in
+#   `vllm/v1/core/sched/request_queue.py` orders by `(priority, arrival_time)`, and `SchedulerConfig.policy`
+#   in `vllm/config/scheduler.py` defaults to `"fcfs"`. SGLang with `--enable-priority-scheduling` serves a
+#   **larger** value first by default, and `--schedule-low-priority-values-first` flips it
+#   (`server_args.py`). Here, as in seed 000, larger is more urgent.
+# - **Aging and deadlines.** vLLM's FCFS and priority queues order by arrival and by
+#   `(priority, arrival_time)`: neither lifts a request that has waited, and neither knows deadlines. SGLang's
+#   `hrrn` policy ("highest response ratio next, token-based aging", `CacheAwarePolicy` in
+#   `python/sglang/srt/managers/schedule_policy.py`) *is* a form of aging, so "no aging" holds for vLLM only.
+#   None of the policies in these files orders by deadline, as our `deadline` policy does.
 # - **Cache-aware ordering.** SGLang can order the waiting queue by longest prefix match (`lpm`) to raise
-#   cache hits, but its default is FCFS, and with a long queue it falls back to FCFS because sorting costs
-#   time and can starve requests that never hit the cache. Our `cache_hit` field plays that role.
+#   cache hits; its default `--schedule-policy` is `fcfs`. When more than 128 requests wait,
+#   `SchedulePolicy._determine_active_policy` (`schedule_policy.py`) switches `lpm` and `hrrn` back to FCFS
+#   because prefix matching and sorting a long queue cost time ("Turn off the expensive prefix matching and
+#   sorting when the #queue is large"). That requests which never hit the cache can starve under cache-first
+#   ordering is seed 003's argument, not SGLang's stated reason. Our `cache_hit` field plays the prefix hit.
+# - **When preemptions pile up.** An occasional preemption is normal; frequent ones mean the configuration
+#   does not fit the load (seed 003). vLLM counts them per request (`num_preemptions`, incremented in
+#   `_preempt_request`). Seed 003's remedies: lower `max_num_seqs`, raise `gpu_memory_utilization` so more
+#   memory holds KV blocks, allow a shorter context (`max_model_len`), or quantize the KV cache so that each
+#   token takes less room.
 #
 # So what can be concluded here? The *order* of service and the *mechanics* of admission, preemption and
 # resume. What cannot: latency in milliseconds, throughput on a GPU, or the cost of recompute.
@@ -749,7 +865,8 @@ fig.tight_layout()
 #
 # **TODO 4: choosing and advancing.** Trying candidates in key order and stopping at the first one that is
 # admitted means a blocked urgent request does not stall the whole system: a smaller request that fits runs
-# instead (the seed's capacity test). The given lines then charge a waiting step to everyone else, move the
+# instead (the seed's capacity test). That is a choice, not a law: vLLM V1 and nano-vllm stop at the first
+# waiting request that does not fit, and the bypass table shows what skipping costs the blocked request. The given lines then charge a waiting step to everyone else, move the
 # chosen request one phase or one token forward, and free its blocks when it finishes.
 #
 # **How the tests locate a bug.** The input-contract checks catch bad lengths, deadlines, blocks and
@@ -764,5 +881,5 @@ fig.tight_layout()
 # TPOT, P95/P99, starvation and rejected requests.
 #
 # **Further reading:** the Orca paper (iteration-level scheduling); vLLM's scheduler
-# (`vllm/v1/core/sched/scheduler.py`); nano-vllm's `nanovllm/engine/scheduler.py`; SGLang's
-# `schedule_policy.py`.
+# (`vllm/v1/core/sched/scheduler.py`, with its queues in `request_queue.py`); nano-vllm's
+# `nanovllm/engine/scheduler.py`; SGLang's `python/sglang/srt/managers/schedule_policy.py`.

@@ -1,0 +1,175 @@
+"""Read a submitted notebook the way Jupyter does, and restore the layout grading needs.
+
+JupyterLab, Notebook 7, Colab, VS Code and `nbformat.write` save each cell's source as a
+list of lines; older tools save one string. Both are read with nbformat's own reader,
+which joins the lines, so nothing downstream ever sees a list. The verdict depends on
+the answer cells alone (found by grade_id); accidents of layout are repaired, with a
+warning, so that they cost nothing.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import nbformat
+from nbformat import validator
+
+from . import masters, safe_io
+from .paths import NOTEBOOKS_DIR
+
+MAX_BYTES = 256 << 20  # far above any honest notebook with plots; parsing needs a few times this in memory
+
+
+class NotASubmission(ValueError):
+    """The file cannot be graded as this assignment at all; the message says why."""
+
+
+@dataclass
+class Submission:
+    """What grading needs from one file: the answers, a repaired notebook and what was repaired."""
+
+    answers: dict[str, str]                 # answer grade_id -> source (the last copy, as the kernel saw it)
+    notebook: nbformat.NotebookNode         # layout restored: every graded cell once, in release order
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse(data: bytes) -> nbformat.NotebookNode:
+    """Any nbformat 4.x file (lines or strings, BOM, CRLF, extra metadata) as a valid 4.5 notebook."""
+    if len(data) > MAX_BYTES:
+        raise NotASubmission(f"file too large ({len(data) >> 20} MiB; the limit is {MAX_BYTES >> 20} MiB)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotASubmission(f"unreadable JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotASubmission(f"unreadable JSON: {exc}") from None
+    if not isinstance(raw, dict) or raw.get("nbformat") != 4:
+        found = raw.get("nbformat") if isinstance(raw, dict) else type(raw).__name__
+        raise NotASubmission(f"not a Jupyter notebook in format 4 (found nbformat={found!r})")
+    try:
+        with warnings.catch_warnings():  # missing cell ids are added below
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4, capture_validation_error={})  # joins line lists
+        nb = _upgrade_minor(nb)
+        _, repaired = validator.normalize(nb, relax_add_props=True, strip_invalid_metadata=True)
+        nb = nbformat.from_dict(repaired)
+        nbformat.validate(nb, relax_add_props=True)
+    except Exception as exc:  # noqa: BLE001 - any schema problem is the student's to fix
+        raise NotASubmission(f"not a valid Jupyter notebook: {str(exc).splitlines()[0][:200]}") from None
+    for cell in nb.cells:
+        cell.source = cell.source.replace("\r\n", "\n").replace("\r", "\n")
+    return nb
+
+
+def _upgrade_minor(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """4.0–4.4 files become 4.5: cell ids added (dropped first where an older minor had them)."""
+    if nb.get("nbformat_minor", 0) < 5:
+        for cell in nb.cells:
+            cell.pop("id", None)
+        nb = nbformat.v4.upgrade(nb, from_version=4, from_minor=nb.get("nbformat_minor", 0))
+    seen: set[str] = set()
+    for index, cell in enumerate(nb.cells):  # duplicated ids (a copied cell in some editors) are made unique
+        if not isinstance(cell.get("id"), str) or cell["id"] in seen:
+            cell["id"] = f"cell-{index}"
+        seen.add(cell["id"])
+    return nb
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    """parse() a file, refusing links and anything that is not a regular file (checked on the open file)."""
+    try:
+        return parse(safe_io.read_regular(path, MAX_BYTES))
+    except safe_io.Refused as exc:
+        raise NotASubmission(str(exc)) from None
+
+
+@lru_cache(maxsize=None)
+def _release_cells(assignment: str) -> tuple[frozenset[str], ...]:
+    """Distinctive sources of each released edition of an assignment (code and prose)."""
+    editions = sorted(NOTEBOOKS_DIR.rglob(f"{assignment}.ipynb"))
+    return tuple(frozenset(c.source.strip() for c in nbformat.read(p, as_version=4).cells if len(c.source.strip()) >= 40)
+                 for p in editions)
+
+
+def resemblance(nb, assignment: str) -> int:
+    """How many released cells of `assignment` appear verbatim in `nb` (best edition)."""
+    mine = {c.source.strip() for c in nb.cells}
+    return max((len(mine & cells) for cells in _release_cells(assignment)), default=0)
+
+
+def identify(nb, assignment: str, others: list[str]) -> None:
+    """Raise unless `nb` is a notebook of `assignment` rather than of another one (grade_ids are shared)."""
+    if not masters.cells_by_grade_id(nb):
+        raise NotASubmission(f"some other notebook: none of the graded cells of {assignment} are in it")
+    ours = resemblance(nb, assignment)
+    best = max(others, key=lambda o: resemblance(nb, o), default=None)
+    if best is not None and resemblance(nb, best) > ours:
+        raise NotASubmission(f"some other notebook: this is {best}, not {assignment}")
+    if ours == 0:
+        raise NotASubmission(f"some other notebook: none of the given cells of {assignment} are in it")
+
+
+def prepare(nb, release: nbformat.NotebookNode, answer_ids: list[str]) -> Submission:
+    """The answers, and a notebook in which every graded cell of the release appears exactly once."""
+    warnings: list[str] = []
+    found = masters.cells_by_grade_id(nb)
+    released = masters.cells_by_grade_id(release)
+    answers = {gid: cells[-1].source for gid, cells in found.items() if gid in answer_ids}
+    for gid, cells in found.items():
+        if gid not in released:
+            continue
+        if len(cells) > 1:
+            kind = "answer cell" if gid in answer_ids else "cell"
+            keep = "the last copy is graded, as the kernel ran it last" if gid in answer_ids else "one copy is kept"
+            warnings.append(f"{kind} {gid} appears {len(cells)} times; {keep}")
+            for extra in cells[:-1]:  # still run in place, but no longer graded
+                extra.metadata.pop("nbgrader", None)
+                extra.metadata.pop("deletable", None)
+                extra.metadata.pop("editable", None)
+        if gid not in answer_ids and _edited(cells[-1], released[gid][0]):
+            warnings.append(f"cell {gid} was edited; the original is used for grading, so this costs nothing")
+    for gid in released:
+        if gid not in found:
+            what = "answer cell" if gid in answer_ids else "cell"
+            cost = "TODO scores 0" if gid in answer_ids else "restored from the release; this costs nothing"
+            warnings.append(f"{what} {gid} was deleted: {cost}")
+    notebook = _restore(nb, release)
+    notebook.metadata["kernelspec"] = copy.deepcopy(release.metadata.get("kernelspec", {}))
+    return Submission(answers, notebook, warnings)
+
+
+def _edited(cell, original) -> bool:
+    return cell.source.strip() != original.source.strip()
+
+
+def _restore(nb, release) -> nbformat.NotebookNode:
+    """A copy of `nb` with each missing graded cell of the release put back after its release predecessor."""
+    out = copy.deepcopy(nb)
+    present = set(masters.cells_by_grade_id(out))
+    previous: str | None = None
+    for cell in release.cells:
+        gid = masters.grade_id(cell)
+        if not gid:
+            continue
+        if gid not in present:
+            at = _index_after(out, previous)
+            restored = copy.deepcopy(cell)
+            restored["id"] = f"restored-{gid}"
+            out.cells.insert(at, restored)
+            present.add(gid)
+        previous = gid
+    return out
+
+
+def _index_after(nb, gid: str | None) -> int:
+    """Index just after the (last) cell carrying `gid`, or 0."""
+    if gid is None:
+        return 0
+    positions = [i for i, c in enumerate(nb.cells) if masters.grade_id(c) == gid]
+    return positions[-1] + 1 if positions else len(nb.cells)

@@ -1,0 +1,323 @@
+"""Every number the prose of both notebooks quotes is pinned, so prose and output cannot drift apart.
+
+For each markdown cell of the solved (executed) editions, the numbers in its prose, in order, must equal a
+list computed here. Where the notebook prints or displays the number, the list reads it from the executed
+output; the rest are the notebook's own inputs, labels and engine constants, written out once below so that
+a changed or added number fails until someone checks it. Numbers, not wording: a reworded sentence passes
+as long as its numbers, in order, stay the same. Digits only: results are written in digits in the prose.
+"""
+import re
+from fractions import Fraction
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+
+NOT_QUANTITIES = re.compile(  # labels and names that contain digits but quote no result
+    r"TODO\s+\d(?:\s*[–-]\s*\d)?|Step\s+\d|[Ss]eed\s+00\d|notebook\s+0\d|\bV[01]\b|\bP9[59]\b|#\d+"
+    r"|(?:as of\s+)?November\s+2026|\b0[12]_\w+")
+
+
+def prose_numbers(markdown: str) -> list[str]:
+    """The numbers of a markdown cell's prose: headings, code spans, list markers and labels left out."""
+    lines = [line for line in markdown.splitlines() if not line.lstrip().startswith("#")]
+    text = "\n".join(re.sub(r"^\s*\d+\.\s", " ", line) for line in lines)
+    text = NOT_QUANTITIES.sub(" ", re.sub(r"`[^`]*`", " ", text))
+    return re.findall(r"\d+(?:[.,]\d+)*", text)
+
+
+def _value(text: str):
+    text = text.strip()
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if re.fullmatch(r"-?\d+\.\d*", text):
+        return float(text)
+    return {"True": True, "False": False}.get(text, text)
+
+
+def html_table(html: str) -> dict:
+    """A pandas HTML table as {row key: {column: value}}; a MultiIndex row key is a tuple."""
+    head = re.search(r"<thead>(.*?)</thead>", html, re.S).group(1)
+    names = re.findall(r"<th[^>]*>(.*?)</th>", re.search(r"<tr[^>]*>(.*?)</tr>", head, re.S).group(1), re.S)
+    rows, carried = {}, []
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", re.search(r"<tbody>(.*?)</tbody>", html, re.S).group(1), re.S):
+        keys = [_value(k) for k in re.findall(r"<th[^>]*>(.*?)</th>", row, re.S)]
+        cells = [_value(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        carried = carried[:max(len(carried) - len(keys), 0)] + keys if len(keys) < len(carried) else keys
+        rows[carried[0] if len(carried) == 1 else tuple(carried)] = dict(zip(names[-len(cells):], cells))
+    return rows
+
+
+class Executed:
+    """The executed solved edition of one notebook, read by the marker text of its code cells."""
+
+    def __init__(self, nb):
+        self.nb = nb
+
+    def _cell(self, marker: str):
+        found = [c for c in self.nb.cells if c.cell_type == "code" and marker in c.source]
+        assert len(found) == 1, f"{len(found)} code cells contain {marker!r}"
+        return found[0]
+
+    def text(self, marker: str) -> str:
+        return "".join(o.get("text", "") for o in self._cell(marker).outputs if o.output_type == "stream")
+
+    def table(self, marker: str) -> dict:
+        html = [o["data"]["text/html"] for o in self._cell(marker).outputs if "text/html" in o.get("data", {})]
+        assert len(html) == 1, marker
+        return html_table(html[0])
+
+
+def frac(a, b):
+    f = Fraction(a, b)
+    return [f.numerator, f.denominator]
+
+
+def workload(ex: Executed, marker: str):
+    """Notebook 01's `describe` output: tokens, arrival, slots and both policies' summary rows."""
+    text = ex.text(marker)
+    tokens, arrivals, slots = re.search(r"tokens: \[(.*?)\] \| arrivals: \[(.*?)\] \| slots: (\d+)", text).groups()
+    policy = {name: dict(zip(("S", "busy"), map(int, rest.split()[:2])))
+              for name, rest in re.findall(r"^(static|continuous)\s+(.*)$", text, re.M)}
+    return SimpleNamespace(tokens=[int(t) for t in tokens.split(",")], arrival=int(arrivals), slots=int(slots),
+                           S=policy["static"]["S"], C=policy["continuous"]["S"], busy=policy["static"]["busy"])
+
+
+# ---------------------------------------------------------------- 01_continuous_batching
+def nb01_example1(ex):
+    w, t = workload(ex, "describe(example)"), ex.table("start_and_finish(example)")
+    sf = {job: row["static finish"] for job, row in t.items()}
+    cs = {job: row["continuous start"] for job, row in t.items()}
+    cf = {job: row["continuous finish"] for job, row in t.items()}
+    return [0, len(w.tokens) - 1, w.arrival, *w.tokens, 0, 1, 0, sf[1] - sf[0], 1, sf[1], 2, 3, 2, sf[2], 3, sf[3],
+            cs[2], 2, 0, cf[2], 3, cf[3], 1, cf[1]]
+
+
+def nb01_example1_numbers(ex):
+    w, t = workload(ex, "describe(example)"), ex.table("start_and_finish(example)")
+    ng = workload(ex, "describe(no_gain)")
+    idle_static, idle_behind_0 = w.slots * w.S - w.busy, t[1]["static finish"] - t[0]["static finish"]
+    return [w.busy, w.S, w.slots, w.busy, w.slots * w.S, *frac(w.busy, w.slots * w.S), w.C, w.busy, w.slots * w.C,
+            *frac(w.busy, w.slots * w.C), w.busy, w.S, w.busy, w.C, *frac(w.S, w.C), w.slots * w.S, w.busy, idle_static,
+            idle_behind_0, 0, 1, idle_static - idle_behind_0, 2, 3,
+            ng.busy // len(ng.tokens), ng.arrival, ng.slots, ng.S - ng.busy // ng.slots, ng.S]
+
+
+def nb01_no_gain_and_a_to_e(ex):
+    ng, ae = workload(ex, "describe(no_gain)"), workload(ex, "describe(a_to_e)")
+    return [ng.busy, ng.slots * ng.S, 0, Fraction(ng.busy, ng.slots * (ng.S - ng.arrival)), ng.arrival,
+            *ae.tokens, ae.arrival, ae.slots]
+
+
+def nb01_a_to_e_numbers(ex):
+    ae = workload(ex, "describe(a_to_e)")
+    return [ae.S, ae.busy, ae.slots * ae.S, round(100 * ae.busy / (ae.slots * ae.S)),
+            ae.C, ae.busy, ae.slots * ae.C, round(100 * ae.busy / (ae.slots * ae.C)), ae.busy]
+
+
+def nb01_todo1_example(ex):
+    w = workload(ex, "describe(example)")
+    trace = ex.table('pd.DataFrame(result["trace"])')
+    served_3 = [tick for tick, row in trace.items() if 3 in eval(row["served"])]  # "[1, 3]" -> list
+    return [len(w.tokens), w.slots, 3, w.arrival, served_3[0], served_3[-1], served_3[0] - w.arrival,
+            served_3[-1] + 1 - w.arrival]
+
+
+def nb01_validation(ex):
+    bad = float(re.search(r"got (\d+\.\d+) \(float\)", ex.text("for bad in")).group(1))
+    return [0, 1, bad - 1, abs(bad - 2)]  # arrival >= 0, tokens >= 1; the remaining work after 1 and 2 ticks
+
+
+def nb01_todo4_example(ex):
+    ae = workload(ex, "describe(a_to_e)")
+    groups = [ae.tokens[i:i + ae.slots] for i in range(0, len(ae.tokens), ae.slots)]
+    return [0, 0, ae.slots, *ae.tokens, *[max(g) for g in groups], ae.S]
+
+
+def nb01_explanations(ex):
+    static, cont = map(int, re.search(r"double_gain_case \((\d+), (\d+)\)", ex.text("makespans(no_gain_case())")).groups())
+    long_jobs = static // 8  # the reference's [8, 1, 1, 1] x 3 on 4 slots
+    return [1, 2, 2, 4, 8, static, long_jobs, 3 * long_jobs, 4 - long_jobs, cont, 0]
+
+
+NB01 = {
+    "one asks \"how many days": lambda ex: [5, 800],  # seed 003's illustration, not an output
+    "a request that finished after": lambda ex: [5, 800],
+    "The state is: the waiting jobs": lambda ex: [1, 0],  # "finishes at tick + 1", "starts at 0": the model's rules
+    "Requests 0–3 arrive at tick 0": nb01_example1,
+    "Both serve 10 tokens": nb01_example1_numbers,
+    "honest numbers": nb01_no_gain_and_a_to_e,
+    "Static batching needs **13** ticks": nb01_a_to_e_numbers,
+    "Each doubling of the stream": nb01_todo1_example,
+    "the **termination argument**": nb01_validation,
+    "`no_gain_case()`: static and continuous": lambda ex: [2],  # the rule "at least 2 slots"
+    "compute the makespan": nb01_todo4_example,
+    "Three budgets per step": lambda ex: [1, "1,000", "1,000", 128],  # 1 token per decode; illustration; SGLang's 128
+    "One pass over the trace": nb01_explanations,
+}
+
+
+# ---------------------------------------------------------------- 02_decode_scheduling
+def compare_table(ex):
+    t = ex.table("lab.compare_policies(example.jobs, example.slots)")
+    return SimpleNamespace(S=t["static"]["makespan_ticks"], C=t["continuous"]["makespan_ticks"], busy=t["static"]["busy_slots"])
+
+
+def nb02_step1(ex):
+    tokens, slots = re.search(r"tokens: \[(.*?)\] \| slots: (\d+)", ex.text("example = lab.FOUR_ON_TWO")).groups()
+    tokens = [int(t) for t in tokens.split(",")]
+    return [len(tokens), 0, *tokens, int(slots)]  # all arrive at tick 0
+
+
+def nb02_step1_numbers(ex):
+    c, slots = compare_table(ex), 2
+    return [c.busy, c.S, c.busy, slots * c.S, *frac(c.busy, slots * c.S), c.C, c.busy, slots * c.C,
+            *frac(c.busy, slots * c.C), *frac(c.S, c.C), 0]
+
+
+def nb02_fields(ex):
+    return [sum(row["default"] == "required" for row in ex.table("dataclasses.fields(RequestState)").values())]
+
+
+def nb02_step3(ex):
+    printed = dict(re.findall(r"^(\w+)\s+effective priorities: (.*)$", ex.text('for policy in ("fixed_priority", "aging")'), re.M))
+    aging = [int(v) for v in re.findall(r"=(\d+)", printed["aging"])]
+    # phase ranks (0)/(1) and cache ranks (0)/(1) of the given key; SGLang's default threshold 10; then the
+    # worked example's inputs (interval 2, request 1: priority 1, waited 6; request 2: priority 3) and result
+    return [0, 1, 0, 1, 10, 2, 1, 1, 6, 2, 3, 1, 6, 2, aging[0], aging[1], 1]
+
+
+def nb02_todo2_example(ex):
+    clock, tokens, deadline = 0, 1, 1
+    slack = deadline - clock - (1 + tokens)
+    other = 20 - clock - (1 + 4)  # the check's other request: deadline_step=20, 4 tokens, in prefill
+    return [clock, tokens, deadline, clock, 1 + tokens, abs(slack), other]
+
+
+def nb02_observe(ex):
+    events = ex.table('lab.events_frame(timelines["preemption and resume"])')
+    summary = ex.table("pd.concat({name: lab.request_summary(events)")
+    own = [row for row in events.values() if row["request_id"] == 1]
+    preempt = next(step for step, row in events.items() if row["preempted_request_id"] == 1)
+    resume = next(row for row in own if row["step"] > preempt)
+    before = max(row["generated_len"] for row in own if row["step"] < preempt)
+    first_decode = next(row["step"] for row in own if row["action"] != "prefill_to_decode")
+    prefill = next(row["step"] for row in own if row["action"] == "prefill_to_decode")
+    return [1, 1, prefill, first_decode, 2, 9, 1, preempt, 1, 1, 2, resume["step"], before, resume["generated_len"],
+            1, summary[("non-preemptible request", 1)]["finish_step"], 2, 1,  # deadline request 2: slack 1 - 0 - 2
+            1, 9, 1, 1, 1, 1]  # the bypass workload's inputs: id 1, priority 9, arrives at step 1; small ones priority 1
+
+
+def nb02_bypass_and_overload(ex):
+    t = ex.table("pd.DataFrame({num_small: bypass_run(num_small)")
+    streams = list(t["urgent request: wait"])
+    return [*[t["urgent request: wait"][n] for n in streams], *streams, 1,
+            1, 40, 2, 14, 3, 1 + 2]  # policy_run's inputs: deadlines 40 and 14, a 2-token arrival every 3 steps
+
+
+def nb02_policy_prose(ex):
+    t = ex.table("policy_summary(summary) for policy")
+    fp, ag, dl = t["fixed_priority"], t["aging"], t["deadline"]
+    return [fp["high: max wait"], fp["low (1) wait"], fp["medium (2) wait"], 4, ag["low (1) wait"], ag["medium (2) wait"],
+            ag["high: max wait"], ag["deadlines missed"], ag["of"], dl["medium (2) wait"], dl["low (1) wait"]]
+
+
+NB02 = {
+    "**Level:** intermediate": lambda ex: [],
+    "Start with the worked example from `lab`": nb02_step1,
+    "Both policies serve the same 10 tokens": nb02_step1_numbers,
+    "| Field of `RequestState` |": nb02_fields,
+    "Candidates are sorted by a key": nb02_step3,
+    "`RequestState(1, 2, 2)` is request 1": lambda ex: [1, 2, 2],  # the constructor call's own arguments
+    "compute `deadline_slack`, the first field": nb02_todo2_example,
+    "make room for `challenger`": lambda ex: [2, 2, 1, 1, 2, 2, 9, 2, 0, 1, 2],  # the worked example's inputs
+    "The cells below run **your**": lambda ex: [2],  # request 2 of the overload
+    "In *preemption and resume*": nb02_observe,
+    "The urgent request waits": nb02_bypass_and_overload,
+    "Read the table and the plot together": nb02_policy_prose,
+    "Every rule here is a simplification": lambda ex: [0, 128],  # vLLM resets num_computed_tokens to 0; SGLang's 128
+}
+
+SPECS = {"01_continuous_batching": NB01, "02_decode_scheduling": NB02}
+
+
+def _norm(value) -> str:
+    if isinstance(value, Fraction):
+        value = value.numerator if value.denominator == 1 else float(value)
+    if isinstance(value, float):
+        return str(int(value)) if value == int(value) else f"{value:g}"
+    return str(abs(value)) if isinstance(value, int) else str(value)  # the prose writes signs as words or "−"
+
+
+def problems(nb, spec: dict) -> list[str]:
+    """Each markdown cell's numbers against its spec; a cell without a spec may quote no number."""
+    ex, found = Executed(nb), []
+    used = dict.fromkeys(spec, 0)
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        numbers = prose_numbers(cell.source)
+        markers = [m for m in spec if m in cell.source]
+        for m in markers:
+            used[m] += 1
+        if len(markers) > 1:
+            found.append(f"cell {index}: several specs match: {markers}")
+        elif not markers:
+            if numbers:
+                found.append(f"cell {index} quotes numbers no spec pins: {numbers} in {cell.source[:80]!r}")
+        else:
+            expected = [_norm(v) for v in spec[markers[0]](ex)]
+            if numbers != expected:
+                at = next((i for i, (a, b) in enumerate(zip(numbers, expected)) if a != b), min(len(numbers), len(expected)))
+                found.append(f"cell {index} ({markers[0]!r}): number #{at + 1} of the prose is "
+                             f"{numbers[at] if at < len(numbers) else 'missing'}, the output gives "
+                             f"{expected[at] if at < len(expected) else 'nothing'} (prose {numbers}, expected {expected})")
+    found += [f"spec {m!r} matches {n} cells, not 1" for m, n in used.items() if n != 1]
+    return found
+
+
+def solved(name):
+    return nbformat.read(ROOT / "solutions" / f"{name}.ipynb", as_version=4)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_number_in_the_prose_matches_the_executed_output(name):
+    assert problems(solved(name), SPECS[name]) == []
+
+
+@pytest.mark.parametrize("name, marker, right, wrong", [
+    ("02_decode_scheduling", "Read the table and the plot together", "40 and 37 steps", "41 and 37 steps"),
+    ("02_decode_scheduling", "The urgent request waits", "waits 7, 15 and 31", "waits 7, 15 and 30"),
+    ("01_continuous_batching", "Both serve 10 tokens", "= 4\nhatched", "= 3\nhatched"),
+    ("01_continuous_batching", "Static batching needs **13** ticks", "≈ 65%", "≈ 66%"),
+])
+def test_a_wrong_number_in_the_prose_is_caught(name, marker, right, wrong):
+    nb = solved(name)
+    cell = next(c for c in nb.cells if c.cell_type == "markdown" and marker in c.source)
+    assert right in cell.source
+    cell.source = cell.source.replace(right, wrong)
+    found = problems(nb, SPECS[name])
+    assert len(found) == 1 and marker in found[0], found
+
+
+def test_a_new_unpinned_number_is_caught():
+    nb = solved("02_decode_scheduling")
+    nb.cells.append(nbformat.v4.new_markdown_cell("A new claim: the medium request waits 12 steps."))
+    assert problems(nb, NB02) == ["cell %d quotes numbers no spec pins: ['12'] in 'A new claim: the medium "
+                                  "request waits 12 steps.'" % (len(nb.cells) - 1)]
+
+
+def test_a_changed_output_is_caught():
+    """The other direction: the same prose against an output that changed."""
+    nb = solved("01_continuous_batching")
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "describe(a_to_e)" in c.source)
+    stream = next(o for o in cell.outputs if o.output_type == "stream")
+    stream.text = re.sub(r"^(static\s+)13", r"\g<1>14", stream.text, flags=re.M)
+    assert any("Static batching needs **13** ticks" in p for p in problems(nb, NB01))
+
+
+def test_prose_numbers_skips_labels_code_and_headings():
+    text = "### TODO 3 · 2×\n1. **phase** (seed\n000) in `x = 5` and Step 2: waits 32 and 20, 1,000 users, 0.5 left"
+    assert prose_numbers(text) == ["32", "20", "1,000", "0.5"]

@@ -1,0 +1,125 @@
+"""Reading submissions as Jupyter saves them: line lists, BOM, CRLF, every 4.x minor, extra metadata."""
+import copy
+import json
+
+import nbformat
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT
+from grader import examples, feedback, masters, submission
+
+NAME = "02_decode_scheduling"
+OTHERS = ["01_continuous_batching"]
+
+
+@pytest.fixture(scope="module")
+def solved():
+    return examples.filled(NAME, masters.reference_answers(NAME))
+
+
+def answers_of(data: bytes) -> dict:
+    nb = submission.parse(data)
+    submission.identify(nb, NAME, OTHERS)
+    return submission.prepare(nb, examples.release(NAME), masters.answer_ids(masters.nbgrader_source(NAME))).answers
+
+
+def test_lines_and_strings_give_the_same_answers(solved, tmp_path):
+    lines = examples.write({"a": solved}, tmp_path / "lines", form="lines")[0]
+    string = examples.write({"a": solved}, tmp_path / "string", form="string")[0]
+    raw = json.loads(lines.read_text())
+    assert any(isinstance(c["source"], list) and len(c["source"]) > 1 for c in raw["cells"])  # really saved as lines
+    assert answers_of(lines.read_bytes()) == answers_of(string.read_bytes()) == masters.reference_answers(NAME)
+
+
+@pytest.mark.parametrize("minor", [0, 1, 2, 3, 4, 5])
+@pytest.mark.parametrize("ids", [True, False])
+def test_every_minor_version_with_or_without_ids(solved, minor, ids):
+    raw = json.loads(nbformat.writes(solved))
+    raw["nbformat_minor"] = minor
+    for index, cell in enumerate(raw["cells"]):
+        cell.pop("id", None)
+        if ids:
+            cell["id"] = f"c{index}"
+    assert answers_of(json.dumps(raw).encode()) == masters.reference_answers(NAME)
+
+
+def test_bom_crlf_and_the_metadata_front_ends_add(solved):
+    raw = json.loads(nbformat.writes(solved))
+    raw["metadata"] |= {"colab": {"provenance": [], "toc_visible": True},
+                        "widgets": {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2}},
+                        "vscode": {"interpreter": {"hash": "abc"}}, "accelerator": "GPU"}
+    for cell in raw["cells"]:
+        cell["metadata"] |= {"colab": {"base_uri": "https://localhost:8080/"}, "outputId": "x",
+                             "execution": {"iopub.execute_input": "2026-11-30T10:00:00Z"}, "collapsed": False}
+    raw["cells"][0]["attachments"] = {"x.png": {"image/png": "iVBORw0KGgo="}}  # markdown attachment
+    raw["cells"][2]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["x" * 1_000_000]}]
+    raw["cells"][2]["execution_count"] = 7
+    text = json.dumps(raw, indent=1).replace("\n", "\r\n")
+    got = answers_of(b"\xef\xbb\xbf" + text.encode())
+    assert got == masters.reference_answers(NAME)
+    assert all("\r" not in source for source in got.values())
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b'{"cells": [', "unreadable JSON"),
+    (b"\xff\xfe{}", "not UTF-8"),
+    (b"[1, 2]", "not a Jupyter notebook in format 4"),
+    (b'{"nbformat": 3, "worksheets": []}', "not a Jupyter notebook in format 4"),
+    (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code"}]}', "not a valid Jupyter notebook"),
+])
+def test_unreadable_files_are_refused_with_a_reason(data, reason):
+    with pytest.raises(submission.NotASubmission, match=reason):
+        submission.parse(data)
+
+
+def test_a_link_is_refused(tmp_path, solved):
+    real = examples.write({"real": solved}, tmp_path)[0]
+    (tmp_path / "link.ipynb").symlink_to(real)
+    with pytest.raises(submission.NotASubmission, match="not a regular file"):
+        submission.read(tmp_path / "link.ipynb")
+
+
+def test_another_assignment_is_named():
+    other = examples.filled(OTHERS[0], masters.reference_answers(OTHERS[0]))
+    with pytest.raises(submission.NotASubmission, match=f"this is {OTHERS[0]}, not {NAME}"):
+        submission.identify(other, NAME, OTHERS)
+    blank = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
+    with pytest.raises(submission.NotASubmission, match="none of the graded cells"):
+        submission.identify(blank, NAME, OTHERS)
+
+
+def test_layout_is_restored_for_nbgrader(solved):
+    """Deleted and duplicated graded cells: every graded cell of the release appears once, in release order."""
+    nb = copy.deepcopy(solved)
+    ids = [masters.grade_id(c) for c in nb.cells]
+    nb.cells.pop(ids.index("todo2_tests"))
+    nb.cells.insert(0, copy.deepcopy(nb.cells[ids.index("todo1")]))
+    sub = submission.prepare(nb, examples.release(NAME), masters.answer_ids(masters.nbgrader_source(NAME)))
+    release_order = [masters.grade_id(c) for c in examples.release(NAME).cells if masters.grade_id(c)]
+    assert [masters.grade_id(c) for c in sub.notebook.cells if masters.grade_id(c)] == release_order
+    assert any("todo2_tests was deleted" in w for w in sub.warnings)
+    assert any("answer cell todo1 appears 2 times" in w for w in sub.warnings)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_any_shuffle_of_cells_keeps_the_answers(solved, data):
+    """Whatever order, copies or deletions of non-answer cells, the answers are those of the last copies."""
+    nb = copy.deepcopy(solved)
+    answer_ids = masters.answer_ids(masters.nbgrader_source(NAME))
+    cells = data.draw(st.permutations(nb.cells))
+    extra = data.draw(st.lists(st.sampled_from([c for c in cells if masters.grade_id(c) not in answer_ids]), max_size=4))
+    nb.cells = list(cells) + [copy.deepcopy(c) for c in extra]
+    sub = submission.prepare(nb, examples.release(NAME), answer_ids)
+    assert sub.answers == masters.reference_answers(NAME)
+    graded = [masters.grade_id(c) for c in sub.notebook.cells if masters.grade_id(c)]
+    released = [masters.grade_id(c) for c in examples.release(NAME).cells if masters.grade_id(c)]
+    assert sorted(graded) == sorted(released)  # each graded cell once: extra copies lose their nbgrader metadata
+
+
+def test_grading_machine_paths_are_scrubbed():
+    trace = f'File {ROOT}/lab/decode.py:170, in todo\n  File ~/x/y.py\n{ROOT}/.venv/lib/python3.11/site-packages/a.py'
+    clean = feedback.scrub_paths(trace)
+    assert str(ROOT) not in clean and "<course>/lab/decode.py:170" in clean
