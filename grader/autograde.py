@@ -9,6 +9,7 @@ notebook for feedback (plots, visible checks) and stores the scores.
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import hashlib
 import html
@@ -18,31 +19,26 @@ import re
 import shutil
 import sys
 import time
-import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-from . import feedback, masters, safe_io, sanitize, submission
-from .feedback_run import execute_in_sandbox, make_feedback_course
+from . import feedback, masters, notebook_run, safe_io, sanitize, submission
 from .grade import Grader, TaskVerdict, verdicts_to_json
 from .paths import NOTEBOOKS_DIR, assignment_names, master_path
 from .safe_io import printable, say
 from .submission import Submission
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
-TIMEOUT_ERRORS = {"CellTimeoutError", "KeyboardInterrupt", "DeadKernelError"}
-NBGRADER_WALL_SECONDS = 600
+NBGRADER_WALL_SECONDS = notebook_run.BUDGET
 
 
 def preload() -> None:
     """Import what workers use before the pool starts: a lazy import in a thread can see a half-built module."""
     import nbconvert.exporters  # noqa: F401
-    import nbgrader.api  # noqa: F401
-    import nbgrader.converters  # noqa: F401
-    import nbgrader.coursedir  # noqa: F401
+    import nbconvert.preprocessors  # noqa: F401
     import traitlets.config  # noqa: F401
 
 
@@ -78,9 +74,6 @@ class Batch:
         safe_io.private_dir(self.work)
         safe_io.private_dir(self.out / "feedback")  # never leave a stale page from an earlier run
         os.chmod(self.out / "feedback", 0o755)
-        self.students = self.work / "students"   # one folder per student id, apart from the template
-        self.students.mkdir()
-        self.course = make_feedback_course(self.work / "template", assignment)
 
     def check(self, path: Path) -> Submission:
         """The submission read as Jupyter reads it; raises NotASubmission with the reason it cannot be graded."""
@@ -124,44 +117,23 @@ class Batch:
         return outcome
 
     def feedback_via_nbgrader(self, notebook: nbformat.NotebookNode, outcome: Outcome) -> None:
-        """Execute the notebook with nbgrader (sandboxed), store our scores, render an inert, redacted page."""
+        """Execute the notebook in a fork of the warm sandbox, store our scores, render an inert, redacted page."""
         sid, name = outcome.student_id, self.assignment
-        home = safe_io.private_dir(self.students / sid)
-        nb, why = execute_in_sandbox(self.course, home / "run", nbformat.writes(notebook).encode("utf-8"), name, sid,
-                                     self.cell_timeout, self.feedback_wall)
-        if nb is None:
-            outcome.warnings.append(f"nbgrader could not execute the notebook ({why}); feedback shows scores only")
-            return
-        outcome.warnings += _timeouts(nb, self.cell_timeout) + _disagreements(nb, outcome.verdicts)
+        nb = copy.deepcopy(notebook)
+        hung = {v.answer_id: "ran past its time limit when graded" for v in outcome.verdicts if v.hung}
+        outcome.warnings += notebook_run.execute(self.grader.warm, nb, self.answer_ids, hung, cell_wall=self.cell_timeout,
+                                                 budget=self.feedback_wall)
+        outcome.warnings += _disagreements(nb, outcome.verdicts)
         outcome.warnings += sanitize.clean_notebook(nb)
         feedback.redact(nb, outcome.verdicts, self.hidden_snippets)
-        course = home / "render"  # a fresh copy only the grader writes: nothing here came from a sandbox's disk
-        shutil.copytree(self.course, course)
-        feedback.scrub_outputs(nb, [Path("/tmp/course"), Path("/inputs/course"), course])
-        executed = course / "autograded" / sid / name / f"{name}.ipynb"
-        executed.parent.mkdir(parents=True)
-        nbformat.write(nb, executed)
-        self.store_scores(course, sid, outcome.verdicts)
-        feedback.generate(course, name, sid)
-        page = (course / "feedback" / sid / name / f"{name}.html").read_text(encoding="utf-8")
+        feedback.scrub_outputs(nb, [Path(self.work)])
+        page = feedback.render(nb, name, outcome.verdicts)
         if [line for line in self.hidden_snippets if line in feedback.visible_text(page)]:
             raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
         page, why = sanitize.clean_page(page)
         if page is None:
             raise RuntimeError(why)
         self.publish(page, sid)
-
-    def store_scores(self, course: Path, sid: str, verdicts: list[TaskVerdict]) -> None:
-        from nbgrader.api import Gradebook
-
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb, warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # nbgrader's add_submission trips SQLAlchemy's autoflush warnings
-            gb.update_or_create_student(sid)
-            gb.add_submission(self.assignment, sid)
-            for verdict in verdicts:
-                grade = gb.find_grade(verdict.test_id, self.assignment, self.assignment, sid)
-                grade.auto_score, grade.manual_score, grade.needs_manual_grade = verdict.score, None, False
-            gb.db.commit()
 
     def publish(self, page: str, sid: str) -> None:
         if not STUDENT_ID.fullmatch(sid):  # a name that is no student id still gets a page, under a safe name
@@ -177,17 +149,6 @@ class Batch:
                 f"<h1>{html.escape(self.assignment)}: feedback for {html.escape(outcome.student_id)}</h1>"
                 f"<ul>{notes}</ul><table border=1><tr><th>task</th><th>score</th></tr>{rows}</table>{details}")
         self.publish(page, outcome.student_id)
-
-
-def _timeouts(nb, cell_timeout: int) -> list[str]:
-    """One message per cell that nbgrader had to interrupt."""
-    found = []
-    for index, cell in enumerate(nb.cells):
-        if any(o.get("output_type") == "error" and o.get("ename") in TIMEOUT_ERRORS for o in cell.get("outputs", [])):
-            first_line = cell.source.strip().splitlines()[0][:40] if cell.source.strip() else ""
-            label = masters.grade_id(cell) or f"cell {index} ({first_line})"
-            found.append(f"{label} ran past the {cell_timeout} s limit and was interrupted")
-    return found
 
 
 def _disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
@@ -233,14 +194,15 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
         raise SystemExit(f"error: no <student_id>.ipynb files in {submissions}")
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    say(f"autograding {len(paths)} submission(s) of {assignment} with {jobs or os.cpu_count()} worker(s)")
+    workers = jobs or 2 * (os.cpu_count() or 1)  # a worker mostly waits for its sandboxed runs
+    say(f"autograding {len(paths)} submission(s) of {assignment} with {workers} worker(s)")
     if skipped:
         say(f"  skipping files that are not notebooks: {', '.join(printable(name) for name in skipped)}")
     batch = Batch(assignment, submissions, out, cell_timeout, seed, feedback_wall)
     say(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios, sandbox: {batch.grader.sandbox}")
     outcomes: dict[Path, Outcome] = {}
     try:
-        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(batch.grade_one, path): path for path in paths}
             for done, future in enumerate(as_completed(futures), 1):
                 o = outcomes[futures[future]] = future.result()
@@ -251,6 +213,8 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
         listed = [outcomes.get(p) or Outcome(printable(p.stem), "error", batch.zero_scores(), "not graded: the batch was interrupted")
                   for p in paths]
         write_outputs(batch, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
+    if batch.grader.reused:
+        say(f"  {batch.grader.reused} TODO verdict(s) reused from an identical answer graded earlier in the batch")
     if not keep_work:
         shutil.rmtree(batch.work, ignore_errors=True)
     say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}")
@@ -262,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--assignment", default="02_decode_scheduling")
     parser.add_argument("--submissions", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--jobs", type=int, default=0, help="parallel workers (0: one per core)")
+    parser.add_argument("--jobs", type=int, default=0, help="parallel workers (0: two per core)")
     parser.add_argument("--cell-timeout", type=int, default=30, help="seconds before nbgrader interrupts a cell")
     parser.add_argument("--seed", type=int, help="random seed of the hidden scenarios")
     parser.add_argument("--keep-work", action="store_true", help="keep OUT/.work (the per-student nbgrader courses)")

@@ -6,11 +6,12 @@ import random
 import shutil
 import sys
 import time
+from pathlib import Path
 
 from lab import schedule
 
 from . import autograde, build, examples, masters
-from .grade import Grader
+from .sandbox import sandbox_level
 from .paths import BUILD_DIR, assignment_names
 
 ASSIGNMENT = "02_decode_scheduling"
@@ -61,26 +62,44 @@ def bench_notebook() -> None:
         print(f"  {name}: {seconds:.1f} s (kernel start included)")
 
 
+def stock_nbgrader(subs: dict, work: Path) -> float:
+    """Seconds for stock `nbgrader autograde` (one process, its own kernel per notebook) on our course folder."""
+    shutil.rmtree(work, ignore_errors=True)
+    course = build.make_course(work, [ASSIGNMENT], with_db=True)
+    for sid, nb in subs.items():
+        examples.write({ASSIGNMENT: nb}, course / "submitted" / sid / ASSIGNMENT)
+    seconds, _ = timed(build.nbgrader, course, "autograde", ASSIGNMENT, "--force", "--log-level=WARN", timeout=3600)
+    return seconds
+
+
 def bench_autograde() -> None:
-    print("\n== autograde ==")
-    seconds, grader = timed(Grader, ASSIGNMENT)
-    print(f"  hidden suite + reference observations: {seconds:.2f} s ({sum(len(t.scenarios) for t in grader.tasks)} scenarios, sandbox: {grader.sandbox})")
-    seconds, _ = timed(grader.grade, masters.reference_answers(ASSIGNMENT))
-    print(f"  sandboxed per-TODO verdicts for one submission: {seconds:.2f} s")
-    subs = BUILD_DIR / "bench" / "submissions"
-    shutil.rmtree(subs, ignore_errors=True)
-    paths = examples.write(examples.demo_submissions(ASSIGNMENT), subs)
-    for jobs in (1, 0):
-        seconds, outcomes = timed(autograde.run, ASSIGNMENT, subs, BUILD_DIR / "bench" / f"grades-{jobs}", jobs=jobs)
-        each = sorted(o.seconds for o in outcomes)
-        print(f"  jobs={jobs or 'all cores'}: {len(paths)} submissions in {seconds:.1f} s wall = {seconds / len(paths):.1f} s each "
-              f"(per submission {each[0]:.1f}-{each[-1]:.1f} s, batch set-up included in the wall time)")
+    print("\n== autograde: the same 8 submissions (perfect, blank, 6 with one bug), stock nbgrader vs ours, one run ==")
+    subs = examples.class_submissions(ASSIGNMENT)
+    folder = BUILD_DIR / "bench" / "submissions"
+    shutil.rmtree(folder, ignore_errors=True)
+    examples.write(subs, folder)
+    stock = stock_nbgrader(subs, BUILD_DIR / "bench" / "stock-course")
+    print(f"  stock nbgrader autograde (no sandbox, no per-TODO verdicts): {stock:.1f} s = {stock / len(subs):.2f} s each")
+    ours, outcomes = timed(autograde.run, ASSIGNMENT, folder, BUILD_DIR / "bench" / "grades", jobs=0)
+    each = sorted(o.seconds for o in outcomes)
+    print(f"  make autograde (sandbox {sandbox_level()}, all cores, set-up included): {ours:.1f} s = {ours / len(subs):.2f} s each "
+          f"(one submission alone: {each[0]:.1f}-{each[-1]:.1f} s)")
+    print(f"  throughput: {stock / ours:.1f}x stock nbgrader's")
+    print("\n== a hang: an infinite loop in TODO 1 beside a correct notebook, one worker ==")
+    folder = BUILD_DIR / "bench" / "hang"
+    shutil.rmtree(folder, ignore_errors=True)
+    examples.write({"normal": subs["perfect"], "hangs_in_todo1": examples.hanging(ASSIGNMENT, "todo1")}, folder)
+    _, outcomes = timed(autograde.run, ASSIGNMENT, folder, BUILD_DIR / "bench" / "hang-grades", jobs=1)
+    took = {o.student_id: o.seconds for o in outcomes}
+    print(f"  normal {took['normal']:.1f} s, infinite loop {took['hangs_in_todo1']:.1f} s: "
+          f"{took['hangs_in_todo1'] / took['normal']:.1f}x a normal notebook")
 
 
-def main() -> int:
-    bench_schedule()
-    bench_notebook()
-    bench_autograde()
+def main(argv: list[str] | None = None) -> int:
+    """`python -m grader.bench [schedule|notebook|autograde ...]`: the named sections, default all."""
+    sections = {"schedule": bench_schedule, "notebook": bench_notebook, "autograde": bench_autograde}
+    for name in (argv if argv is not None else sys.argv[1:]) or list(sections):
+        sections[name]()
     return 0
 
 

@@ -44,6 +44,25 @@ def demo_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
     return subs
 
 
+def class_submissions(assignment: str, bugs: int = 6) -> dict[str, nbformat.NotebookNode]:
+    """A small class for `make bench`: a perfect notebook, a blank one, and `bugs` with one bug each (TODOs in turn)."""
+    reference = masters.reference_answers(assignment)
+    subs = {"perfect": filled(assignment, reference), "blank": release(assignment)}
+    by_todo: dict[str, list] = {}
+    for mutant in MUTANTS.get(assignment, []):
+        by_todo.setdefault(mutant.answer_id, []).append(mutant)
+    picked = [m for round_ in range(bugs) for ms in by_todo.values() if round_ < len(ms) for m in [ms[round_]]][:bugs]
+    for index, mutant in enumerate(picked):
+        subs[f"bug{index}_{mutant.answer_id}"] = filled(assignment, reference | {mutant.answer_id: mutant.apply(reference[mutant.answer_id])})
+    return subs
+
+
+def hanging(assignment: str, answer_id: str) -> nbformat.NotebookNode:
+    """The reference with an infinite loop at the top of one TODO's function."""
+    reference = masters.reference_answers(assignment)
+    return filled(assignment, reference | {answer_id: _insert_after_docstring(reference[answer_id], HANG)})
+
+
 def bad_submissions(assignment: str) -> dict[str, str | nbformat.NotebookNode]:
     """Submissions that must be reported, not crash the batch: unreadable, foreign, hanging, cheating."""
     reference = masters.reference_answers(assignment)

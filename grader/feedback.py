@@ -22,9 +22,9 @@ _LOCK = threading.Lock()
 
 
 def _nbgrader_templates() -> Path:
-    import nbgrader
+    import importlib.util
 
-    return Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"
+    return Path(importlib.util.find_spec("nbgrader").origin).parent / "server_extensions" / "formgrader" / "templates"
 
 
 def template_config():
@@ -52,6 +52,79 @@ def generate(course: Path, assignment: str, student: str) -> None:
         converter.force = True
         converter.log.setLevel("WARNING")
         converter.start()
+
+
+_EXPORTER = None
+ALT = re.compile(r"<img(?![^>]*\balt=)")
+
+
+def _exporter():
+    """nbconvert's HTMLExporter with our template; code highlighted once per distinct cell source (most cells are
+    the same in every submission), and the page not re-parsed with BeautifulSoup only to add alt text."""
+    from nbconvert import HTMLExporter
+    from nbconvert.exporters.templateexporter import TemplateExporter
+    from nbconvert.filters.highlight import Highlight2HTML
+    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+
+    class CachedHighlight(Highlight2HTML):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.cache: dict = {}
+
+        def __call__(self, source, language=None, metadata=None):
+            key = (source, language)
+            if key not in self.cache:
+                if len(self.cache) >= 4096:
+                    self.cache.clear()
+                self.cache[key] = super().__call__(source, language, metadata)
+            return self.cache[key]
+
+    class FeedbackExporter(HTMLExporter):
+        def from_notebook_node(self, nb, resources=None, **kw):
+            resources = self._init_resources(resources)
+            self.register_filter("highlight_code", self.cached_highlight)
+            self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self,
+                                                                           resources=resources))
+            page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+            return ALT.sub('<img alt="No description has been provided for this image"', page), resources
+
+    config = template_config()
+    # What nbgrader's GenerateFeedback adds (its bootstrap CSS), plus the quirk that generate() works around.
+    bootstrap = _nbgrader_templates().parent / "static" / "node_modules" / "bootstrap" / "dist" / "css"
+    config.HTMLExporter.extra_template_paths = [str(bootstrap), str(_nbgrader_templates())]
+    exporter = FeedbackExporter(config=config)
+    exporter.cached_highlight = CachedHighlight(pygments_lexer="ipython3", parent=exporter)
+    exporter.register_preprocessor(CSSHTMLHeaderPreprocessor(), enabled=True)
+    return exporter
+
+
+def render(nb, assignment: str, verdicts) -> str:
+    """The page `nbgrader generate_feedback` renders with our template, from our verdicts, in this process.
+
+    The scores nbgrader's GetGrades would read from a gradebook are set from the verdicts directly (the
+    same numbers `store_scores` writes), so no course folder or database is built per student."""
+    global _EXPORTER
+
+    by_test = {v.test_id: v for v in verdicts}
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if not meta:
+            continue
+        if meta.get("solution") or meta.get("task"):
+            meta["comment"] = None
+        if meta.get("grade"):
+            verdict = by_test.get(meta.get("grade_id"))
+            meta["score"] = verdict.score if verdict else 0.0
+            meta["points"] = verdict.points if verdict else meta.get("points", 0)
+    score, max_score = sum(v.score for v in verdicts), sum(v.points for v in verdicts)
+    resources = {"nbgrader": {"notebook": assignment, "assignment": assignment, "score": score, "max_score": max_score,
+                              "late_penalty": 0}}
+    with _LOCK:  # one exporter, its templates loaded once; nbconvert's exporters are not written for concurrent use
+        if _EXPORTER is None:
+            _EXPORTER = _exporter()
+        page, _ = _EXPORTER.from_notebook_node(nb, resources=resources)
+    return page
 
 
 def _prefixes(extra: list[Path]) -> list[tuple[str, str]]:

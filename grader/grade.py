@@ -6,9 +6,13 @@ reports what happened. This process compares with the reference's observations.
 """
 from __future__ import annotations
 
+import copy
+import hashlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from . import masters, snippets, suites
+from . import masters, snippets, suites, zygote
 from .drivers import driver_source
 from .sandbox import CHILD_STALL, ChildRun, run_child, sandbox_level
 from .schema import for_feedback, problem, short_text
@@ -16,6 +20,7 @@ from .suites.base import Task
 
 DEFAULT_SEED = 20261129
 SCENARIO_TIMEOUT = 2.0   # CPU seconds per scenario; the reference needs milliseconds
+RETRY_TIMEOUT = 0.25     # CPU seconds per scenario after a timeout: a hang costs 2.5 s, not 3 x 2 s
 CHILD_TIMEOUT = 120.0   # wall seconds per grading child
 
 
@@ -36,6 +41,7 @@ class TaskVerdict:
     score: float
     rules: list[RuleResult] = field(default_factory=list)
     note: str = ""
+    hung: bool = False      # the answer ran past a time limit: the feedback run does not wait for it again
 
     def summary(self) -> str:
         """Feedback text: the score, then one line per rule, then the first failure of each."""
@@ -101,7 +107,7 @@ class Grader:
     """Grades one assignment's TODOs; build once, then call grade() per submission."""
 
     def __init__(self, assignment: str, seed: int = DEFAULT_SEED, child_timeout: float = CHILD_TIMEOUT,
-                 child_stall: float = CHILD_STALL):
+                 child_stall: float = CHILD_STALL, warm: bool = True):
         suite = suites.load(assignment)
         self.child_timeout, self.child_stall = child_timeout, child_stall
         master = masters.read_master(assignment)
@@ -113,7 +119,15 @@ class Grader:
         self.driver_name = suite.DRIVER
         self.driver = driver_source(suite.DRIVER)
         self.sandbox = sandbox_level()
+        # Children forked from one warm parent per process (grader/zygote.py); warm=False starts each afresh.
+        # The reference runs in a fresh child while the warm parent starts up beside it.
+        self.warm = None
+        warm_parent = zygote.shared(self.sandbox).start() if warm else None
         self.expected = self._reference_observations()
+        self.warm = warm_parent
+        self._known: dict[tuple[str, str], TaskVerdict] = {}
+        self._lock = threading.Lock()
+        self.reused = 0   # verdicts taken from an identical answer graded earlier in this process
 
     @staticmethod
     def _key(task: Task, rule_index: int, scenario_index: int) -> str:
@@ -126,8 +140,8 @@ class Grader:
 
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict]) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
-                   "scenario_timeout": SCENARIO_TIMEOUT}
-        return run_child(payload, self.child_timeout, self.child_stall)
+                   "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT}
+        return run_child(payload, self.child_timeout, self.child_stall, warm=self.warm)
 
     def _reference_observations(self) -> dict[str, object]:
         cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
@@ -138,6 +152,23 @@ class Grader:
         return {rec["name"]: rec["obs"] for rec in run.records if rec["kind"] == "scenario"}
 
     def grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
+        """The verdict on one answer; an answer already graded in this batch (a stub, a shared answer) is not run again.
+
+        Scenarios are seeded, so the same source always gets the same verdict; runs that ended abnormally
+        (a timeout, a crash) are not remembered, so they are always run afresh."""
+        key = (task.answer_id, hashlib.sha256(answer_source.encode("utf-8", "surrogatepass")).hexdigest())
+        with self._lock:
+            known = self._known.get(key)
+        if known is not None:
+            self.reused += 1
+            return copy.deepcopy(known)
+        verdict = self._grade_task(task, answer_source)
+        if not verdict.hung and "grading child" not in verdict.note:
+            with self._lock:
+                self._known[key] = copy.deepcopy(verdict)
+        return verdict
+
+    def _grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         cells = [(gid, answer_source if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids]
         run = self._run(cells, self._named(task))
         observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
@@ -164,20 +195,23 @@ class Grader:
         if run.status != "ok":
             note = "; ".join(filter(None, [note, f"grading child {run.status}: {run.detail}"]))
         score = round(task.points * passed / len(results), 2)
-        return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note)
+        hung = run.status == "timeout" or "ran past the time limit" in str(cell_error) or any(
+            obs == "timeout" or str(obs).startswith("skipped after") for obs in observed.values())
+        return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note, hung)
 
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
-        """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only."""
-        verdicts = []
-        for task in self.tasks:
+        """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
+
+        The TODOs' children run at the same time (each in its own sandbox); the verdicts come back in order."""
+        def one(task: Task) -> TaskVerdict:
             source = answers.get(task.answer_id)
             if source is None:
-                verdicts.append(TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
-                                            [RuleResult(r.name, False, "no answer cell") for r in task.rules],
-                                            "the answer cell is missing"))
-            else:
-                verdicts.append(self.grade_task(task, source))
-        return verdicts
+                return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
+                                   [RuleResult(r.name, False, "no answer cell") for r in task.rules], "the answer cell is missing")
+            return self.grade_task(task, source)
+
+        with ThreadPoolExecutor(max_workers=len(self.tasks)) as pool:
+            return list(pool.map(one, self.tasks))
 
 
 def judged(judge, observed) -> str:

@@ -100,11 +100,12 @@ def python_view() -> list[Path]:
 
 def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict[str, Path] | None = None,
                  cwd: str = "/tmp", scratch_bytes: int = SCRATCH_BYTES, etc_dir: Path | None = None,
-                 share_net: bool = False) -> list[str]:
+                 share_net: bool = False, privileged: bool = False) -> list[str]:
     """bwrap + setpriv argv that runs `argv` in an allow-list view as `uid` (see the module docstring).
 
     `ro` is bound read-only at the same path, `inputs` read-only under /inputs/<name>; /tmp and
-    /dev/shm are private tmpfs. share_net keeps the host network (a kernel launcher might need
+    /dev/shm are private tmpfs. `privileged` keeps root and its capabilities (for the warm parent of
+    grader/zygote.py, which never runs student code). share_net keeps the host network (a kernel launcher might need
     it); by default the sandbox has only its own loopback.
     """
     args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
@@ -122,6 +123,8 @@ def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict
     if etc_dir is not None:
         for name in ("passwd", "group", "hosts"):
             args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
+    if privileged:  # root with capabilities in the view: only for grader/zygote_boot.py, which drops them per child
+        return [*args, "--cap-add", "ALL", "--chdir", cwd, "--", *argv]
     args += ["--chdir", cwd, "--", _tool("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}",
              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
     return args
@@ -392,10 +395,16 @@ CHILD_STALL = 10.0     # CPU seconds a child may spend without reporting (its ow
 CHILD_IDLE = 60.0      # wall seconds it may stay silent (a sleep uses no CPU); honest children report in milliseconds
 
 
-def run_child(payload: dict, timeout: float, stall: float = CHILD_STALL, idle: float = CHILD_IDLE) -> ChildRun:
-    """Run grader/child.py on `payload` in the sandbox; never raises for anything the child does."""
-    done = run_sandboxed([sys.executable, "-I", "-c", CHILD_SOURCE], timeout=timeout, stall=stall, idle=idle,
-                         stdin=json.dumps(payload).encode(), limits=Limits(cpu_seconds=int(timeout) + 5))
+def run_child(payload: dict, timeout: float, stall: float = CHILD_STALL, idle: float = CHILD_IDLE, warm=None) -> ChildRun:
+    """Run grader/child.py on `payload` in the sandbox; never raises for anything the child does.
+
+    `warm` (a grader.zygote.Zygote): fork the run from that warm parent instead of starting an interpreter."""
+    limits = Limits(cpu_seconds=int(timeout) + 5)
+    if warm is not None:
+        done = warm.run("grade", payload, timeout=timeout, stall=stall, idle=idle, limits=limits)
+    else:
+        done = run_sandboxed([sys.executable, "-I", "-c", CHILD_SOURCE], timeout=timeout, stall=stall, idle=idle,
+                             stdin=json.dumps(payload).encode(), limits=limits)
     protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]])
     return parse_child_output(done, protocol, timeout, stall, idle)
 

@@ -1,0 +1,179 @@
+"""The feedback run: a submission executed top to bottom in a fork of the warm parent (grader/zygote.py).
+
+One budget per notebook, not one per cell: each cell may use `cell_cpu` CPU seconds and `cell_wall`
+wall seconds before it is interrupted (SIGINT, from outside), and the whole notebook `budget` wall
+seconds. Once a TODO has hung, the later cells that use it are not run into the same limit again:
+neither when its grading already timed out (they are skipped up front), nor after the cell that hung
+here. Every cell not run says so on the page, with the reason.
+
+Which cells use a TODO is found statically: a later code cell uses TODO k when it names a function or
+class that k's answer cell defines, or one defined by an answer that uses k, or k's label ("TODO k",
+as `lab.require_todos` takes it). That may over-approximate; the page says when a cell was skipped.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import time
+
+import nbformat
+
+from . import masters
+from .sandbox import Limits
+from .zygote import Watcher, Zygote
+
+CELL_CPU = 10.0        # CPU seconds per cell; the heaviest cell of a solved notebook needs about 1 s
+CELL_WALL = 30         # wall seconds per cell (a sleep uses no CPU)
+BUDGET = 90.0          # wall seconds for the whole notebook
+GRACE = 2.0            # seconds a cell has to stop after SIGINT before the run is ended
+NOT_RUN = "[not run] "
+
+
+def defined_names(source: str) -> set[str]:
+    """Top-level functions, classes and assigned names of a cell (empty if it does not parse)."""
+    try:
+        tree = ast.parse(masters.strip_solution_marks(source))
+    except (SyntaxError, ValueError):
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _uses(source: str, names: set[str], labels: set[str]) -> bool:
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
+    return bool(words & names) or any(re.search(re.escape(label) + r"\b", source) for label in labels)
+
+
+def dependents(nb, answer_ids: list[str]) -> dict[int, list[int]]:
+    """Answer cell index -> the later code cells that use it (directly or through another answer)."""
+    cells = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    answers = {i: c for i, c in cells if masters.grade_id(c) in answer_ids}
+    deps = {}
+    for start, cell in answers.items():
+        names, labels = set(defined_names(cell.source)), set(re.findall(r"TODO \d+", cell.source))
+        found = []
+        for index, other in cells:
+            if index <= start or not _uses(other.source, names, labels):
+                continue
+            if index in answers:  # an answer that calls this one hangs with it (defining it costs nothing)
+                names |= defined_names(other.source)
+            else:
+                found.append(index)
+        deps[start] = found
+    return deps
+
+
+class CellLimits(Watcher):
+    """Interrupts the running cell past its CPU or wall limit; ends the run past the budget or the grace."""
+
+    def __init__(self, cell_cpu: float, cell_wall: float, budget: float):
+        self.cell_cpu, self.cell_wall, self.budget = cell_cpu, cell_wall, budget
+        self.started = time.monotonic()
+        self.current: tuple[int, float, float] | None = None   # (cell index, wall at start, cpu at start)
+        self.cpu = 0.0
+        self.interrupted_at: float | None = None
+        self.interrupted: dict[int, str] = {}
+        self.stopped = ""
+
+    def record(self, record: dict) -> None:
+        if record.get("kind") == "start" and type(record.get("index")) is int:
+            self.current, self.interrupted_at = (record["index"], time.monotonic(), self.cpu), None
+        elif record.get("kind") in ("cell", "done"):
+            self.current, self.interrupted_at = None, None
+
+    def tick(self, now: float, cpu: float) -> str | None:
+        self.cpu = cpu
+        if now - self.started > self.budget:
+            self.stopped = f"the notebook's {self.budget:g} s budget was used up"
+            return "kill"
+        if self.current is None:
+            return None
+        index, wall0, cpu0 = self.current
+        if self.interrupted_at is not None:
+            if now - self.interrupted_at > GRACE:
+                self.stopped = f"cell {index} did not stop when interrupted"
+                return "kill"
+            return None
+        if cpu - cpu0 > self.cell_cpu or now - wall0 > self.cell_wall:
+            limit = f"{self.cell_cpu:g} s of CPU time" if cpu - cpu0 > self.cell_cpu else f"{self.cell_wall:g} s"
+            self.interrupted[index] = f"ran past its limit of {limit} and was interrupted"
+            self.interrupted_at = now
+            return "interrupt"
+        return None
+
+
+def _label(nb, index: int) -> str:
+    cell = nb.cells[index]
+    first = cell.source.strip().splitlines()[0][:40] if cell.source.strip() else ""
+    return masters.grade_id(cell) or f"cell {index} ({first})"
+
+
+def execute(warm: Zygote, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *,
+            cell_cpu: float = CELL_CPU, cell_wall: float = CELL_WALL, budget: float = BUDGET) -> list[str]:
+    """Run `nb` in place (outputs filled in); `hung`: answer grade_id -> why it is known to hang.
+
+    Returns one note per cell that was interrupted or not run."""
+    deps = dependents(nb, answer_ids)
+    by_gid = {masters.grade_id(c): i for i, c in enumerate(nb.cells) if masters.grade_id(c)}
+    skip: dict[int, str] = {}
+    for gid, why in (hung or {}).items():
+        for later in deps.get(by_gid.get(gid, -1), []):
+            skip.setdefault(later, f"not run: {gid} {why}, and this cell uses it")
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
+               "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()}}
+    limits = CellLimits(cell_cpu, cell_wall, budget)
+    done = warm.run("notebook", payload, timeout=budget + 2 * GRACE, watcher=limits,
+                    limits=Limits(cpu_seconds=int(budget) + 5, memory_bytes=4 << 30, processes=512))
+    records = _records(done.output, set(code))
+    notes, count = [], 0
+    for index in code:
+        cell, rec = nb.cells[index], records.get(index)
+        if rec is None:
+            why = limits.stopped or ("the run ended early" if not done.timed_out else "the run was stopped")
+            cell.outputs, cell.execution_count = [_note(f"not run: {why}")], None
+            notes.append(f"{_label(nb, index)} not run: {why}")
+        elif rec["status"] == "skipped":
+            why = str(rec.get("why", "not run"))[:300]
+            cell.outputs, cell.execution_count = [_note(why)], None
+            notes.append(f"{_label(nb, index)} {why}")
+        else:
+            count += 1
+            cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
+            cell.execution_count = count
+            if index in limits.interrupted:
+                notes.append(f"{_label(nb, index)} {limits.interrupted[index]}")
+    return notes
+
+
+def _note(text: str):
+    return nbformat.v4.new_output("stream", name="stdout", text=NOT_RUN + text + "\n")
+
+
+def _records(output: bytes, code: set[int]) -> dict[int, dict]:
+    """The cell records the run sent, checked for shape (outputs are cleaned later by grader/sanitize.py)."""
+    import json
+
+    from .sanitize import clean_output
+
+    found: dict[int, dict] = {}
+    for line in output.split(b"\n"):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(rec, dict) or rec.get("kind") != "cell" or type(rec.get("index")) is not int:
+            continue
+        index = rec["index"]
+        if index not in code or index in found or rec.get("status") not in ("ok", "error", "interrupted", "skipped"):
+            continue
+        outputs = rec.get("outputs") if isinstance(rec.get("outputs"), list) else []
+        rec["outputs"] = [clean_output(o) for o in outputs[:200] if isinstance(o, dict)]
+        found[index] = rec
+    return found

@@ -1,0 +1,240 @@
+"""A warm parent that forks sandboxed runs: one interpreter start and one import of IPython, matplotlib,
+pandas and lab per batch, instead of one per grading task and per feedback kernel.
+
+The parent (grader/zygote_boot.py) runs in the sandbox's allow-list view; each run is a fork of it that
+enters namespaces, a fresh scratch and a uid of its own before it reads its payload (see that file). This
+process allocates the uid, watches the run from outside (wall clock, CPU without progress, a caller's
+per-step rule) and kills whatever runs under the uid when the run ends. Its result records arrive on a pipe.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from .sandbox import (CHILD_SOURCE, MAX_RESULT, SCRATCH_BYTES, SYSTEM_PATH, Finished, Limits, _cpu_seconds, _tool, python_view, sandbox_argv, sandbox_level, sandbox_uid, sweep)
+
+BOOT_SOURCE = Path(__file__).with_name("zygote_boot.py").read_text()
+
+
+class Watcher:
+    """Hooks a caller can give run(): each record as it arrives, and a periodic check."""
+
+    def record(self, record: dict) -> None:
+        pass
+
+    def tick(self, now: float, cpu: float) -> str | None:
+        """None to go on, 'interrupt' to send SIGINT to the run, 'kill' to end it."""
+        return None
+
+
+class Zygote:
+    """One warm parent (started on first use); run() may be called from several threads."""
+
+    def __init__(self, level: str | None = None):
+        self.level = level or sandbox_level()
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._scratch: tempfile.TemporaryDirectory | None = None
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = [sys.executable, "-I", "-c", BOOT_SOURCE, self.level, str(theirs.fileno()), CHILD_SOURCE]
+        env = {"PATH": f"{Path(sys.executable).parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", "USER": "student",
+               "LOGNAME": "student", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "JUPYTER_PLATFORM_DIRS": "1"}
+        if self.level == "bwrap":
+            cmd, cwd = sandbox_argv(argv, uid=0, ro=python_view(), privileged=True), "/"
+            cmd[0] = _tool("bwrap")
+            env.update(HOME="/tmp", TMPDIR="/tmp", GRADER_SCRATCH="/tmp")
+        else:
+            self._scratch = tempfile.TemporaryDirectory(prefix="grader-warm-")
+            cmd, cwd = argv, self._scratch.name
+            env.update(HOME=cwd, TMPDIR=cwd, GRADER_SCRATCH=cwd)
+        self._err = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err,
+                                      pass_fds=(theirs.fileno(),), env=env, cwd=cwd, start_new_session=True)
+        theirs.close()
+        self._sock = ours
+
+    def start(self) -> "Zygote":
+        """Start the warm parent now (it imports in the background); returns self."""
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
+        return self
+
+    def close(self) -> None:
+        with self._lock:
+            if self._proc is not None:
+                self._sock.close()  # the parent's recv returns empty: it exits
+                try:
+                    self._proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(self._proc.pid, signal.SIGKILL)
+                    self._proc.wait()
+                self._proc = None
+            if self._scratch is not None:
+                self._scratch.cleanup()
+                self._scratch = None
+
+    def _fork(self, request: dict, fds: list[int]) -> int:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
+            try:
+                socket.send_fds(self._sock, [json.dumps(request).encode()], fds)
+                reply = self._sock.recv(4096)
+            except OSError:
+                reply = b""
+            if not reply:
+                self._err.seek(0)
+                tail = self._err.read()[-400:].decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+                self._proc.kill()
+                raise RuntimeError(f"the warm parent of the sandbox stopped: {tail[0]}")
+            return json.loads(reply)["pid"]
+
+    def run(self, kind: str, payload: dict, *, timeout: float, limits: Limits, stall: float | None = None,
+            idle: float | None = None, watcher: Watcher | None = None) -> Finished:
+        """Fork a run of `kind` ('grade' or 'notebook') on `payload`; return when it ends or is stopped."""
+        watcher = watcher or Watcher()
+        with contextlib.ExitStack() as stack:
+            uid = stack.enter_context(sandbox_uid())[0] if self.level == "bwrap" else os.getuid()
+            payload_r, payload_w = os.pipe()
+            result_r, result_w = os.pipe()
+            request = {"kind": kind, "uid": uid, "cpu": limits.cpu_seconds, "memory": limits.memory_bytes,
+                       "processes": limits.processes, "scratch": SCRATCH_BYTES}
+            try:
+                pid = self._fork(request, [payload_r, result_w])
+            finally:
+                os.close(payload_r)
+                os.close(result_w)
+            # The run's processes are found by walking the process tree down from it: a few reads of /proc,
+            # where a scan of every process (by uid or group) would cost more than the run itself.
+            root = _host_pid(self._proc.pid, pid) if self.level == "bwrap" else pid
+            members = functools.partial(_tree, root) if root else list
+            kill = functools.partial(sweep, uid) if self.level == "bwrap" else functools.partial(_kill_group, pid)
+            threading.Thread(target=_feed, args=(payload_w, json.dumps(payload).encode()), daemon=True).start()
+            try:
+                return _watch(result_r, members, kill, timeout=timeout, stall=stall, idle=idle, watcher=watcher)
+            finally:
+                kill()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/children") as handle:
+                found += [int(c) for c in handle.read().split()]
+    return found
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and its descendants (host pids)."""
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += _children(pid)
+    return found[1:] if not os.path.exists(f"/proc/{root}") else found
+
+
+def _host_pid(bwrap_pid: int, ns_pid: int) -> int | None:
+    """The host pid of the zygote's child that is `ns_pid` inside the zygote's pid namespace."""
+    for pid in _tree(bwrap_pid):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as handle:
+            line = next((l for l in handle if l.startswith("NSpid:")), "")
+            ids = line.split()[1:]
+            if len(ids) == 3 and int(ids[2]) == ns_pid:  # host, bwrap's namespace, (the zygote's is the same)
+                return pid
+            if len(ids) == 2 and int(ids[1]) == ns_pid:
+                return pid
+    return None
+
+
+def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _feed(fd: int, data: bytes) -> None:
+    with contextlib.suppress(OSError), os.fdopen(fd, "wb") as pipe:
+        pipe.write(data)
+
+
+def _read_lines(fd: int, lines: queue.Queue) -> None:
+    total = 0
+    with os.fdopen(fd, "rb") as pipe:
+        for line in pipe:
+            total += len(line)
+            if total > MAX_RESULT:
+                break
+            lines.put(line)
+    lines.put(None)
+
+
+def _watch(result_fd: int, members, kill, *, timeout: float, stall: float | None, idle: float | None,
+           watcher: Watcher) -> Finished:
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_read_lines, args=(result_fd, lines), daemon=True).start()
+    out = bytearray()
+    started = last = checked = time.monotonic()
+    cpu_at_progress, why, ended, fresh = 0.0, "", False, False
+    while not ended and not why:
+        try:
+            line = lines.get(timeout=0.1)
+        except queue.Empty:
+            line = b""
+        if line is None:
+            ended = True
+            break
+        now = time.monotonic()
+        if line:
+            out += line
+            last, fresh = now, True
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                record = json.loads(line)
+                if isinstance(record, dict):
+                    watcher.record(record)
+        if now - checked < 0.25 and now - started <= timeout:
+            continue  # /proc is read at most four times a second, not once per record
+        checked, cpu = now, _cpu_seconds(members())
+        if fresh:
+            cpu_at_progress, fresh = cpu, False
+        if now - started > timeout:
+            why = "wall"
+        elif stall is not None and cpu - cpu_at_progress > stall:
+            why = "stall"
+        elif idle is not None and now - last > idle:
+            why = "idle"
+        else:
+            action = watcher.tick(now, cpu)
+            if action == "interrupt":
+                for pid in members():
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGINT)
+            elif action == "kill":
+                why = "watcher"
+    if why:
+        kill()
+    return Finished(0 if ended else None, bool(why), bytes(out), b"", why)
+
+
+@functools.lru_cache(maxsize=None)
+def shared(level: str | None = None) -> Zygote:
+    """The process's warm parent for `level` (default: the sandbox level found here), closed at exit."""
+    zygote = Zygote(level)
+    atexit.register(zygote.close)
+    return zygote

@@ -1,0 +1,302 @@
+# The warm parent ("zygote"). The grader passes this file's text to `python -I -c` inside the sandbox;
+# it imports nothing from grader/. It imports what every run needs once (IPython, matplotlib, pandas,
+# lab), then serves requests: each request forks a child that enters a sandbox of its own (below) and
+# runs one grading task (grader/child.py) or one notebook for the feedback page. The zygote itself never
+# runs student code and never holds a payload: the child reads its payload after the fork.
+#
+# argv: level ("bwrap" | "process"), the fd of a SOCK_SEQPACKET socket, the text of grader/child.py.
+# Request: JSON {kind: "grade" | "notebook", uid, cpu, memory, processes, scratch} + fds [payload in, results out].
+# Reply: JSON {"pid": pid}. The child writes JSON lines to `results out` and ends; the grader watches it.
+#
+# Level "bwrap": this process runs as root with capabilities, inside bubblewrap's allow-list view (read-only
+# system, Python, venv and lab; no network). Each child, before any student code runs: new mount, IPC, UTS,
+# network and pid namespaces; fresh size-capped tmpfs on /tmp and /dev/shm; its own /proc; rlimits; every
+# capability dropped from the bounding set; the uid the grader allocated for it; no-new-privs. So children
+# share nothing with each other or with the zygote but the read-only view.
+import ctypes
+import gc
+import io
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+import time
+
+LEVEL, SOCK_FD, CHILD_SOURCE = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG = 38, 24, 1
+
+os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+os.environ.setdefault("MPLCONFIGDIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mpl"))
+
+import matplotlib  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy  # noqa: E402,F401
+import pandas  # noqa: E402,F401
+from IPython.core.displayhook import DisplayHook  # noqa: E402
+from IPython.core.displaypub import DisplayPublisher  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from traitlets.config import Config  # noqa: E402
+
+import lab  # noqa: E402,F401
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result, what):
+    if result != 0:
+        raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def _mount(source, target, fstype, flags, data=None):
+    _check(libc.mount(source and source.encode(), target.encode(), fstype and fstype.encode(), ctypes.c_ulong(flags),
+                      data and data.encode()), f"mount {target}")
+
+
+def _last_cap():
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        return int(handle.read())
+
+
+def enter_bwrap_child(req):
+    """In the forked child (root): namespaces of its own, then fork; the grandchild drops to req['uid']."""
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWPID), "unshare")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    for folder, size in (("/tmp", req["scratch"]), ("/dev/shm", 64 << 20)):
+        _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
+    pid = os.fork()  # the first process in the new pid namespace: when it ends, everything it started ends
+    if pid:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    socket.sethostname("sandbox")
+    _limits(req)
+    for cap in range(_last_cap() + 1):
+        _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop capability")
+    uid = req["uid"]
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)  # from root to another uid: effective and permitted capabilities are cleared
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    with open("/proc/self/status") as handle:
+        status = dict(line.split(":", 1) for line in handle if ":" in line)
+    if int(status["CapEff"], 16) or int(status["CapPrm"], 16) or os.getuid() != uid:
+        raise SystemExit("the sandbox did not drop its privileges")
+    os.chdir("/tmp")
+
+
+def enter_process_child(req):
+    """Level 'process': its own session and scratch folder, rlimits; nothing more is possible without root."""
+    os.setsid()
+    scratch = os.path.join(os.environ["GRADER_SCRATCH"], f"run-{os.getpid()}")
+    os.mkdir(scratch, 0o700)
+    os.chdir(scratch)
+    os.environ.update(HOME=scratch, TMPDIR=scratch, GRADER_SCRATCH=scratch)
+    _limits(req)
+
+
+def _limits(req):
+    for which, value in ((resource.RLIMIT_CPU, req["cpu"]), (resource.RLIMIT_AS, req["memory"]),
+                         (resource.RLIMIT_NPROC, req["processes"]), (resource.RLIMIT_FSIZE, 64 << 20),
+                         (resource.RLIMIT_NOFILE, 512), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(which, (value, value))
+
+
+def serve(req, fds, listener):
+    """In the forked child: enter the sandbox, read the payload, run it, report."""
+    listener.close()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    payload_fd, result_fd = fds
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    low, high = sorted((payload_fd, result_fd))
+    os.closerange(3, low)
+    os.closerange(low + 1, high)
+    os.closerange(high + 1, 1 << 16)
+    if LEVEL == "bwrap":
+        enter_bwrap_child(req)
+    else:
+        enter_process_child(req)
+    with os.fdopen(payload_fd, "rb") as handle:
+        payload = json.loads(handle.read())
+    out = os.fdopen(result_fd, "w", buffering=1)
+
+    def emit(record):
+        out.write(json.dumps(record, default=repr) + "\n")
+        out.flush()
+
+    if req["kind"] == "grade":
+        CHILD["grade"](payload, emit)
+    else:
+        run_notebook(payload, emit)
+    out.close()
+
+
+# --- the feedback run: a notebook executed in IPython, outputs reported as nbformat outputs ------------------
+
+class Outputs:
+    """nbformat outputs of the cell being run."""
+
+    def __init__(self):
+        self.items = []
+
+    def stream(self, name, text):
+        if self.items and self.items[-1].get("output_type") == "stream" and self.items[-1]["name"] == name:
+            self.items[-1]["text"] += text
+        else:
+            self.items.append({"output_type": "stream", "name": name, "text": text})
+
+
+OUT = Outputs()
+
+
+class Stream:
+    def __init__(self, name):
+        self.name = name
+
+    def write(self, text):
+        if isinstance(text, str) and text:
+            OUT.stream(self.name, text)
+        return len(text) if isinstance(text, str) else 0
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
+class Publisher(DisplayPublisher):
+    def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):
+        OUT.items.append({"output_type": "display_data", "data": data, "metadata": metadata or {}})
+
+    def clear_output(self, wait=False):
+        OUT.items.clear()
+
+
+class Hook(DisplayHook):
+    def start_displayhook(self):
+        self._format = None
+
+    def write_output_prompt(self):
+        pass
+
+    def write_format_data(self, format_dict, md_dict=None):
+        OUT.items.append({"output_type": "execute_result", "data": format_dict, "metadata": md_dict or {},
+                          "execution_count": self.shell.execution_count})
+
+    def finish_displayhook(self):
+        pass
+
+
+class Shell(InteractiveShell):
+    def enable_gui(self, gui=None):
+        pass  # no event loop: figures are drawn inline
+
+    def _showtraceback(self, etype, evalue, stb):
+        OUT.items.append({"output_type": "error", "ename": getattr(etype, "__name__", str(etype)),
+                          "evalue": str(evalue)[:2000], "traceback": list(stb)[-60:]})
+
+
+def make_shell():
+    config = Config()
+    config.HistoryManager.enabled = False   # its saving thread would not survive a fork
+    config.InteractiveShell.colors = "nocolor"
+    config.InteractiveShell.xmode = "Context"
+    shell = Shell.instance(config=config, display_pub_class=Publisher, displayhook_class=Hook)
+    shell.enable_matplotlib("inline")
+    return shell
+
+
+SHELL = make_shell()
+_figure = plt.figure()  # drawn once here, so that every child starts with fonts and the Agg renderer loaded
+plt.plot([0, 1], [0, 1])
+_figure.canvas.print_png(io.BytesIO())
+plt.close("all")
+
+CELL_NAME = "<ipython-input-"
+
+
+def run_notebook(payload, emit):
+    """Run payload['cells'] in order. A cell the grader interrupts (SIGINT, from outside) ends with
+    KeyboardInterrupt; then every later cell listed in payload['deps'] of an answer cell on the interrupted
+    stack is not run, and its record says why."""
+    state = {"in_cell": False}
+
+    def on_interrupt(signum, frame):
+        if state["in_cell"]:
+            raise KeyboardInterrupt("interrupted: the cell ran past its time limit")
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    sys.stdout, sys.stderr = Stream("stdout"), Stream("stderr")
+    skipped = {int(k): v for k, v in payload.get("skip", {}).items()}
+    deps = {int(k): v for k, v in payload.get("deps", {}).items()}
+    by_count = {}
+    for cell in payload["cells"]:
+        index = cell["index"]
+        if index in skipped:
+            emit({"kind": "cell", "index": index, "status": "skipped", "why": skipped[index], "outputs": []})
+            continue
+        emit({"kind": "start", "index": index})
+        OUT.items = []
+        by_count[SHELL.execution_count] = index
+        stack = []
+        state["in_cell"] = True
+        cpu = time.process_time()
+        try:
+            result = SHELL.run_cell(cell["source"], store_history=True)
+        except KeyboardInterrupt:
+            result = None
+        finally:
+            state["in_cell"] = False
+        error = result.error_in_exec or result.error_before_exec if result is not None else KeyboardInterrupt()
+        if isinstance(error, KeyboardInterrupt):
+            tb = error.__traceback__
+            while tb is not None:
+                name = tb.tb_frame.f_code.co_filename
+                if name.startswith(CELL_NAME):
+                    stack.append(by_count.get(int(name[len(CELL_NAME):].split("-")[0]), -1))
+                tb = tb.tb_next
+            for hung in [i for i in stack if i in deps] or [index]:
+                for later in deps.get(hung, []):
+                    skipped.setdefault(later, f"not run: cell {hung} ran past its time limit and this cell depends on it")
+        status = "interrupted" if isinstance(error, KeyboardInterrupt) else ("error" if error else "ok")
+        emit({"kind": "cell", "index": index, "status": status, "outputs": OUT.items, "cpu": round(time.process_time() - cpu, 3)})
+    emit({"kind": "done", "cpu": round(time.process_time(), 3)})
+
+
+CHILD = {"__name__": "grader_child"}
+exec(compile(CHILD_SOURCE, "<child>", "exec"), CHILD)
+
+
+def main():
+    gc.freeze()  # what was imported stays out of the collector's reach: a child does not copy those pages by touching them
+    listener = socket.socket(fileno=SOCK_FD)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(listener, 1 << 16, 2)
+        except OSError:
+            return
+        if not message:
+            return
+        req = json.loads(message)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                serve(req, fds, listener)
+            except BaseException:  # noqa: BLE001 - the grader sees a run that ended without 'done'
+                code = 70
+            os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        listener.send(json.dumps({"pid": pid}).encode())
+
+
+main()
