@@ -25,8 +25,8 @@ from pathlib import Path
 
 import nbformat
 
-from . import feedback, masters, notebook_run, safe_io, sanitize, submission
-from .grade import Grader, TaskVerdict, verdicts_to_json
+from . import feedback, masters, nbgrader_plugin, notebook_run, safe_io, sanitize, submission
+from .grade import TaskVerdict, verdicts_to_json
 from .paths import NOTEBOOKS_DIR, assignment_names, master_path
 from .safe_io import printable, say
 from .submission import Submission
@@ -66,8 +66,8 @@ class Batch:
         self.release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
         self.other_assignments = [name for name in assignment_names() if name != assignment]
         self.hidden_snippets = feedback.hidden_snippets(source)
-        kwargs = {"seed": seed} if seed is not None else {}
-        self.grader = Grader(assignment, **kwargs)
+        self.seed = seed
+        self.grader = nbgrader_plugin.grader_for(assignment, seed)  # the grader nbgrader's preprocessor uses too
         self.task_columns = [task.answer_id for task in self.grader.tasks]
         self.max_total = sum(task.points for task in self.grader.tasks)
         preload()
@@ -104,10 +104,14 @@ class Batch:
         except submission.NotASubmission as exc:
             sub, outcome = None, Outcome(student, "bad", zero, str(exc))
         if sub is not None:
-            verdicts = self.grader.grade(sub.answers)
-            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, warnings=list(sub.warnings), verdicts=verdicts)
+            nb = copy.deepcopy(sub.notebook)
+            graded = nbgrader_plugin.grade_notebook(nb, self.assignment, seed=self.seed, cell_wall=self.cell_timeout,
+                                                    budget=self.feedback_wall)
+            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in graded.verdicts},
+                              warnings=list(sub.warnings) + graded.notes, verdicts=graded.verdicts)
             try:
-                self.feedback_via_nbgrader(sub.notebook, outcome)
+                if graded.ran:
+                    self.publish_page(nb, outcome)
             except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
                 (self.out / "feedback" / f"{student}.html").unlink(missing_ok=True)
                 outcome.warnings.append(f"feedback fell back to a plain page: {type(exc).__name__}: {exc}")
@@ -116,24 +120,16 @@ class Batch:
         outcome.seconds = time.perf_counter() - started
         return outcome
 
-    def feedback_via_nbgrader(self, notebook: nbformat.NotebookNode, outcome: Outcome) -> None:
-        """Execute the notebook in a fork of the warm sandbox, store our scores, render an inert, redacted page."""
-        sid, name = outcome.student_id, self.assignment
-        nb = copy.deepcopy(notebook)
-        hung = {v.answer_id: "ran past its time limit when graded" for v in outcome.verdicts if v.hung}
-        outcome.warnings += notebook_run.execute(self.grader.warm, nb, self.answer_ids, hung, cell_wall=self.cell_timeout,
-                                                 budget=self.feedback_wall)
-        outcome.warnings += _disagreements(nb, outcome.verdicts)
-        outcome.warnings += sanitize.clean_notebook(nb)
-        feedback.redact(nb, outcome.verdicts, self.hidden_snippets)
+    def publish_page(self, nb: nbformat.NotebookNode, outcome: Outcome) -> None:
+        """Render the graded notebook (executed in the sandbox, inert, redacted) as nbgrader's feedback page."""
         feedback.scrub_outputs(nb, [Path(self.work)])
-        page = feedback.render(nb, name, outcome.verdicts)
+        page = feedback.render(nb, self.assignment, outcome.verdicts)
         if [line for line in self.hidden_snippets if line in feedback.visible_text(page)]:
             raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
         page, why = sanitize.clean_page(page)
         if page is None:
             raise RuntimeError(why)
-        self.publish(page, sid)
+        self.publish(page, outcome.student_id)
 
     def publish(self, page: str, sid: str) -> None:
         if not STUDENT_ID.fullmatch(sid):  # a name that is no student id still gets a page, under a safe name
@@ -149,14 +145,6 @@ class Batch:
                 f"<h1>{html.escape(self.assignment)}: feedback for {html.escape(outcome.student_id)}</h1>"
                 f"<ul>{notes}</ul><table border=1><tr><th>task</th><th>score</th></tr>{rows}</table>{details}")
         self.publish(page, outcome.student_id)
-
-
-def _disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
-    """Test cells that passed inside the student's kernel while the sandboxed rules did not."""
-    passed_in_kernel = {masters.grade_id(c) for c in nb.cells if masters.grade_id(c)
-                        and not any(o.get("output_type") == "error" for o in c.get("outputs", []))}
-    return [f"{v.test_id}: the in-notebook checks passed but the hidden rules gave {v.score:g}/{v.points:g}"
-            for v in verdicts if v.test_id in passed_in_kernel and v.score < v.points]
 
 
 def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -> None:

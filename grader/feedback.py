@@ -18,6 +18,7 @@ from .paths import ROOT
 
 TEMPLATES = Path(__file__).with_name("templates")
 TEMPLATE_NAME = "feedback_todo"
+TEMPLATE_FILE = "feedback_todo.html.j2"
 _LOCK = threading.Lock()
 
 
@@ -33,6 +34,7 @@ def template_config():
 
     c = Config()
     c.HTMLExporter.template_name = TEMPLATE_NAME
+    c.HTMLExporter.template_file = TEMPLATE_FILE
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), str(_nbgrader_templates())]
     return c
 

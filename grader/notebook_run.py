@@ -127,7 +127,8 @@ def execute(warm: Zygote, nb, answer_ids: list[str], hung: dict[str, str] | None
             skip.setdefault(later, f"not run: {gid} {why}, and this cell uses it")
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
-               "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()}}
+               "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
+               "labels": {str(i): masters.grade_id(nb.cells[i]) for i in deps}}
     limits = CellLimits(cell_cpu, cell_wall, budget)
     done = warm.run("notebook", payload, timeout=budget + 2 * GRACE, watcher=limits,
                     limits=Limits(cpu_seconds=int(budget) + 5, memory_bytes=4 << 30, processes=512))

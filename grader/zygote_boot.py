@@ -236,6 +236,7 @@ def run_notebook(payload, emit):
     sys.stdout, sys.stderr = Stream("stdout"), Stream("stderr")
     skipped = {int(k): v for k, v in payload.get("skip", {}).items()}
     deps = {int(k): v for k, v in payload.get("deps", {}).items()}
+    labels = {int(k): v for k, v in payload.get("labels", {}).items()}
     by_count = {}
     for cell in payload["cells"]:
         index = cell["index"]
@@ -264,7 +265,7 @@ def run_notebook(payload, emit):
                 tb = tb.tb_next
             for hung in [i for i in stack if i in deps] or [index]:
                 for later in deps.get(hung, []):
-                    skipped.setdefault(later, f"not run: cell {hung} ran past its time limit and this cell depends on it")
+                    skipped.setdefault(later, f"not run: {labels.get(hung, f'cell {hung}')} ran past its time limit, and this cell uses it")
         status = "interrupted" if isinstance(error, KeyboardInterrupt) else ("error" if error else "ok")
         emit({"kind": "cell", "index": index, "status": status, "outputs": OUT.items, "cpu": round(time.process_time() - cpu, 3)})
     emit({"kind": "done", "cpu": round(time.process_time(), 3)})

@@ -101,10 +101,33 @@ def test_a_deleted_answer_costs_its_todo_only(graded):
 
 
 def test_a_hanging_todo_costs_that_todo_and_is_reported(graded):
-    _, rows, report = graded
+    out, rows, report = graded
     heidi = totals(rows["heidi_hangs_in_todo3"])
     assert heidi["todo3"] == 0 and heidi["total"] == 9
-    assert any("todo3_tests ran past the 8 s limit" in w for w in report["heidi_hangs_in_todo3"]["warnings"])
+    # The sandbox already saw the hang: the feedback run does not wait for it again, and the page says why.
+    warnings = report["heidi_hangs_in_todo3"]["warnings"]
+    assert any(w.startswith("todo3_tests not run: todo3 ran past its time limit when graded") for w in warnings), warnings
+    assert any(w.startswith("todo4_tests not run: todo3") for w in warnings)  # TODO 4's checks call TODO 3
+    page = visible_text((out / "feedback" / "heidi_hangs_in_todo3.html").read_text())
+    assert "[not run] not run: todo3 ran past its time limit when graded" in page and "TODO 3: 0 / 3 points" in page
+
+
+def test_a_hang_nobody_saw_coming_is_interrupted_and_its_dependents_skipped(tmp_path):
+    """A hang the feedback run was not warned of: the cell is interrupted at its CPU limit, and the later cells
+    that use the hung TODO are not run into the same limit again."""
+    from grader import notebook_run, zygote
+
+    nb = examples.hanging(NAME, "todo1")   # enqueue never returns; the run is not told so in advance
+    at = next(i for i, c in enumerate(nb.cells) if masters.grade_id(c) == "todo1_tests")
+    answer_ids = masters.answer_ids(masters.nbgrader_source(NAME))
+    notes = notebook_run.execute(zygote.shared(), nb, answer_ids, cell_cpu=1.5)
+    assert notes[0] == "todo1_tests ran past its limit of 1.5 s of CPU time and was interrupted", notes
+    assert any(o.get("ename") == "KeyboardInterrupt" for o in nb.cells[at].outputs)
+    todo2_tests = next(c for c in nb.cells if masters.grade_id(c) == "todo2_tests")
+    assert todo2_tests.outputs and "[not run]" not in str(todo2_tests.outputs)  # does not use TODO 1: still run
+    todo4_tests = next(c for c in nb.cells if masters.grade_id(c) == "todo4_tests")
+    assert todo4_tests.outputs[0]["text"] == "[not run] not run: todo1 ran past its time limit, and this cell uses it\n"
+    assert len(notes) >= 4  # each skipped cell is reported
 
 
 def test_silencing_the_kernel_gains_nothing(graded):

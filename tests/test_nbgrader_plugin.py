@@ -1,0 +1,93 @@
+"""Our grading inside a standard nbgrader course: the collect layout, then plain `nbgrader autograde`,
+`nbgrader generate_feedback` and `nbgrader export`, configured only by the two documented lines."""
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from grader import build, examples, masters
+from grader.feedback import hidden_snippets, visible_text
+from grader.mutants import DECODE_MUTANTS, mutated_answers
+from grader.nbgrader_plugin import answers_of, grader_for
+
+NAME = "02_decode_scheduling"
+PLUGIN_LINES = "\nfrom grader.nbgrader_plugin import configure\nconfigure(c)\n"
+
+
+def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    env = os.environ | {"PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], cwd=course, capture_output=True,
+                          text=True, env=env, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return proc
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    course = build.make_course(tmp_path_factory.mktemp("course"), [NAME], with_db=True)
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(PLUGIN_LINES)
+    mutant = next(m for m in DECODE_MUTANTS if m.passes_visible and m.answer_id == "todo3")
+    subs = {"alice": examples.filled(NAME, masters.reference_answers(NAME)), "bob": examples.release(NAME),
+            "carol": examples.filled(NAME, mutated_answers(NAME, mutant)),
+            "ivan": examples.bad_submissions(NAME)["ivan_subverts_kernel"]}
+    for sid, nb in subs.items():  # what `nbgrader collect` leaves: submitted/<student>/<assignment>/<notebook>.ipynb
+        examples.write({NAME: nb}, course / "submitted" / sid / NAME)
+    nbgrader(course, "autograde", NAME)
+    nbgrader(course, "generate_feedback", NAME)
+    nbgrader(course, "export")
+    return course, subs
+
+
+def our_verdicts(nb):
+    grader = grader_for(NAME)
+    return grader.grade(answers_of(nb, grader.answer_ids))
+
+
+def test_exported_scores_are_our_verdicts(course):
+    folder, subs = course
+    rows = {row["student_id"]: row for row in csv.DictReader(open(folder / "grades.csv"))}
+    assert set(rows) == set(subs)
+    for sid, nb in subs.items():
+        total = sum(v.score for v in our_verdicts(nb))
+        assert float(rows[sid]["raw_score"]) == pytest.approx(total, abs=0.01), sid
+        assert float(rows[sid]["max_score"]) == 12
+    assert float(rows["alice"]["raw_score"]) == 12 and float(rows["bob"]["raw_score"]) == 0
+    assert 9 < float(rows["carol"]["raw_score"]) < 12  # the bug passes every visible check; only the sandbox sees it
+
+
+def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
+    """Stock nbgrader scores a test cell by the absence of errors in the student's kernel; ivan's kernel hides them."""
+    from nbgrader.api import Gradebook
+
+    folder, subs = course
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
+        ivan = {g.name: g.auto_score for g in gb.find_submission_notebook(NAME, NAME, "ivan").grades}
+        alice = {g.name: g.auto_score for g in gb.find_submission_notebook(NAME, NAME, "alice").grades}
+    assert ivan["todo2_tests"] == 0 and ivan["todo1_tests"] == 2 and ivan["todo4_tests"] == 4
+    assert alice == {"todo1_tests": 2, "todo2_tests": 3, "todo3_tests": 3, "todo4_tests": 4}
+
+
+def test_generate_feedback_is_redacted_and_shows_the_verdicts(course):
+    folder, _ = course
+    hidden = hidden_snippets(masters.nbgrader_source(NAME))
+    pages = {sid: visible_text((folder / "feedback" / sid / NAME / f"{NAME}.html").read_text()) for sid in ("alice", "carol")}
+    for page in pages.values():
+        assert not [line for line in hidden if line in page] and "BEGIN HIDDEN" not in page
+    assert "TODO 3:" in pages["carol"] and "[FAIL]" in pages["carol"]
+    carol = (folder / "feedback" / "carol" / NAME / f"{NAME}.html").read_text()
+    assert carol.count("data:image/png") >= 4  # her own plots, from the sandboxed run
+
+
+def test_the_autograded_notebook_holds_no_hidden_test(course):
+    import nbformat
+
+    folder, _ = course
+    hidden = hidden_snippets(masters.nbgrader_source(NAME))
+    nb = nbformat.read(folder / "autograded" / "bob" / NAME / f"{NAME}.ipynb", as_version=4)
+    text = nbformat.writes(nb)
+    assert not [line for line in hidden if line in text]
