@@ -29,6 +29,7 @@ from . import feedback, masters, nbgrader_plugin, notebook_run, safe_io, sanitiz
 from .grade import TaskVerdict, verdicts_to_json
 from .paths import NOTEBOOKS_DIR, assignment_names, master_path
 from .safe_io import printable, say
+from .shard import parse_shard, shard_of
 from .submission import Submission
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
@@ -157,22 +158,31 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
             writer.writerow([o.student_id, *(f"{o.scores[c]:g}" for c in batch.task_columns), f"{total:g}", f"{batch.max_total:g}"])
     details = [{"student_id": o.student_id, "status": o.status, "reason": o.reason, "warnings": o.warnings,
                 "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
-    (out / "report.json").write_text(json.dumps({"assignment": batch.assignment, "seed": batch.grader.seed,
-                                                  "sandbox": batch.grader.sandbox, "students": details}, indent=1),
-                                      encoding="utf-8", errors="backslashreplace")
-    lines = [f"# {batch.assignment}: {len(outcomes)} submissions in {total_seconds:.1f} s",
-             f"sandbox: {batch.grader.sandbox} · seed: {batch.grader.seed} · max per student: {batch.max_total:g}", "",
-             "| student | status | " + " | ".join(batch.task_columns) + " | total | notes |",
-             "|---|---|" + "---|" * len(batch.task_columns) + "---|---|"]
-    for o in outcomes:
-        notes = html.escape("; ".join(filter(None, [o.reason, *o.warnings])).replace("|", "/"), quote=False)
-        lines.append(f"| {o.student_id} | {o.status} | " + " | ".join(f"{o.scores[c]:g}" for c in batch.task_columns)
-                     + f" | {sum(o.scores.values()):g} | {notes} |")
+    report = {"assignment": batch.assignment, "seed": batch.grader.seed, "sandbox": batch.grader.sandbox,
+              "task_columns": batch.task_columns, "max_total": batch.max_total, "students": details}
+    (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8", errors="backslashreplace")
+    write_report_md(out, report, f"{len(outcomes)} submissions in {total_seconds:.1f} s")
+
+
+def write_report_md(out: Path, report: dict, headline: str) -> None:
+    """report.md from the contents of report.json (so that grader.shard can write it for merged shards)."""
+    columns = report["task_columns"]
+    lines = [f"# {report['assignment']}: {headline}",
+             f"sandbox: {report['sandbox']} · seed: {report['seed']} · max per student: {report['max_total']:g}", "",
+             "| student | status | " + " | ".join(columns) + " | total | notes |",
+             "|---|---|" + "---|" * len(columns) + "---|---|"]
+    for o in report["students"]:
+        scores = {v["answer_id"]: v["score"] for v in o["verdicts"]}
+        notes = html.escape("; ".join(filter(None, [o["reason"], *o["warnings"]])).replace("|", "/"), quote=False)
+        lines.append(f"| {o['student_id']} | {o['status']} | " + " | ".join(f"{scores.get(c, 0):g}" for c in columns)
+                     + f" | {sum(scores.get(c, 0) for c in columns):g} | {notes} |")
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace")
 
 
 def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeout: int = 30,
-        seed: int | None = None, keep_work: bool = False, feedback_wall: float = NBGRADER_WALL_SECONDS) -> list[Outcome]:
+        seed: int | None = None, keep_work: bool = False, feedback_wall: float = NBGRADER_WALL_SECONDS,
+        shard: tuple[int, int] | None = None) -> list[Outcome]:
+    """Grade the folder (or, with shard=(k, n), the students grader.shard assigns to shard k of n)."""
     master_path(assignment)  # an unknown assignment stops here, with the list of known ones
     if not submissions.is_dir():
         raise SystemExit(f"error: {submissions} is not a folder of submissions")
@@ -180,6 +190,10 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
     skipped = sorted(p.name for p in submissions.iterdir() if p.is_file() and p.suffix != ".ipynb")
     if not paths:
         raise SystemExit(f"error: no <student_id>.ipynb files in {submissions}")
+    if shard is not None:  # a shard may be empty: it still writes (empty) outputs for the merge
+        everyone = len(paths)
+        paths = [p for p in paths if shard_of(p.stem, shard[1]) == shard[0]]
+        say(f"shard {shard[0]}/{shard[1]}: {len(paths)} of {everyone} submission(s)")
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     workers = jobs or 2 * (os.cpu_count() or 1)  # a worker mostly waits for its sandboxed runs
@@ -220,9 +234,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-work", action="store_true", help="keep OUT/.work (the per-student nbgrader courses)")
     parser.add_argument("--feedback-wall", type=float, default=NBGRADER_WALL_SECONDS,
                         help="seconds the sandboxed feedback run of one notebook may take in all")
+    parser.add_argument("--shard", type=parse_shard, metavar="K/N",
+                        help="grade only shard K of N (K from 0; students split by a hash of their id); "
+                             "merge the shards' outputs with python -m grader.shard merge")
     args = parser.parse_args(argv)
     run(args.assignment, args.submissions, args.out, args.jobs, args.cell_timeout, args.seed, args.keep_work,
-        args.feedback_wall)
+        args.feedback_wall, args.shard)
     return 0
 
 

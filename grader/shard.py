@@ -1,0 +1,97 @@
+"""Grading beyond one machine: split a class into shards an existing batch system runs, then merge.
+
+    python -m grader.autograde ... --shard K/N --out OUT/shard-K       # one array task (K = 0 .. N-1)
+    python -m grader.shard merge OUT/shard-* --out OUT                  # once, after all of them
+
+A student's shard is a hash of their id (the file name), so it does not depend on which machine
+lists the folder or on what else is in it. The merge checks that the shards graded the same
+assignment with the same seed and sandbox level, that no student appears twice, and writes
+grades.csv, report.json, report.md and feedback/ as one unsharded run would have.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+
+def shard_of(student_id: str, count: int) -> int:
+    """The shard (0 .. count-1) of a student id: the first 8 bytes of its SHA-256, modulo count."""
+    digest = hashlib.sha256(student_id.encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest[:8], "big") % count
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'K/N' -> (K, N) with 0 <= K < N (argparse type)."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard takes K/N (two integers), not {text!r}") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"--shard {text}: K must be in 0..N-1 (array task ids from 0)")
+    return k, n
+
+
+def merge(shards: list[Path], out: Path) -> dict:
+    """Merge the outputs of several shards into `out`; returns the merged report."""
+    from .autograde import write_report_md
+
+    reports = []
+    for folder in shards:
+        path = folder / "report.json"
+        if not path.is_file():
+            raise SystemExit(f"error: {folder} has no report.json: did that shard finish?")
+        reports.append(json.loads(path.read_text(encoding="utf-8")))
+    keys = ("assignment", "seed", "sandbox", "task_columns", "max_total")
+    for folder, report in zip(shards, reports):
+        differs = [k for k in keys if report.get(k) != reports[0].get(k)]
+        if differs:
+            raise SystemExit(f"error: {folder} was graded with a different {', '.join(differs)} than {shards[0]}")
+    students = [s for report in reports for s in report["students"]]
+    ids = [s["student_id"] for s in students]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise SystemExit(f"error: in more than one shard: {', '.join(twice)}")
+    rows, header = [], None
+    for folder in shards:
+        with open(folder / "grades.csv", newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle)
+            head = next(reader)
+            if header is not None and head != header:
+                raise SystemExit(f"error: {folder}/grades.csv has other columns ({head} vs {header})")
+            header = head
+            rows += list(reader)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(sorted(rows, key=lambda row: row[0]))
+    merged = {k: reports[0][k] for k in keys} | {"students": sorted(students, key=lambda s: s["student_id"])}
+    (out / "report.json").write_text(json.dumps(merged, indent=1), encoding="utf-8")
+    write_report_md(out, merged, f"{len(students)} submissions, merged from {len(shards)} shards")
+    (out / "feedback").mkdir(exist_ok=True)
+    for folder in shards:
+        for page in sorted((folder / "feedback").glob("*.html")):
+            if page.is_file() and not page.is_symlink():
+                shutil.copyfile(page, out / "feedback" / page.name)
+    return merged
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    merging = sub.add_parser("merge", help="merge the OUT folders of all shards")
+    merging.add_argument("shards", nargs="+", type=Path)
+    merging.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    merged = merge(args.shards, args.out)
+    print(f"merged {len(merged['students'])} students from {len(args.shards)} shards into {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

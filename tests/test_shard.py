@@ -1,0 +1,80 @@
+"""Sharding: --shard K/N by a hash of the student id, and a merge that equals one unsharded run."""
+import argparse
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from grader import autograde, examples, shard
+from grader.feedback import visible_text
+
+NAME = "02_decode_scheduling"
+
+
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=40, unique=True), st.integers(1, 9))
+def test_every_student_lands_in_exactly_one_shard(ids, count):
+    owners = {sid: shard.shard_of(sid, count) for sid in ids}
+    assert all(0 <= k < count for k in owners.values())
+    assert owners == {sid: shard.shard_of(sid, count) for sid in reversed(ids)}  # independent of order and company
+
+
+@pytest.mark.parametrize("text", ["2/2", "-1/3", "1", "a/b", "1/0"])
+def test_bad_shard_arguments_are_refused(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        shard.parse_shard(text)
+
+
+def scores_of(out):
+    return (out / "grades.csv").read_text()
+
+
+def students(out):
+    report = json.loads((out / "report.json").read_text())
+    for student in report["students"]:
+        student.pop("seconds")
+    return report
+
+
+def verdict_lines(page):
+    return [line for line in visible_text(page.read_text()).splitlines() if " points (" in line]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    subs = tmp_path_factory.mktemp("subs")
+    batch = examples.demo_submissions(NAME) | {"dan_bad_json": '{"cells": [ this is not json'}
+    examples.write(batch, subs)
+    base = tmp_path_factory.mktemp("runs")
+    autograde.run(NAME, subs, base / "whole", cell_timeout=10)
+    for k in range(2):
+        autograde.run(NAME, subs, base / f"shard-{k}", cell_timeout=10, shard=(k, 2))
+    shard.main(["merge", str(base / "shard-0"), str(base / "shard-1"), "--out", str(base / "merged")])
+    return base, set(batch)
+
+
+def test_each_shard_grades_only_its_students(runs):
+    base, everyone = runs
+    seen = []
+    for k in range(2):
+        ids = [s["student_id"] for s in students(base / f"shard-{k}")["students"]]
+        assert all(shard.shard_of(sid, 2) == k for sid in ids)
+        seen += ids
+    assert sorted(seen) == sorted(everyone)
+
+
+def test_merged_shards_equal_one_unsharded_run(runs):
+    base, _ = runs
+    whole, merged = base / "whole", base / "merged"
+    assert scores_of(merged) == scores_of(whole)
+    assert students(merged) == students(whole)
+    pages = sorted(p.name for p in (whole / "feedback").glob("*.html"))
+    assert pages == sorted(p.name for p in (merged / "feedback").glob("*.html")) and len(pages) == 4
+    for name in pages:
+        assert verdict_lines(merged / "feedback" / name) == verdict_lines(whole / "feedback" / name)
+    assert "merged from 2 shards" in (merged / "report.md").read_text()
+
+
+def test_a_student_in_two_shards_is_refused(runs, tmp_path):
+    base, _ = runs
+    with pytest.raises(SystemExit, match="in more than one shard"):
+        shard.merge([base / "shard-0", base / "shard-0"], tmp_path / "out")
