@@ -7,6 +7,7 @@ ASSIGNMENT ?= 02_decode_scheduling
 SUBMISSIONS ?=
 OUT ?= build/grades
 JOBS ?= 0
+SHARD ?=
 export MPLBACKEND := Agg
 
 E2E_STAMP := $(VENV)/.e2e-installed
@@ -17,10 +18,10 @@ help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite"
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
-	@echo "make bench           timings: schedule() scaling, notebook run, autograde per submission"
+	@echo "make bench           timings: schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
 	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/"
 	@echo "make release         regenerate the student editions only"
-	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n]"
+	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N]"
 	@echo "make student-bundle  build/student-bundle.zip: notebooks, lab, environment.yml, README"
 	@echo "make sandbox-deps    install bubblewrap for the full grading sandbox (root: apt-get; else says what is missing)"
 
@@ -71,7 +72,7 @@ e2e: $(E2E_STAMP) chromium sandbox-deps
 demo: $(STAMP) sandbox-deps
 	$(PY) -m grader.demo
 
-bench: $(STAMP)
+bench: $(STAMP) sandbox-deps
 	$(PY) -m grader.bench
 
 notebooks: $(STAMP)
@@ -82,7 +83,7 @@ release: $(STAMP)
 
 autograde: $(STAMP) sandbox-deps
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=name]"; exit 2; }
-	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS)
+	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD))
 
 student-bundle: $(STAMP)
 	$(PY) -m grader.bundle
