@@ -69,6 +69,7 @@ class Batch:
         self.answer_ids = masters.answer_ids(source)
         self.release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
         self.other_assignments = [name for name in assignment_names() if name != assignment]
+        self.trusted_markdown = frozenset(c.source for c in self.release.cells if c.cell_type == "markdown")
         self.hidden_snippets = feedback.hidden_snippets(source)
         kwargs = {"seed": seed} if seed is not None else {}
         self.grader = Grader(assignment, **kwargs)
@@ -133,7 +134,7 @@ class Batch:
             outcome.warnings.append(f"nbgrader could not execute the notebook ({why}); feedback shows scores only")
             return
         outcome.warnings += _timeouts(nb, self.cell_timeout) + _disagreements(nb, outcome.verdicts)
-        outcome.warnings += sanitize.clean_notebook(nb)
+        outcome.warnings += sanitize.clean_notebook(nb, self.trusted_markdown)
         feedback.redact(nb, outcome.verdicts, self.hidden_snippets)
         course = home / "render"  # a fresh copy only the grader writes: nothing here came from a sandbox's disk
         shutil.copytree(self.course, course)

@@ -187,8 +187,11 @@ def test_feedback_pages_are_inert():
                                              nbformat.v4.new_output("display_data", data={"text/html": "<script>x</script>",
                                                                                            "application/javascript": "x"}),
                                              nbformat.v4.new_output("stream", name="stdout", text="y" * 100_000)])])
-    sanitize.clean_notebook(nb)
+    ours = "> the course's own prose, kept as written: `x > 3`"
+    nb.cells.append(nbformat.v4.new_markdown_cell(ours))
+    sanitize.clean_notebook(nb, trusted_markdown=frozenset([ours]))
     assert "<script" not in nb.cells[0].source and "<img" not in nb.cells[0].source and "<svg" not in nb.cells[0].source
+    assert nb.cells[2].source == ours
     outputs = nb.cells[1].outputs
     assert set(outputs[0].data) == {"text/plain"} and len(outputs[1].text) < 25_000
     for page in ['<html><head></head><body><img src=x onerror="alert(1)"></body></html>',
