@@ -371,7 +371,9 @@ def test_hostile_batch_pages_are_inert_and_capped(hostile_batch):
         assert len(text.encode()) <= sanitize.PAGE_CAP
     xavier = (out / "feedback" / "xavier_scripts.html").read_text()
     assert "<script" not in xavier and "data:image/png" in xavier and "Content-Security-Policy" in xavier
-    assert "not shown on the feedback page" in visible_text(xavier)  # the HTML, JavaScript and SVG outputs
+    shown = visible_text(xavier)  # the HTML, JavaScript and SVG outputs appear as their plain-text form only
+    assert all(f"<IPython.core.display.{kind} object>" in shown for kind in ("HTML", "Javascript", "SVG"))
+    assert "more characters not shown" in shown and len(xavier.encode()) < 2 << 20  # the 40 MB print
 
 
 @bwrap_only
