@@ -2,7 +2,7 @@
 import nbformat
 import pytest
 
-from conftest import ROOT
+from conftest import FORMS, ROOT, as_saved
 from grader import masters
 from grader.grade import Grader, explain, first_diff
 from grader.mutants import DECODE_MUTANTS, MUTANTS, mutated_answers
@@ -44,9 +44,10 @@ def test_untouched_stubs_score_zero_everywhere(grader):
     assert scores(grader.grade(release_answers())) == {gid: 0 for gid in FULL}
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("mutant", DECODE_MUTANTS, ids=lambda m: f"{m.answer_id}-{m.name}")
-def test_broken_variant_costs_its_own_todo_only(grader, mutant):
-    got = scores(grader.grade(mutated_answers(NAME, mutant)))
+def test_broken_variant_costs_its_own_todo_only(grader, mutant, form, tmp_path):
+    got = scores(grader.grade(as_saved(NAME, mutated_answers(NAME, mutant), form, tmp_path)))
     assert got[mutant.answer_id] < FULL[mutant.answer_id]
     assert {k: v for k, v in got.items() if k != mutant.answer_id} == {k: v for k, v in FULL.items() if k != mutant.answer_id}
 
@@ -97,11 +98,12 @@ CHEATS = {
 }
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("cheat", CHEATS)
-def test_cheating_in_a_stub_cell_gains_nothing(grader, cheat):
+def test_cheating_in_a_stub_cell_gains_nothing(grader, cheat, form, tmp_path):
     """A stub TODO 2 plus code that attacks the grader: TODO 2 still scores 0, the others are unaffected."""
     answers = masters.reference_answers(NAME) | {"todo2": CHEATS[cheat] + release_answers()["todo2"]}
-    got = scores(grader.grade(answers))
+    got = scores(grader.grade(as_saved(NAME, answers, form, tmp_path)))
     assert got == FULL | {"todo2": 0}
 
 
@@ -146,7 +148,7 @@ def test_explanations_name_the_first_difference():
     ops = [["new", {}], ["step"]]
     expected = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 2}, "state": {"clock": 1}}]
     actual = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
-    assert explain(ops, expected, actual) == "step 2, step(): returned.request_id: expected 2, got 1"
+    assert explain(ops, expected, actual) == "step 2, sim.step(): returned.request_id: expected 2, got 1"
     assert explain(ops, expected, "timeout") == "the scenario did not finish: timeout"
     assert first_diff({"queue": [{"request_id": 4, "status": "running"}]}, {"queue": [{"request_id": 4, "status": "waiting"}]}) \
         == "queue[request 4].status: expected 'running', got 'waiting'"
@@ -168,9 +170,10 @@ def test_batching_reference_full_and_stub_zero(batching_grader):
     assert scores(batching_grader.grade(stubs)) == {gid: 0 for gid in BATCHING_FULL}
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("mutant", MUTANTS[BATCHING], ids=lambda m: f"{m.answer_id}-{m.name}")
-def test_batching_variant_costs_its_own_todo_only(batching_grader, mutant):
-    got = scores(batching_grader.grade(mutated_answers(BATCHING, mutant)))
+def test_batching_variant_costs_its_own_todo_only(batching_grader, mutant, form, tmp_path):
+    got = scores(batching_grader.grade(as_saved(BATCHING, mutated_answers(BATCHING, mutant), form, tmp_path)))
     assert got[mutant.answer_id] < BATCHING_FULL[mutant.answer_id]
     assert {k: v for k, v in got.items() if k != mutant.answer_id} == {k: v for k, v in BATCHING_FULL.items() if k != mutant.answer_id}
     assert sum(m.answer_id == mutant.answer_id for m in MUTANTS[BATCHING]) >= 3
