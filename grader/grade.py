@@ -68,7 +68,7 @@ def _describe_op(op: list) -> str:
         return f"_ensure_capacity(queue[{args[0]}])"
     if kind == "run":
         return f"run(max_steps={args[0]})"
-    return f"{kind}()"
+    return f"{kind}({', '.join(_short(a, 60) for a in args)})"
 
 
 def first_diff(expected, actual, path: str = "") -> str:
