@@ -470,7 +470,7 @@ test_todo2_hidden_block_ids_are_reused()
 #
 # - `_make_room(seq, n, batch)`: while `self.block_manager.can_append(seq, n)` is false, pick the victim by the
 #   rules above (the last of `self.running` under `"fcfs"`; the largest `(priority, arrival_us, seq_id)`
-#   under `"priority"`) and `self._preempt(victim, batch)`. Return `False` as soon as the victim is `seq`
+#   under `"priority"`) and preempt it with `_preempt`. Return `False` as soon as the victim is `seq`
 #   itself, `True` once the blocks fit.
 # - `_preempt(seq, batch)`: remove `seq` from `self.running`; if it is in this step's batch, `batch.remove(seq)`
 #   (do this first: it reads the counters); free its blocks; add its `num_computed_tokens` to
