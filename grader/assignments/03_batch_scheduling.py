@@ -291,14 +291,14 @@ test_todo1_hidden_budget_runs_out_in_the_running_pass()
 # %% [markdown]
 # ## Step 3: paged KV blocks | 分页 KV 块
 #
-# KV memory is cut into **blocks** of `block_size` tokens (16 in vLLM by default). A sequence holds a
+# KV memory is cut into **blocks** of `block_size` tokens (16 in vLLM's scheduler tests). A sequence holds a
 # `block_table`, the list of its blocks. A sequence that will have computed `t` tokens needs
 # ⌈t / block_size⌉ blocks (ceiling division), so before a step computes `n` more tokens of a sequence it needs
 # ⌈(num_computed_tokens + n) / block_size⌉ − len(block_table) new blocks, or none if it already has enough.
 # A decoding request therefore needs a new block only when it crosses a block boundary. This is
 # `KVCacheManager.allocate_slots` in `vllm/v1/core/kv_cache_manager.py` (as of November 2026); nano-vllm's
-# `BlockManager` (`nanovllm/engine/block_manager.py`) has the same `can_allocate`/`allocate`,
-# `can_append`/`append` and `deallocate` pairs, which we keep.
+# `BlockManager` (`nanovllm/engine/block_manager.py`) has `can_allocate`/`allocate`, `can_append`/`may_append`
+# and `deallocate`; we keep its names, with `append` for `may_append`.
 #
 # When a sequence finishes or is preempted, **all** its blocks go back to the pool.
 #
@@ -452,7 +452,7 @@ test_todo2_hidden_block_ids_are_reused()
 # **Recompute vs swap (seed 003).** Swapping copies the victim's KV to CPU memory and back: it costs PCIe
 # bandwidth twice and CPU memory, but no compute. Recompute costs a prefill of everything the victim had,
 # which is cheap per token (prefill is compute-bound and batched) but grows with the victim's length. vLLM V0
-# offered both; V1 only recomputes. Either way the victim's user sees a **pause**: its next token comes only
+# offered both (`PreemptionMode` in `vllm/core/scheduler.py`); V1's `_preempt_request` only frees the blocks. Either way the victim's user sees a **pause**: its next token comes only
 # after it is readmitted and prefilled again. Such pauses land in the tail, so one preemption can set the p99
 # TPOT of a whole run.
 #
@@ -626,6 +626,10 @@ pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_schedul
 # output tokens per second over the span from the first arrival to the last finish; **goodput** = requests
 # per second that met the SLO (TTFT ≤ x **and** TPOT ≤ y; a single-token request meets the TPOT part), as in
 # the DistServe paper (OSDI 2024); and the total **preemptions** and **recomputed tokens** (wasted work).
+# These are the definitions of vLLM's own serving benchmark (`benchmarks/benchmark_serving.py`,
+# `calculate_metrics`: TPOT divides by `output_len − 1`, a one-token request counts as TPOT 0 for goodput, an
+# SLO is met when the value is ≤ it, percentiles come from `np.percentile`). One difference: it divides by the
+# benchmark's wall-clock duration, we by the span from the first arrival to the last finish.
 #
 # **Percentiles** use linear interpolation between closest ranks (numpy's and pandas' default): for sorted
 # values v₀ … v₍ₙ₋₁₎, the rank is r = (n − 1) · q / 100, and the result is v⌊r⌋ + (v⌊r⌋₊₁ − v⌊r⌋) · (r − ⌊r⌋).
@@ -849,8 +853,9 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600], title="64 blocks: the poo
 # recomputes everything it had, grows, and evicts someone else. Preemptions and recomputed tokens explode, the
 # p99 TPOT (the pauses) and E2E grow, and throughput falls because steps spend their budget on recompute.
 #
-# **Monitoring and mitigations (seed 003).** vLLM counts preemptions (the `vllm:num_preemptions` metric,
-# and a warning in its log when they happen). When they climb, an operator can: lower `max_num_seqs` (fewer
+# **Monitoring and mitigations (seed 003).** vLLM counts preemptions and exports the counter to Prometheus as
+# `vllm:num_preemptions_total` (listed in vLLM's metrics design notes, `docs/source/design/v1/metrics.md`).
+# When it climbs, an operator can: lower `max_num_seqs` (fewer
 # requests share the KV, each finishes sooner); raise `gpu_memory_utilization` (more memory for KV blocks);
 # shorten the context (`max_model_len`) or the outputs; quantize the KV cache; or add replicas.
 #
@@ -864,10 +869,10 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600], title="64 blocks: the poo
 #
 # | in this notebook | vLLM V1 (`vllm/v1/core/sched/scheduler.py`, as of November 2026) | nano-vllm / SGLang |
 # |---|---|---|
-# | running first (one decode token or the next chunk each), then waiting, under `max_num_batched_tokens` and `max_num_seqs` | the same two passes in `schedule()` | nano-vllm: a prefill-only step if any waiting request fits, else a decode step; SGLang: its own `schedule_policy.py` with a prefill budget |
+# | running first (one decode token or the next chunk each), then waiting, under `max_num_batched_tokens` and `max_num_seqs` | the same two passes in `schedule()` | nano-vllm (`nanovllm/engine/scheduler.py`): a prefill-only step if any waiting request fits, else a decode step, and a prompt is never chunked; SGLang: its own `schedule_policy.py` with a prefill budget |
 # | a step computes, samples and finishes synchronously | asynchronous scheduling and pipeline parallelism can schedule a request again before its output returns | — |
 # | KV = `num_blocks` blocks, `ceil` accounting, no sharing | `allocate_slots`: prefix caching with shared, ref-counted blocks, a null block, lookahead slots for speculative decoding | both cache prefixes (SGLang: a radix tree) |
-# | preemption by recompute, victim = last running (FCFS) or largest (priority, arrival) | the same, in `schedule()` and `_preempt_request` | nano-vllm: recompute, last running; SGLang: retracts decode requests when memory runs out |
+# | preemption by recompute, victim = last running (FCFS) or largest (priority, arrival) | the same, in `schedule()` and `_preempt_request` | nano-vllm: recompute, last running; SGLang: `ScheduleBatch.retract_decode` (`python/sglang/srt/managers/schedule_batch.py`) sends decoding requests back when memory runs out |
 # | no admission in a step that preempted; head-of-line stop | the same (`if not preempted_reqs`, `break` when `allocate_slots` fails) | nano-vllm stops at the first waiting request that does not fit |
 # | step time `a + b · tokens`, no attention cost | measured kernels, CUDA graphs, attention grows with context | — |
 # | no multimodal, LoRA, structured output, speculative decoding, KV transfer, max_model_len checks | all of these change the token count of a step | — |
@@ -904,7 +909,8 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600], title="64 blocks: the poo
 # hand-made records. The hidden tests replay each TODO alone against the reference for the other three, on
 # vLLM's own scenarios and on randomized ones, and compare every batch, every block count and every record.
 #
-# **Checking on real hardware.** Run vLLM's `benchmarks/benchmark_serving.py` against a server with a fixed
+# **Checking on real hardware.** Run vLLM's `benchmarks/benchmark_serving.py` (its Poisson arrivals and metrics
+# are the ones used here) against a server with a fixed
 # model and a fixed request trace, sweep the request rate, `max_num_batched_tokens` and
 # `gpu_memory_utilization`, and record TTFT, TPOT, p99 and `vllm:num_preemptions`. The shapes of the curves here
 # are what to look for; their numbers are not.
