@@ -78,7 +78,7 @@ import lab.engine
 #
 # | `Sequence` field | meaning | vLLM V1 name |
 # |---|---|---|
-# | `seq_id`, `arrival_us`, `priority` | identity, arrival time (µs), priority (**smaller = more urgent**) | `request_id`, `arrival_time`, `priority` |
+# | `seq_id`, `arrival_us`, `priority` | identity, arrival time (µs), priority (**smaller = more urgent**, as in vLLM; notebook 02 used the opposite direction) | `request_id`, `arrival_time`, `priority` |
 # | `num_prompt_tokens`, `max_tokens` | prompt length; output tokens wanted | `num_prompt_tokens`, `sampling_params.max_tokens` |
 # | `num_computed_tokens`, `num_output_tokens` | KV computed so far; tokens generated so far | same names |
 # | `block_table`, `status` | KV blocks held; waiting / running / preempted / finished | `kv_cache_manager` blocks, `RequestStatus` |
@@ -150,6 +150,15 @@ for seq_id in range(3):
     sched.add(Sequence(seq_id=seq_id, num_prompt_tokens=800))
 print("waiting:", [s.seq_id for s in sched.waiting_order()], "| tokens request 0 may take now:",
       sched._num_new_tokens(sched.waiting[0], sched.max_num_batched_tokens))
+
+# %%
+# The worked example's three steps, typed in by hand from the table above (no scheduler runs here).
+by_hand = [{"step": 0, "num_decode_tokens": 0, "num_prefill_tokens": 1024},
+           {"step": 1, "num_decode_tokens": 0, "num_prefill_tokens": 1024},
+           {"step": 2, "num_decode_tokens": 2, "num_prefill_tokens": 352}]
+for row in by_hand:
+    row.update(num_batched_tokens=row["num_decode_tokens"] + row["num_prefill_tokens"], max_num_batched_tokens=1024)
+fig = lab.engine.plot_batch_composition(by_hand, title="The worked example by hand: 3 x 800 tokens, budget 1024, threshold 400")
 
 # %% [markdown]
 # ### TODO 1 · `schedule`: build one step's batch
@@ -316,6 +325,14 @@ test_todo1_hidden_budget_runs_out_in_the_running_pass()
 for computed, new in ((0, 32), (32, 1), (33, 1), (47, 1), (48, 1)):
     print(f"computed {computed:2d} + new {new:2d} -> needs {math.ceil((computed + new) / 16)} blocks in all")
 
+fig, ax = plt.subplots(figsize=(7, 2.5))
+tokens = list(range(0, 81))
+ax.step(tokens, [math.ceil(t / 16) for t in tokens], where="post")
+ax.set_xlabel("tokens computed (block_size 16)")
+ax.set_ylabel("blocks held")
+ax.set_title("A new block at tokens 1, 17, 33, 49, 65: one per boundary crossed")
+fig.tight_layout()
+
 # %% [markdown]
 # ### TODO 2 · block accounting: `num_blocks_needed`, `can_append`, `append`, `deallocate`
 #
@@ -436,7 +453,8 @@ test_todo2_hidden_block_ids_are_reused()
 # running requests, when `allocate_slots` fails; a waiting request that does not fit never preempts anyone
 # (it ends admission, Step 2). It preempts one request at a time until the blocks fit:
 #
-# - under **FCFS** (the default), the **last** request in the running list: the one admitted last;
+# - under **FCFS** (the default), the **last** request in the running list: the one admitted last, which
+#   has usually generated the least, so recomputing it costs least and the oldest requests keep their place;
 # - under **priority** (`--scheduling-policy priority`), the running request with the **largest**
 #   `(priority, arrival_time)`: the lowest priority, and among equals the latest arrival. Our model breaks a
 #   full tie by the larger `seq_id`. The victim may be one already scheduled earlier in this step; then it
@@ -462,6 +480,14 @@ test_todo2_hidden_block_ids_are_reused()
 # is full. After that step `hi` has 33 tokens and needs a third block: none is free. The largest
 # `(priority, arrival)` among the running is `lo`'s, so `lo` is preempted (and taken out of this step's batch,
 # where it had been scheduled first); `hi` gets a block. `lo` had 33 computed tokens: those are recomputed later.
+
+# %%
+# The worked example's blocks by hand: 2 in use after step 0, 5 after step 1 (the pool is full), and in step 2
+# lo's 3 blocks are freed and hi takes one more: 3 in use, with a preemption.
+by_hand = [{"step": 0, "num_used_blocks": 2, "num_blocks": 5, "preempted": []},
+           {"step": 1, "num_used_blocks": 5, "num_blocks": 5, "preempted": []},
+           {"step": 2, "num_used_blocks": 3, "num_blocks": 5, "preempted": ["lo"]}]
+fig = lab.engine.plot_kv_occupancy(by_hand, title="vLLM's test_priority_scheduling_preemption, by hand")
 
 # %% [markdown]
 # ### TODO 3 · `_make_room` and `_preempt`: the vLLM V1 victim rules, by recompute
@@ -602,8 +628,8 @@ pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_schedul
 # Read the two charts together. While prompts arrive, steps are full of orange prefill chunks; once they are
 # in, steps hold only blue decode tokens, one per running request, and most of the budget is unused: decode
 # steps are cheap in tokens but not in time (the fixed cost per step, Step 5). The KV chart climbs as
-# sequences grow; at the top of the pool, a red ✕ marks a step in which someone was preempted, and the
-# table shows who paid, in recomputed tokens.
+# sequences grow until it reaches the pool size; then someone is preempted, the curve drops by the victim's
+# blocks, and a red ✕ marks that step. The table shows who paid, in recomputed tokens.
 #
 # ## Step 5: time, latency and goodput | 时间、时延与有效吞吐
 #
@@ -859,10 +885,14 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600], title="64 blocks: the poo
 # requests share the KV, each finishes sooner); raise `gpu_memory_utilization` (more memory for KV blocks);
 # shorten the context (`max_model_len`) or the outputs; quantize the KV cache; or add replicas.
 #
-# **Admission control and backpressure.** A scheduler cannot create capacity. Past the knee, every new
-# request makes everyone slower; the honest answer is to refuse or delay some (a bounded queue, HTTP 429,
-# a router that sends load elsewhere) so that goodput does not collapse. Like vLLM, this engine rejects only
-# what could never fit (a request longer than the whole pool); everything else queues.
+# **Admission control and backpressure (seed 003).** A scheduler cannot create capacity. A thousand open
+# connections are not a thousand running requests, and running requests are not tokens in one step: the extra
+# requests wait in the queue, and a longer queue only means longer waits. Past the knee, every new request
+# makes everyone slower; the honest answer is to refuse or delay some (a bounded queue answering "busy", a
+# gateway that slows down or sends load to another replica), to give interactive requests priority over
+# batch jobs, and to drop a request from the queue and the batch as soon as its user leaves, so its KV
+# blocks return. Like vLLM, this engine rejects only what could never fit (a request longer than the whole
+# pool); everything else queues.
 
 # %% [markdown]
 # ## Model vs real engine | 模型与真实引擎

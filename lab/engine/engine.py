@@ -8,6 +8,13 @@ HBM bandwidth, 312 TFLOP/s dense bf16): reading 16 GB of weights once per step t
 which grows with context length, is left out. Change the two numbers to model another GPU.
 
 All times are integer microseconds, so two engines that follow the same rules agree exactly.
+
+The loop, as a contract for any faster engine that must reproduce these results: at the start of a
+step every request with `arrival_us <= clock` is added (in `(arrival_us, seq_id)` order); if nothing
+is waiting or running, the clock first jumps to the next arrival. The step's batch then runs from
+`clock` to `clock + step_us(batched tokens)`; tokens sampled in it are stamped with the end time and
+the 0-based step index. Per request, `Sequence.record()` keeps arrival, first scheduled step, first
+token step and time, finish step and time, preemptions and recomputed tokens.
 """
 from __future__ import annotations
 
