@@ -184,3 +184,50 @@ def test_open_ended_todo_is_judged_by_properties(batching_grader):
     answers = masters.reference_answers(BATCHING)
     answers["todo3"] = answers["todo3"].replace("[8, 1, 1, 1] * 3), 4", "[12, 1, 1, 1] * 3), 4").replace("[4, 4, 1]), 2", "[5, 5, 5, 2]), 3")
     assert scores(batching_grader.grade(answers))["todo3"] == 3
+
+
+BATCH = "03_batch_scheduling"
+BATCH_FULL = {"todo1": 3, "todo2": 2, "todo3": 3, "todo4": 2}
+
+
+@pytest.fixture(scope="module")
+def batch_grader():
+    return Grader(BATCH)
+
+
+def test_batch_scheduling_reference_full_and_stub_zero(batch_grader):
+    verdicts = batch_grader.grade(masters.reference_answers(BATCH))
+    assert scores(verdicts) == BATCH_FULL and all(rule.passed for v in verdicts for rule in v.rules)
+    release = nbformat.read(ROOT / "notebooks" / f"{BATCH}.ipynb", as_version=4)
+    stubs = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(release).items() if gid in BATCH_FULL}
+    assert scores(batch_grader.grade(stubs)) == {gid: 0 for gid in BATCH_FULL}
+
+
+def test_batch_scheduling_suite_cites_vllm_and_is_randomized(batch_grader):
+    from grader.suites import batch_scheduling
+    names = [sc["name"] for task in batch_grader.tasks for sc in task.scenarios]
+    assert sum(name.startswith("vLLM test_") for name in set(names)) >= 8
+    for task in batch_grader.tasks:
+        assert len(task.rules) >= 4 and len(task.scenarios) >= 40
+    assert batch_scheduling.build(1)[0].scenarios != batch_scheduling.build(2)[0].scenarios
+
+
+@pytest.mark.parametrize("mutant", MUTANTS[BATCH], ids=lambda m: f"{m.answer_id}-{m.name}")
+def test_batch_scheduling_variant_costs_its_own_todo_only(batch_grader, mutant):
+    got = scores(batch_grader.grade(mutated_answers(BATCH, mutant)))
+    assert got[mutant.answer_id] < BATCH_FULL[mutant.answer_id]
+    assert {k: v for k, v in got.items() if k != mutant.answer_id} == {k: v for k, v in BATCH_FULL.items() if k != mutant.answer_id}
+
+
+def test_batch_scheduling_variants_per_todo():
+    for gid in BATCH_FULL:
+        assert sum(m.answer_id == gid for m in MUTANTS[BATCH]) >= 3
+        assert any(m.answer_id == gid and m.passes_visible for m in MUTANTS[BATCH])
+
+
+@pytest.mark.parametrize("mutant", [m for m in MUTANTS[BATCH] if m.passes_visible], ids=lambda m: m.name)
+def test_batch_scheduling_variants_that_pass_every_visible_check(mutant):
+    from grader import reference
+    ns = reference.namespace(BATCH, mutated_answers(BATCH, mutant))
+    test_cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCH))[f"{mutant.answer_id}_tests"][0]
+    exec(compile(masters.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)
