@@ -89,11 +89,25 @@ def describe(driver: str, op: list, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def snippet(driver: str, ops: list, upto: int | None = None) -> str:
-    """The scenario up to op `upto` as code; it ends with the call (or value) whose result differs."""
+def state_expression(driver: str, ops: list) -> str | None:
+    """An expression that shows the state the driver observes, for a case where the state differs."""
+    if driver == "decode":
+        return "sim.clock, sim.free_kv_blocks, [vars(r) for r in sim.queue]"
+    if driver == "engine" and any(op[0] == "pool" for op in ops):
+        return "pool.num_free_blocks, [len(s.block_table) for s in seqs]"
+    if driver == "engine":
+        return ("[s.seq_id for s in sched.running], [s.seq_id for s in sched.waiting_order()], "
+                "sched.block_manager.num_free_blocks")
+    return None
+
+
+def snippet(driver: str, ops: list, upto: int | None = None, state: bool = False) -> str:
+    """The scenario up to op `upto` as code; it ends with the value (or, with `state`, the state) that differs."""
     shown = ops if upto is None else ops[: upto + 1]
     lines = [CALLS[driver](op) for op in shown]
-    if driver == "engine" and shown and shown[-1][0] in SHOW:
+    if state and state_expression(driver, shown):
+        lines.append(state_expression(driver, shown))
+    elif driver == "engine" and shown and shown[-1][0] in SHOW:
         lines.append(SHOW[shown[-1][0]])
     text = "\n".join(lines)
     if len(text) > MAX_CHARS:
