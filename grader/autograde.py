@@ -42,6 +42,8 @@ def preload() -> None:
     import nbconvert.preprocessors  # noqa: F401
     import traitlets.config  # noqa: F401
 
+    feedback.exporter()  # and build the page's exporter (its filters import more of nbconvert)
+
 
 @dataclass
 class Outcome:
@@ -66,6 +68,7 @@ class Batch:
         self.answer_ids = masters.answer_ids(source)
         self.release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
         self.other_assignments = [name for name in assignment_names() if name != assignment]
+        self.trusted_markdown = frozenset(c.source for c in self.release.cells if c.cell_type == "markdown")
         self.hidden_snippets = feedback.hidden_snippets(source)
         self.seed = seed
         self.grader = nbgrader_plugin.grader_for(assignment, seed)  # the grader nbgrader's preprocessor uses too

@@ -45,11 +45,25 @@ def make_course(course: Path, names: list[str], with_db: bool = True) -> Path:
     return course
 
 
+def coalesce_streams(outputs: list) -> list:
+    """Join consecutive stream outputs of one name: how a print is split into messages depends on load."""
+    merged: list = []
+    for out in outputs:
+        if merged and out.get("output_type") == "stream" and merged[-1].get("output_type") == "stream" \
+                and merged[-1].get("name") == out.get("name"):
+            merged[-1]["text"] += out["text"]
+        else:
+            merged.append(out)
+    return merged
+
+
 def normalized(nb) -> nbformat.NotebookNode:
-    """Stable JSON: no execution timings, no widget state, sorted metadata keys on write."""
+    """Stable JSON: no execution timings, no widget state, joined streams, sorted metadata keys on write."""
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         cell.pop("id", None)
+        if cell.get("cell_type") == "code":
+            cell.outputs = coalesce_streams(cell.get("outputs", []))
     nb.metadata.pop("widgets", None)
     nb.nbformat, nb.nbformat_minor = 4, 4
     return nb

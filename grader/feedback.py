@@ -105,8 +105,7 @@ def render(nb, assignment: str, verdicts) -> str:
     """The page `nbgrader generate_feedback` renders with our template, from our verdicts, in this process.
 
     The scores nbgrader's GetGrades would read from a gradebook are set from the verdicts directly (the
-    same numbers `store_scores` writes), so no course folder or database is built per student."""
-    global _EXPORTER
+    same numbers nbgrader's gradebook holds), so no course folder or database is built per student."""
 
     by_test = {v.test_id: v for v in verdicts}
     for cell in nb.cells:
@@ -123,10 +122,19 @@ def render(nb, assignment: str, verdicts) -> str:
     resources = {"nbgrader": {"notebook": assignment, "assignment": assignment, "score": score, "max_score": max_score,
                               "late_penalty": 0}}
     with _LOCK:  # one exporter, its templates loaded once; nbconvert's exporters are not written for concurrent use
-        if _EXPORTER is None:
-            _EXPORTER = _exporter()
-        page, _ = _EXPORTER.from_notebook_node(nb, resources=resources)
+        page, _ = exporter(locked=True).from_notebook_node(nb, resources=resources)
     return page
+
+
+def exporter(locked: bool = False):
+    """The process's feedback exporter, built on first use."""
+    global _EXPORTER
+    if not locked:
+        with _LOCK:
+            return exporter(locked=True)
+    if _EXPORTER is None:
+        _EXPORTER = _exporter()
+    return _EXPORTER
 
 
 def _prefixes(extra: list[Path]) -> list[tuple[str, str]]:

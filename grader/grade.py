@@ -85,6 +85,11 @@ def departure(expected, actual) -> int | None:
     return next((i for i, (exp, act) in enumerate(zip(expected, actual)) if exp != act), None)
 
 
+def _same_result(expected: dict, actual: dict) -> bool:
+    """True when an op returned (or raised) the same, so only the state after it differs."""
+    return expected.get("error") == actual.get("error") and expected.get("value") == actual.get("value")
+
+
 def explain(ops: list, expected, actual, driver: str = "decode") -> str:
     """The first point where the student's run departs from the reference, in words."""
     if not isinstance(actual, list):
@@ -149,7 +154,11 @@ class Grader:
         errors = run.records[0].get("errors") if run.records else None
         if run.status != "ok" or errors:
             raise RuntimeError(f"the reference does not run cleanly ({run.status} {run.detail} {errors}): fix the master")
-        return {rec["name"]: rec["obs"] for rec in run.records if rec["kind"] == "scenario"}
+        expected = {rec["name"]: rec["obs"] for rec in run.records if rec["kind"] == "scenario"}
+        invalid = [name for name, obs in expected.items() if isinstance(obs, str) and obs.startswith("invalid observation")]
+        if invalid:  # a student's equally oversized value would compare equal: the suite must fit the channel
+            raise RuntimeError(f"the reference's observation of {invalid[0]} exceeds the result schema: {expected[invalid[0]]}")
+        return expected
 
     def grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         """The verdict on one answer; an answer already graded in this batch (a stub, a shared answer) is not run again.
@@ -186,7 +195,9 @@ class Grader:
                 elif observed[name] != self.expected[name]:
                     shown = explain(scenario["ops"], for_feedback(self.expected[name]), for_feedback(observed[name]), self.driver_name)
                     detail = f"{scenario['name']}: {short_text(shown, 400)}"
-                    code = snippets.snippet(self.driver_name, scenario["ops"], departure(self.expected[name], observed[name]))
+                    at = departure(self.expected[name], observed[name])
+                    code = snippets.snippet(self.driver_name, scenario["ops"], at,
+                                            state=at is not None and _same_result(self.expected[name][at], observed[name][at]))
                 if detail:
                     break
             results.append(RuleResult(rule.name, not detail, detail, code))

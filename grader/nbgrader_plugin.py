@@ -34,7 +34,7 @@ from traitlets import Dict, Float, Int
 
 from . import feedback, masters, notebook_run, sanitize
 from .grade import Grader, TaskVerdict
-from .paths import ROOT, assignment_names
+from .paths import NOTEBOOKS_DIR, ROOT, assignment_names
 
 try:
     from nbgrader.preprocessors import NbGraderPreprocessor as _Base
@@ -57,6 +57,13 @@ class Graded:
 def grader_for(assignment: str, seed: int | None = None) -> Grader:
     """One Grader (hidden suite, reference observations, warm parent) per assignment and process."""
     return Grader(assignment, **({"seed": seed} if seed is not None else {}))
+
+
+@functools.lru_cache(maxsize=None)
+def trusted_markdown(assignment: str) -> frozenset[str]:
+    """The release's own prose: kept as written on the page (anything else is cleaned)."""
+    release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+    return frozenset(c.source for c in release.cells if c.cell_type == "markdown")
 
 
 @functools.lru_cache(maxsize=None)
@@ -95,7 +102,7 @@ def grade_notebook(nb, assignment: str, *, seed: int | None = None, cell_wall: f
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
-    notes += sanitize.clean_notebook(nb)
+    notes += sanitize.clean_notebook(nb, trusted_markdown(assignment))
     feedback.redact(nb, verdicts, hidden_snippets(assignment))
     for cell in nb.cells:
         verdict = by_test.get(masters.grade_id(cell))

@@ -116,7 +116,8 @@ def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict
             "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
     binds = [(str(path), str(path)) for path in ro] + [(str(path), f"{INPUTS}/{name}") for name, path in (inputs or {}).items()]
     system = system_view()
-    args += _parents([dest for _, dest in binds] + [system[i + 2] for i, a in enumerate(system) if a == "--ro-bind"])
+    etc = ["/etc/passwd"] if etc_dir is not None else []
+    args += _parents([dest for _, dest in binds] + [system[i + 2] for i, a in enumerate(system) if a == "--ro-bind"] + etc)
     args += system
     for src, dest in binds:  # after the tmpfs, so that a repository under /tmp stays visible
         args += ["--ro-bind", src, dest]

