@@ -69,7 +69,6 @@ def enter_bwrap_child(req):
         _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
     pid = os.fork()  # the first process in the new pid namespace: when it ends, everything it started ends
     if pid:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _, status = os.waitpid(pid, 0)
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -109,7 +108,6 @@ def _limits(req):
 def serve(req, fds, listener):
     """In the forked child: enter the sandbox, read the payload, run it, report."""
     listener.close()
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     payload_fd, result_fd = fds
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -275,16 +273,27 @@ CHILD = {"__name__": "grader_child"}
 exec(compile(CHILD_SOURCE, "<child>", "exec"), CHILD)
 
 
+def _reap(block):
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def main():
     gc.freeze()  # what was imported stays out of the collector's reach: a child does not copy those pages by touching them
     listener = socket.socket(fileno=SOCK_FD)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     while True:
+        _reap(block=False)  # ended runs are waited for, so that their CPU time is accounted to this process
         try:
             message, fds, _, _ = socket.recv_fds(listener, 1 << 16, 2)
         except OSError:
-            return
+            message = b""
         if not message:
+            _reap(block=True)
             return
         req = json.loads(message)
         pid = os.fork()
