@@ -13,6 +13,7 @@ as `lab.require_todos` takes it). That may over-approximate; the page says when 
 from __future__ import annotations
 
 import ast
+import json
 import re
 import time
 
@@ -20,6 +21,7 @@ import nbformat
 
 from . import masters
 from .sandbox import Limits
+from .sanitize import clean_output
 from .zygote import Watcher, Zygote
 
 CELL_CPU = 10.0        # CPU seconds per cell; the heaviest cell of a solved notebook needs about 1 s
@@ -108,10 +110,10 @@ class CellLimits(Watcher):
         return None
 
 
-def _label(nb, index: int) -> str:
+def _label(nb, index: int, short: bool = False) -> str:
     cell = nb.cells[index]
     first = cell.source.strip().splitlines()[0][:40] if cell.source.strip() else ""
-    return masters.grade_id(cell) or f"cell {index} ({first})"
+    return masters.grade_id(cell) or (f"cell {index}" if short else f"cell {index} ({first})")
 
 
 def execute(warm: Zygote, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *,
@@ -133,24 +135,25 @@ def execute(warm: Zygote, nb, answer_ids: list[str], hung: dict[str, str] | None
     done = warm.run("notebook", payload, timeout=budget + 2 * GRACE, watcher=limits,
                     limits=Limits(cpu_seconds=int(budget) + 5, memory_bytes=4 << 30, processes=512))
     records = _records(done.output, set(code))
-    notes, count = [], 0
+    notes, count, not_run = [], 0, {}
     for index in code:
         cell, rec = nb.cells[index], records.get(index)
         if rec is None:
             why = limits.stopped or ("the run ended early" if not done.timed_out else "the run was stopped")
             cell.outputs, cell.execution_count = [_note(f"not run: {why}")], None
-            notes.append(f"{_label(nb, index)} not run: {why}")
+            not_run.setdefault(f"not run: {why}", []).append(_label(nb, index, short=True))
         elif rec["status"] == "skipped":
             why = str(rec.get("why", "not run"))[:300]
             cell.outputs, cell.execution_count = [_note(why)], None
-            notes.append(f"{_label(nb, index)} {why}")
+            not_run.setdefault(why, []).append(_label(nb, index, short=True))
         else:
             count += 1
             cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
             cell.execution_count = count
             if index in limits.interrupted:
                 notes.append(f"{_label(nb, index)} {limits.interrupted[index]}")
-    return notes
+    # One note per reason, naming the cells: "todo1_tests, todo3_tests, cell 28 not run: todo1 ran past ..."
+    return notes + [f"{', '.join(cells)} {why}" for why, cells in not_run.items()]
 
 
 def _note(text: str):
@@ -159,10 +162,6 @@ def _note(text: str):
 
 def _records(output: bytes, code: set[int]) -> dict[int, dict]:
     """The cell records the run sent, checked for shape (outputs are cleaned later by grader/sanitize.py)."""
-    import json
-
-    from .sanitize import clean_output
-
     found: dict[int, dict] = {}
     for line in output.split(b"\n"):
         try:
