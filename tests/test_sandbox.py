@@ -96,14 +96,15 @@ report(os.getuid())
 
 
 def _processes_in_range() -> list[int]:
-    """Processes running as a sandbox uid (other helpers' graders may run as nobody: not counted)."""
+    """Live processes running as a sandbox uid (other helpers' graders may run as nobody: not counted)."""
     found = []
     for entry in os.listdir("/proc"):
         try:
-            uid = int(next(l for l in open(f"/proc/{entry}/status") if l.startswith("Uid:")).split()[1])
-        except (OSError, StopIteration, ValueError):
+            status = dict(line.split(":", 1) for line in open(f"/proc/{entry}/status") if line.startswith(("Uid:", "State:")))
+            uid = int(status["Uid"].split()[0])
+        except (OSError, KeyError, ValueError):
             continue
-        if UID_BASE <= uid < UID_BASE + UID_COUNT:
+        if UID_BASE <= uid < UID_BASE + UID_COUNT and not status["State"].strip().startswith("Z"):
             found.append(int(entry))
     return found
 
