@@ -3,6 +3,8 @@
 Plotting and pandas helpers load on first use, so that `import lab` stays
 cheap for the grader's sandboxed child processes.
 """
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it, the wheel is named by it
+
 from .batching import Job, JobStatus, schedule
 from .decode import (EVENT_KEYS, DecodeSchedulerBase, RequestState, add_to_class, todo)
 from .examples import A_TO_E, BATCHING_EXAMPLES, DECODE_SCENARIOS, FOUR_ON_TWO, NO_GAIN, jobs_from_tokens, play
