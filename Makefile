@@ -10,7 +10,8 @@ JOBS ?= 0
 export MPLBACKEND := Agg
 # The cloud path's bare kernel: older than our pins, as Colab/Kaggle images are (tests/test_cloud.py).
 CLOUD_PINS ?= numpy==1.26.4 pandas==2.2.3 matplotlib==3.8.4 ipykernel==6.29.5
-CLOUD_VENV := build/cloud-venv/$(subst ==,-,$(subst $(eval) ,_,$(strip $(CLOUD_PINS))))
+CLOUD_BASE ?= $(PYTHON)
+CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(eval) ,_,$(strip $(CLOUD_PINS))))
 
 .PHONY: help venv test e2e-cloud demo bench notebooks release autograde student-bundle clean
 
@@ -42,7 +43,7 @@ test: $(STAMP) $(CLOUD_VENV)/.installed
 # Install time: a bare venv with only ipykernel, pandas, matplotlib and numpy, cached per version set.
 $(CLOUD_VENV)/.installed:
 	@echo ">> creating the cloud-like venv $(CLOUD_VENV) (first run only)"
-	$(PYTHON) -m venv $(CLOUD_VENV)
+	$(CLOUD_BASE) -m venv $(CLOUD_VENV)
 	$(CLOUD_VENV)/bin/python -m pip install --quiet $(CLOUD_PINS)
 	@touch $@
 

@@ -13,6 +13,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import nbformat
+
 from . import course
 from .paths import BUILD_DIR, NOTEBOOKS_DIR, ROOT
 
@@ -20,6 +22,7 @@ BUNDLE = BUILD_DIR / "student-bundle.zip"
 DIST_DIR = ROOT / "dist"
 TOP = "decode-scheduling"
 ENV_NAME = "decode-scheduling-student"
+PLACEHOLDER_REPO = "your-org/decode-scheduling-course"  # what course.toml ships with
 # What a student's Jupyter needs to run the notebooks; the versions are the instructor's pins.
 STUDENT_PACKAGES = ("numpy", "pandas", "matplotlib", "ipykernel", "jupyterlab")
 
@@ -183,6 +186,15 @@ def members(wheel: Path) -> list[tuple[str, bytes]]:
 
 
 def main() -> int:
+    settings = course.load()
+    if settings.repo == PLACEHOLDER_REPO:
+        print(f"warning: course.toml still names the placeholder repository {PLACEHOLDER_REPO}: set repo (and "
+              "branch) before you publish, then `make notebooks`")
+    setup = course.setup_code(settings)
+    stale = [p.name for p in sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+             if not any(setup in c.source for c in nbformat.read(p, as_version=4).cells)]
+    if stale:
+        raise SystemExit(f"error: {', '.join(stale)} not written from the current course.toml: run `make notebooks` first")
     wheel = build_wheel()
     print(f"wrote {wheel}")
     BUILD_DIR.mkdir(exist_ok=True)

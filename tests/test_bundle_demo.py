@@ -90,3 +90,14 @@ def test_demo_worked_examples_write_pngs(tmp_path, capsys):
     assert len(written) == 6 and all(p.suffix == ".png" and p.stat().st_size > 5000 for p in written)
     printed = capsys.readouterr().out
     assert "4 requests on 2 slots" in printed and "preemption and resume" in printed
+
+
+def test_bundle_refuses_notebooks_written_from_another_setting(monkeypatch):
+    other = course.Course("acme/elsewhere", "main", "")
+    monkeypatch.setattr(course, "load", lambda *a, **k: other)
+    try:
+        bundle.main()
+    except SystemExit as exc:
+        assert "run `make notebooks` first" in str(exc)
+    else:
+        raise AssertionError("a bundle with stale set-up cells was written")
