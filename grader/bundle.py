@@ -175,7 +175,7 @@ def student_readme(settings: course.Course | None = None) -> str:
 def members(wheel: Path) -> list[tuple[str, bytes]]:
     """(path in the student repository, content) for everything a student gets."""
     files = [(f"notebooks/{p.name}", p.read_bytes()) for p in sorted(NOTEBOOKS_DIR.glob("*.ipynb"))]
-    files += [(str(p.relative_to(ROOT)), p.read_bytes()) for p in sorted((ROOT / "lab").glob("*.py"))]
+    files += [(str(p.relative_to(ROOT)), p.read_bytes()) for p in sorted((ROOT / "lab").rglob("*.py"))]
     files += [(f"dist/{wheel.name}", wheel.read_bytes()),
               ("README.md", student_readme().encode()),
               ("requirements.txt", student_requirements().encode()),
