@@ -6,6 +6,7 @@ a size cap. Output goes into folders only the grader can write, through O_NOFOLL
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -23,6 +24,8 @@ def read_regular(path: Path, limit: int = MAX_SUBMISSION) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused(f"{Path(path).name!r} is a symbolic link, not a regular file") from None
         raise Refused(f"cannot open {Path(path).name!r} as a plain file ({exc.strerror})") from None
     try:
         info = os.fstat(fd)

@@ -164,24 +164,30 @@ _UIDS_HERE: set[int] = set()
 
 
 def _processes_of(uid: int) -> list[int]:
+    """Live processes (zombies excluded) whose real uid is `uid`."""
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
                 with open(f"/proc/{entry.name}/status", "rb") as handle:
-                    line = next(l for l in handle if l.startswith(b"Uid:"))
-                if int(line.split()[1]) == uid:
+                    fields = dict(line.split(b":", 1) for line in handle if line.startswith((b"Uid:", b"State:")))
+                if int(fields[b"Uid"].split()[0]) == uid and not fields[b"State"].strip().startswith(b"Z"):
                     found.append(int(entry.name))
-            except (OSError, StopIteration, ValueError, IndexError):
+            except (OSError, KeyError, ValueError, IndexError):
                 continue
     return found
 
 
 def sweep(uid: int) -> None:
-    """Kill whatever still runs as a sandbox uid (normally nothing: its pid namespace is gone)."""
-    for pid in _processes_of(uid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    """Kill whatever still runs as a sandbox uid, and wait until it is gone (normally nothing is left)."""
+    for _ in range(100):
+        left = _processes_of(uid)
+        if not left:
+            return
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
 
 
 @contextlib.contextmanager

@@ -96,14 +96,15 @@ report(os.getuid())
 
 
 def _processes_in_range() -> list[int]:
-    """Processes running as a sandbox uid (other helpers' graders may run as nobody: not counted)."""
+    """Live processes running as a sandbox uid (other helpers' graders may run as nobody: not counted)."""
     found = []
     for entry in os.listdir("/proc"):
         try:
-            uid = int(next(l for l in open(f"/proc/{entry}/status") if l.startswith("Uid:")).split()[1])
-        except (OSError, StopIteration, ValueError):
+            status = dict(line.split(":", 1) for line in open(f"/proc/{entry}/status") if line.startswith(("Uid:", "State:")))
+            uid = int(status["Uid"].split()[0])
+        except (OSError, KeyError, ValueError):
             continue
-        if UID_BASE <= uid < UID_BASE + UID_COUNT:
+        if UID_BASE <= uid < UID_BASE + UID_COUNT and not status["State"].strip().startswith("Z"):
             found.append(int(entry))
     return found
 
@@ -209,7 +210,7 @@ def test_root_reads_by_value_and_writes_without_following(tmp_path):
     target = tmp_path / "precious"
     target.write_text("keep")
     (tmp_path / "link.ipynb").symlink_to(target)
-    with pytest.raises(safe_io.Refused, match="plain file"):
+    with pytest.raises(safe_io.Refused, match="not a regular file"):
         safe_io.read_regular(tmp_path / "link.ipynb")
     with pytest.raises(safe_io.Refused, match="limit"):
         (tmp_path / "big").write_bytes(b"x" * 2048)
@@ -282,7 +283,16 @@ def host_state() -> dict:
                      for p in tree(folder, deep) if "hostile" in p)
     ipcs = subprocess.run(["ipcs"], capture_output=True, text=True).stdout
     return {"planted": planted, "ipc_keys": [k for k in ("0x00005eed", "0x00005eee", "0x00005eef") if k in ipcs],
-            "repo": repo, "digests": digests, "sandbox_processes": _processes_in_range()}
+            "repo": repo, "digests": digests, "sandbox_processes": _settled_processes()}
+
+
+def _settled_processes() -> list[str]:
+    """Sandbox-uid processes still alive once the last sandbox's teardown has had a moment (pid: command)."""
+    for _ in range(100):
+        if not _processes_in_range():
+            return []
+        time.sleep(0.2)
+    return [f"{pid}: {open(f'/proc/{pid}/cmdline').read()[:200]!r}" for pid in _processes_in_range()]
 
 
 def run_batch(subs: dict, folder: Path):
