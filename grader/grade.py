@@ -19,8 +19,8 @@ from .schema import for_feedback, problem, short_text
 from .suites.base import Task
 
 DEFAULT_SEED = 20261129
-SCENARIO_TIMEOUT = 2.0   # CPU seconds per scenario; the reference needs milliseconds
-RETRY_TIMEOUT = 0.25     # CPU seconds per scenario after a timeout: a hang costs 2.5 s, not 3 x 2 s
+SCENARIO_TIMEOUT = 1.0   # CPU seconds per scenario; the reference needs milliseconds
+RETRY_TIMEOUT = 0.2      # CPU seconds per scenario after a timeout: a hang costs 1.4 s, not 3 x 1 s
 CHILD_TIMEOUT = 120.0   # wall seconds per grading child
 
 

@@ -74,6 +74,10 @@ class Zygote:
                 self._start()
         return self
 
+    def cpu_seconds(self) -> float:
+        """CPU time of the warm parent and of every run it has forked so far (from /proc)."""
+        return _cpu_seconds(_tree(self._proc.pid)) if self._proc is not None and self._proc.poll() is None else 0.0
+
     def close(self) -> None:
         with self._lock:
             if self._proc is not None:

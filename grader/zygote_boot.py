@@ -108,6 +108,7 @@ def _limits(req):
 def serve(req, fds, listener):
     """In the forked child: enter the sandbox, read the payload, run it, report."""
     listener.close()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     payload_fd, result_fd = fds
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -286,6 +287,7 @@ def _reap(block):
 def main():
     gc.freeze()  # what was imported stays out of the collector's reach: a child does not copy those pages by touching them
     listener = socket.socket(fileno=SOCK_FD)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: _reap(block=False))
     while True:
         _reap(block=False)  # ended runs are waited for, so that their CPU time is accounted to this process
         try:
