@@ -11,13 +11,14 @@ export MPLBACKEND := Agg
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv test e2e chromium demo bench notebooks release autograde student-bundle clean
+.PHONY: help venv test e2e chromium demo bench bench-policies notebooks release autograde student-bundle clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite"
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
 	@echo "make bench           timings: schedule() scaling, notebook run, autograde per submission"
+	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"
 	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/"
 	@echo "make release         regenerate the student editions only"
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n]"
@@ -57,6 +58,9 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m grader.bench
+
+bench-policies: $(STAMP)
+	$(PY) -m policybench $(BENCH_ARGS)
 
 notebooks: $(STAMP)
 	$(PY) -m grader.build all

@@ -12,7 +12,7 @@ def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
     inner = {n.split("/", 1)[1] for n in names}
     assert {"README.md", "environment.yml", "requirements.txt", "pyproject.toml", "lab/__init__.py",
             "notebooks/02_decode_scheduling.ipynb", "notebooks/03_batch_scheduling.ipynb", "lab/engine/scheduler.py"} <= inner
-    assert not [n for n in inner if n.startswith(("solutions/", "grader/", "tests/", ".ci/"))]
+    assert not [n for n in inner if n.startswith(("solutions/", "grader/", "tests/", ".ci/", "policybench/"))]
     snippets = [s for name in ("02_decode_scheduling", "03_batch_scheduling") for s in hidden_snippets(masters.nbgrader_source(name))]
     with zipfile.ZipFile(bundle.BUNDLE) as zf:
         for name in names:
