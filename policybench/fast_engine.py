@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import heapq
 
-from .policies import DYNAMIC, policy_key
+from .policies import DYNAMIC, POLICIES, policy_key
 
 RECORD_KEYS = ("seq_id", "arrival_us", "num_prompt_tokens", "num_output_tokens", "priority", "first_scheduled_step",
                "first_token_step", "finish_step", "first_token_us", "finish_us", "num_preemptions", "num_recomputed_tokens")
@@ -37,8 +37,9 @@ class Req:
             raise ValueError(f"request {spec['seq_id']}: needs num_prompt_tokens >= 1, max_tokens >= 1, arrival_us >= 0")
         self.seq_id, self.arrival_us = spec["seq_id"], spec["arrival_us"]
         self.num_prompt_tokens, self.max_tokens = spec["num_prompt_tokens"], spec["max_tokens"]
-        self.priority = spec.get("priority", 0)
-        self.deadline_us = spec.get("deadline_us", 0)
+        self.priority, self.deadline_us = spec.get("priority", 0), spec.get("deadline_us", 0)
+        if type(self.priority) is not int or type(self.deadline_us) is not int:
+            raise ValueError(f"request {self.seq_id}: priority and deadline_us must be ints")
         self.out = self.comp = self.blocks = self.preempt_stamp = self.arrival_prefill_tokens = 0
         self.num_preemptions = self.num_recomputed_tokens = 0
         self.first_scheduled_step = self.first_token_step = self.first_token_us = None
@@ -57,7 +58,7 @@ class FastEngine:
 
     def __init__(self, num_blocks: int = 1024, block_size: int = 16, max_num_seqs: int = 256,
                  max_num_batched_tokens: int = 2048, long_prefill_token_threshold: int = 0,
-                 enable_chunked_prefill: bool = True, policy: str = "fcfs",
+                 enable_chunked_prefill: bool = True, policy="fcfs",
                  step_overhead_us: int = 8_000, per_token_us: int = 100):
         for name, value, low in (("num_blocks", num_blocks, 1), ("block_size", block_size, 1), ("max_num_seqs", max_num_seqs, 1),
                                  ("max_num_batched_tokens", max_num_batched_tokens, 1),
@@ -67,8 +68,11 @@ class FastEngine:
                 raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
         if long_prefill_token_threshold and not enable_chunked_prefill:
             raise ValueError("long_prefill_token_threshold needs enable_chunked_prefill=True")
-        self.key = policy_key(policy)
-        self.policy, self.dynamic = policy, policy in DYNAMIC
+        # A policy is a name from POLICIES, or your own key function key(req, sched) -> tuple that must not
+        # change while a request waits (read only the request's fields); its victims are the last admitted.
+        self.key = policy if callable(policy) else policy_key(policy)
+        self.policy = getattr(policy, "__name__", "custom") if callable(policy) else policy
+        self.dynamic = not callable(policy) and policy in DYNAMIC
         self.sorted_up_to, self.fixed_key = DYNAMIC.get(policy, (0, None))
         self.num_blocks, self.block_size = num_blocks, block_size
         self.max_num_seqs, self.budget = max_num_seqs, max_num_batched_tokens
@@ -213,7 +217,7 @@ class FastEngine:
 
     # -- one full step --------------------------------------------------------------------------------------
     def _victim(self) -> Req:
-        if self.policy == "priority":
+        if self.key is POLICIES["priority"]:
             return max(self.running, key=lambda s: (s.priority, s.arrival_us, s.seq_id))
         return self.running[-1]
 

@@ -32,8 +32,8 @@ def priority(req, sched) -> tuple:
 def aging(req, sched) -> tuple:
     """Priority minus one level per AGING_US waited. Linear aging is a fixed order: priority*AGING_US + arrival.
 
-    No built-in counterpart in vLLM V1 (`request_queue.py`) or SGLang (`schedule_policy.py`) as of
-    November 2026; notebook 02's aging policy, and the usual fix for starvation under fixed priority.
+    No priority-aging queue in vLLM V1 or SGLang (`schedule_policy.py`) as of November 2026; vLLM's `sjf`
+    queue (below) ages by wait time, but over prompt length, not priority. Notebook 02's aging policy.
     """
     return (req.priority * AGING_US + req.arrival_us, req.seq_id)
 
@@ -46,8 +46,10 @@ def edf(req, sched) -> tuple:
 def sjf_oracle(req, sched) -> tuple:
     """Shortest job first by the TRUE output length: an oracle, since an engine sees only the max_tokens cap.
 
-    Nearest real rule: SGLang's `lof` (longest output first, by `max_new_tokens`), the opposite
-    direction (`python/sglang/srt/managers/schedule_policy.py`, `_sort_by_longest_output`).
+    Nearest real rules: vLLM's `--scheduling-policy sjf` (`SJFRequestQueue` in `vllm/v1/core/sched/request_queue.py`,
+    scored by `policy/weighted_score_softer.py`: shorter *prompt* and longer wait first, as stored at commit
+    0097c7e, November 2026), and SGLang's `lof` (longest output first by `max_new_tokens`, the opposite
+    direction; `python/sglang/srt/managers/schedule_policy.py`, `_sort_by_longest_output`).
     """
     return (req.max_tokens, req.arrival_us, req.seq_id)
 
