@@ -54,16 +54,12 @@ def test_fast_engine_matches_teaching_engine(short_hrrn_window, scenario):
 
 def test_differential_covers_long_decode_runs_and_preemption():
     """Longer traces: the jumps, preemption storms and every policy, against the teaching engine."""
-    jumped = preempted = 0
     for seed, policy in enumerate(sorted(policies.POLICIES)):
         reqs = make_trace(150, 12, seed=seed, max_prompt=400, max_output=200)
         config = {"num_blocks": 60, "block_size": 16, "max_num_batched_tokens": 256, "max_num_seqs": 16}
-        engine = FastEngine(policy=policy, **config)
-        fast = engine.run(reqs)
+        fast = FastEngine(policy=policy, **config).run(reqs)
         assert fast == teaching_records(reqs, policy, **config), policy
-        jumped += engine.step - len({r["finish_step"] for r in fast})
-        preempted += sum(r["num_preemptions"] for r in fast)
-    assert jumped > 0 and preempted > 0
+        assert sum(r["num_preemptions"] for r in fast) > 0, policy  # the pool is small enough to preempt
 
 
 def test_fast_engine_takes_long_jumps():
