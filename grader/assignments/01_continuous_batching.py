@@ -30,17 +30,12 @@
 # TODO on its own with many more cases, so keep each TODO cell self-contained.
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
+# <course set-up: imports lab, installing it if missing>
 import heapq
 
-try:
-    import lab
-    from lab import ScheduleInvariantError, check_schedule, jobs_from_tokens, schedule, todo
-    from lab.checks import expect, expect_raises, expect_true, passed
-except ImportError as exc:  # the most common set-up problem, so say what to do
-    raise ImportError(
-        "The course package `lab` is not installed in this kernel. From the course folder run "
-        "`pip install -e .` (or `make test` once), then restart the kernel."
-    ) from exc
+import lab
+from lab import ScheduleInvariantError, check_schedule, jobs_from_tokens, schedule, todo
+from lab.checks import expect, expect_raises, expect_true, passed
 
 # %%
 import pandas as pd
