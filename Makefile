@@ -16,13 +16,14 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv sandbox-deps test e2e chromium e2e-cloud demo bench notebooks release autograde student-bundle clean
+.PHONY: help venv sandbox-deps test e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde student-bundle clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite (with the cloud path, make e2e-cloud)"
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
 	@echo "make bench           timings: schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
+	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"
 	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/"
 	@echo "make release         regenerate the student editions only"
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N]"
@@ -89,6 +90,9 @@ demo: $(STAMP) sandbox-deps
 
 bench: $(STAMP) sandbox-deps
 	$(PY) -m grader.bench
+
+bench-policies: $(STAMP)
+	$(PY) -m policybench $(BENCH_ARGS)
 
 notebooks: $(STAMP)
 	$(PY) -m grader.build all

@@ -112,9 +112,35 @@ def bench_autograde() -> None:
           f"{took['hangs_in_todo1'] / took['normal']:.1f}x a normal notebook")
 
 
+def bench_fast_engine() -> None:
+    """Issue 14: the event-driven engine against notebook 03's step-by-step one, in the same run."""
+    from policybench.fast_engine import FastEngine
+    from policybench.teaching import teaching_records
+    from policybench.workloads import make_trace
+
+    print("\n== policy benchmark engine: notebook 03's step model, Poisson 8 req/s, FCFS, default engine ==")
+    teaching_records(make_trace(10, 8, seed=0))  # build the reference teaching engine once, outside the timings
+    fast = {}
+    for n in (1_000, 10_000, 100_000):
+        trace = make_trace(n, 8, seed=1)
+        fast[n], records = best_of(3 if n < 100_000 else 1, lambda t=trace: FastEngine().run(t))
+        steps = max(r["finish_step"] for r in records) + 1
+        print(f"  fast engine  n={n:>7,}: {fast[n]:6.2f} s  ({fast[n] / n * 1e6:5.1f} us/request, {steps:,} engine steps)")
+    print(f"  growth: 10x the requests -> {fast[10_000] / fast[1_000]:.1f}x, then {fast[100_000] / fast[10_000]:.1f}x the time")
+    trace = make_trace(10_000, 8, seed=1)
+    gc.disable()  # the fast engine pauses the cyclic GC inside run(); give the teaching engine the same
+    try:
+        teach, slow = timed(teaching_records, trace)
+    finally:
+        gc.enable()
+    quick, same = timed(FastEngine().run, trace)
+    print(f"  teaching engine n=10,000: {teach:.1f} s; fast engine right after it: {quick:.2f} s -> {teach / quick:.0f}x "
+          f"(records identical: {same == slow})")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m grader.bench [schedule|notebook|autograde ...]`: the named sections, default all."""
-    sections = {"schedule": bench_schedule, "notebook": bench_notebook, "autograde": bench_autograde}
+    """`python -m grader.bench [engine|schedule|notebook|autograde ...]`: the named sections, default all."""
+    sections = {"engine": bench_fast_engine, "schedule": bench_schedule, "notebook": bench_notebook, "autograde": bench_autograde}
     for name in (argv if argv is not None else sys.argv[1:]) or list(sections):
         sections[name]()
     return 0

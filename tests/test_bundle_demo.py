@@ -18,7 +18,7 @@ def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
     assert {"README.md", "environment.yml", "requirements.txt", "postBuild", "jupyter_student_config.py",
             "lab/__init__.py", f"dist/{course.WHEEL_NAME}", "notebooks/02_decode_scheduling.ipynb",
             "notebooks/03_batch_scheduling.ipynb", "lab/engine/scheduler.py"} <= inner
-    assert not [n for n in inner if n.startswith(("solutions/", "grader/", "tests/", ".ci/"))]
+    assert not [n for n in inner if n.startswith(("solutions/", "grader/", "tests/", ".ci/", "policybench/"))]
     snippets = [s for name in ("02_decode_scheduling", "03_batch_scheduling") for s in hidden_snippets(masters.nbgrader_source(name))]
     with zipfile.ZipFile(bundle.BUNDLE) as zf:
         for name in names:
