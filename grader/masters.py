@@ -14,11 +14,13 @@ HIDDEN_RE = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN T
 SOLUTION_MARK_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", re.M)
 
 
-def read_master(name: str) -> nbformat.NotebookNode:
-    """The master notebook, parsed from its jupytext percent source."""
+def read_master(name: str, language: str = "en") -> nbformat.NotebookNode:
+    """The master notebook, parsed from its jupytext percent source, in `language` (see translation.py)."""
+    from .translation import translate
+
     nb = jupytext.read(master_path(name))
     nb.metadata.pop("jupytext", None)
-    return nb
+    return translate(nb, name, language)
 
 
 def nbgrader_meta(cell) -> dict:
@@ -43,16 +45,16 @@ def strip_solution_marks(source: str) -> str:
     return SOLUTION_MARK_RE.sub("", source)
 
 
-def nbgrader_source(name: str) -> nbformat.NotebookNode:
+def nbgrader_source(name: str, language: str = "en") -> nbformat.NotebookNode:
     """What nbgrader sees as the source: all cells except solution-edition prose."""
-    nb = read_master(name)
+    nb = read_master(name, language)
     nb.cells = [c for c in nb.cells if SOLUTION_ONLY_TAG not in tags(c)]
     return nb
 
 
-def solved_edition(name: str) -> nbformat.NotebookNode:
+def solved_edition(name: str, language: str = "en") -> nbformat.NotebookNode:
     """The self-study edition: solutions in place, hidden tests and nbgrader markup removed."""
-    nb = read_master(name)
+    nb = read_master(name, language)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = strip_solution_marks(strip_hidden(cell.source)).rstrip()
