@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -26,10 +27,11 @@ import nbformat
 from . import masters
 from .build import make_course
 from .grade import Grader, TaskVerdict, verdicts_to_json
-from . import feedback, submission
+from . import feedback, i18n, submission
 from .paths import NOTEBOOKS_DIR, assignment_names, master_path
 from .submission import Submission
 from .sandbox import run_sandboxed
+from .translation import LANGUAGES
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
 TIMEOUT_ERRORS = {"CellTimeoutError", "KeyboardInterrupt", "DeadKernelError"}
@@ -45,6 +47,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     verdicts: list[TaskVerdict] = field(default_factory=list)
+    language: str = "en"
 
 
 class Batch:
@@ -57,6 +60,11 @@ class Batch:
         source = masters.nbgrader_source(assignment)
         self.answer_ids = masters.answer_ids(source)
         self.release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+        # Every released language is graded the same way; each keeps its own release and nbgrader course.
+        self.languages = tuple(lang for lang in LANGUAGES if submission.release_path(assignment, lang).exists())
+        self.releases = {lang: nbformat.read(submission.release_path(assignment, lang), as_version=4) for lang in self.languages}
+        self._courses: dict[str, Path] = {}
+        self._course_lock = threading.Lock()
         self.other_assignments = [name for name in assignment_names() if name != assignment]
         self.hidden_snippets = feedback.hidden_snippets(source)
         kwargs = {"seed": seed} if seed is not None else {}
@@ -65,13 +73,24 @@ class Batch:
         self.max_total = sum(task.points for task in self.grader.tasks)
         shutil.rmtree(self.work, ignore_errors=True)
         shutil.rmtree(self.out / "feedback", ignore_errors=True)  # never leave a stale page from an earlier run
-        self.course = make_course(self.work / "course", [assignment], with_db=True)
+        self.course = self.course_for("en")
+
+    def course_for(self, language: str) -> Path:
+        """The nbgrader course of one language, made on first use (a batch may hold no zh submission)."""
+        with self._course_lock:
+            if language not in self._courses:
+                name = "course" if language == "en" else f"course-{language}"
+                self._courses[language] = make_course(self.work / name, [self.assignment], with_db=True, language=language)
+            return self._courses[language]
 
     def check(self, path: Path) -> Submission:
         """The submission read as Jupyter reads it; raises NotASubmission with the reason it cannot be graded."""
         nb = submission.read(path)
         submission.identify(nb, self.assignment, self.other_assignments)
-        return submission.prepare(nb, self.release, self.answer_ids)
+        language = submission.language_of(nb, self.assignment, self.languages)
+        sub = submission.prepare(nb, self.releases[language], self.answer_ids)
+        sub.language = language
+        return sub
 
     def grade_one(self, path: Path) -> Outcome:
         """Grade one file; whatever goes wrong is reported for this student and the batch goes on."""
@@ -95,7 +114,8 @@ class Batch:
             sub, outcome = None, Outcome(student, "bad", zero, str(exc))
         if sub is not None:
             verdicts = self.grader.grade(sub.answers)
-            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, warnings=list(sub.warnings), verdicts=verdicts)
+            outcome = Outcome(student, "graded", {v.answer_id: v.score for v in verdicts}, warnings=list(sub.warnings),
+                              verdicts=verdicts, language=sub.language)
             try:
                 self.feedback_via_nbgrader(sub.notebook, outcome)
             except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
@@ -111,7 +131,7 @@ class Batch:
         sid, name = outcome.student_id, self.assignment
         course = self.work / sid
         shutil.rmtree(course, ignore_errors=True)
-        shutil.copytree(self.course, course, ignore=shutil.ignore_patterns("release", "autograded", "feedback", "submitted"))
+        shutil.copytree(self.course_for(outcome.language), course, ignore=shutil.ignore_patterns("release", "autograded", "feedback", "submitted"))
         submitted = course / "submitted" / sid / name
         submitted.mkdir(parents=True)
         nbformat.write(notebook, submitted / f"{name}.ipynb")
@@ -126,7 +146,8 @@ class Batch:
             return
         nb = nbformat.read(executed, as_version=4)
         outcome.warnings += _timeouts(nb, self.cell_timeout) + _disagreements(nb, outcome.verdicts)
-        feedback.redact(nb, outcome.verdicts, self.hidden_snippets)
+        feedback.redact(nb, outcome.verdicts, self.hidden_snippets, outcome.language)
+        nb.metadata["language_edition"] = outcome.language  # the feedback template's labels follow it
         feedback.scrub_outputs(nb, [course])
         nbformat.write(nb, executed)
         self.store_scores(course, sid, outcome.verdicts)
@@ -149,13 +170,14 @@ class Batch:
         target.write_text(page, encoding="utf-8")
 
     def write_plain_feedback(self, outcome: Outcome) -> None:
+        text = i18n.TEXT[outcome.language]
         rows = "".join(f"<tr><td>{html.escape(t.task_id)}</td><td>{outcome.scores.get(t.answer_id, 0):g} / {t.points:g}</td></tr>"
                        for t in self.grader.tasks)
-        details = "".join(f"<pre>{html.escape(v.summary())}</pre>" for v in outcome.verdicts)
+        details = "".join(f"<pre>{html.escape(i18n.summary(v, outcome.language))}</pre>" for v in outcome.verdicts)
         notes = "".join(f"<li>{html.escape(w)}</li>" for w in [outcome.reason, *outcome.warnings] if w)
         page = (f"<!doctype html><meta charset='utf-8'><title>{html.escape(self.assignment)}: {html.escape(outcome.student_id)}</title>"
-                f"<h1>{html.escape(self.assignment)}: feedback for {html.escape(outcome.student_id)}</h1>"
-                f"<ul>{notes}</ul><table border=1><tr><th>task</th><th>score</th></tr>{rows}</table>{details}")
+                f"<h1>{html.escape(self.assignment)}: {text['feedback_for']} {html.escape(outcome.student_id)}</h1>"
+                f"<ul>{notes}</ul><table border=1><tr><th>{text['task']}</th><th>{text['score']}</th></tr>{rows}</table>{details}")
         self.publish(page, outcome.student_id)
 
 
@@ -191,7 +213,7 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
         for o in outcomes:
             total = round(sum(o.scores.values()), 2)
             writer.writerow([o.student_id, *(f"{o.scores[c]:g}" for c in batch.task_columns), f"{total:g}", f"{batch.max_total:g}"])
-    details = [{"student_id": o.student_id, "status": o.status, "reason": o.reason, "warnings": o.warnings,
+    details = [{"student_id": o.student_id, "status": o.status, "language": o.language, "reason": o.reason, "warnings": o.warnings,
                 "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
     (out / "report.json").write_text(json.dumps({"assignment": batch.assignment, "seed": batch.grader.seed,
                                                   "sandbox": batch.grader.sandbox, "students": details}, indent=1))

@@ -97,14 +97,16 @@ def hidden_snippets(source) -> list[str]:
     return sorted(line for line in hidden - visible if len(line) >= 20)
 
 
-def redact(nb, verdicts, hidden: list[str]) -> None:
-    """Test cells lose their hidden region; their outputs become the sandboxed verdict."""
+def redact(nb, verdicts, hidden: list[str], language: str = "en") -> None:
+    """Test cells lose their hidden region; their outputs become the sandboxed verdict, in `language`."""
+    from . import i18n
+
     by_test = {v.test_id: v for v in verdicts}
     for cell in nb.cells:
         gid = masters.grade_id(cell)
         if gid in by_test:
             cell.source = masters.strip_hidden(cell.source)
-            text = by_test[gid].summary() + "\n\n(Graded outside this notebook: the hidden tests replay this TODO alone.)\n"
+            text = i18n.summary(by_test[gid], language) + f"\n\n{i18n.TEXT[language]['graded_outside']}\n"
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
             shown = cell.source + text
             leaked = [line for line in hidden if line in shown]

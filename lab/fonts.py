@@ -23,7 +23,7 @@ def use_cjk_font(candidates: tuple[str, ...] = CJK_FONTS) -> bool:
     name = find_cjk_font(candidates)
     if name is None:
         return False
-    family = list(matplotlib.rcParams["font.sans-serif"])
-    if name not in family:  # after the Latin faces: digits and letters keep their look, Hanzi fall back
-        matplotlib.rcParams["font.sans-serif"] = [*family[:1], name, *family[1:]]
+    family = list(matplotlib.rcParams["font.family"])
+    if name not in family:  # a second family: Latin text keeps its face, each missing glyph falls back to it
+        matplotlib.rcParams["font.family"] = [*family, name]
     return True

@@ -103,6 +103,10 @@ def set_language(language: str) -> None:
     if language not in LANGUAGES:
         raise ValueError(f"language must be one of {LANGUAGES}, got {language!r}")
     _state["language"] = language
+    if language == "zh":  # before any figure exists: a text keeps the font family it was created with
+        from .fonts import use_cjk_font
+
+        use_cjk_font()
 
 
 def get_language() -> str:
