@@ -48,11 +48,25 @@ def make_course(course: Path, names: list[str], with_db: bool = True, language: 
     return course
 
 
+def coalesced(outputs: list) -> list:
+    """Consecutive stream outputs of one stream as one, as Jupyter shows them (the kernel's flushes vary with load)."""
+    merged: list = []
+    for output in outputs:
+        if merged and output.get("output_type") == "stream" == merged[-1].get("output_type") \
+                and output.get("name") == merged[-1].get("name"):
+            merged[-1]["text"] += output["text"]
+        else:
+            merged.append(output)
+    return merged
+
+
 def normalized(nb) -> nbformat.NotebookNode:
-    """Stable JSON: no execution timings, no widget state, sorted metadata keys on write."""
+    """Stable JSON: no execution timings, no widget state, streams coalesced, sorted metadata keys on write."""
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         cell.pop("id", None)
+        if cell.cell_type == "code":
+            cell.outputs = coalesced(cell.outputs)
     nb.metadata.pop("widgets", None)
     nb.nbformat, nb.nbformat_minor = 4, 4
     return nb

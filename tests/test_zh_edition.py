@@ -282,7 +282,9 @@ def test_a_zh_submission_scores_what_the_english_one_scores(mixed_class):
     assert float(rows["zh_untouched"]["total"]) == 0
     assert {s: r["language"] for s, r in report.items()} == {
         "en_solved": "en", "en_broken": "en", "zh_solved": "zh", "zh_broken": "zh", "zh_untouched": "zh"}
-    assert all(r["status"] == "graded" and r["warnings"] == [] for s, r in report.items() if s != "zh_untouched")
+    assert all(r["status"] == "graded" for r in report.values())
+    # each was repaired against its own edition's release: nothing looks edited, deleted or duplicated
+    assert not [w for r in report.values() for w in r["warnings"] if "edited" in w or "deleted" in w or "appears" in w]
 
 
 def test_feedback_speaks_the_submission_language(mixed_class):
@@ -290,7 +292,7 @@ def test_feedback_speaks_the_submission_language(mixed_class):
     zh = visible_text((out / "feedback" / "zh_broken.html").read_text())
     en = visible_text((out / "feedback" / "en_broken.html").read_text())
     assert "得分" in zh and "条规则中" in zh and "[未通过] 静态：每组持续到组内最长的作业结束" in zh
-    assert "TODO 1：3 项可见检查全部通过。" in zh  # the visible checks ran in the zh edition's own kernel
+    assert "正确的结果通过检查" in zh and "（在本 notebook 之外评分：隐藏测试单独重放这个 TODO。）" in zh  # zh kernel, zh notes
     assert "Score" in en and "[FAIL] static: each group lasts as long as its longest job" in en
     assert "条规则中" not in en and "[未通过]" not in en and "得分" not in en  # headings keep their Chinese subtitles
 
