@@ -199,4 +199,4 @@ def require_todos(*task_ids: str) -> None:
     if blank:
         cells = tr("its answer cell and run its check" if len(blank) == 1 else "their answer cells and run their checks")
         raise TodoNotFinished(tr("this cell needs {todos} first: fill in {cells}, then run this cell again.",
-                                 todos=" and ".join(blank), cells=cells))
+                                 todos=tr(" and ").join(blank), cells=cells))

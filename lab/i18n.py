@@ -21,6 +21,7 @@ ZH = {
         "{task_id}（{name}）尚未实现：请在标题为“{task_id}”的答题单元格中补全代码。",
     "this cell needs {todos} first: fill in {cells}, then run this cell again.":
         "这个单元格需要先完成 {todos}：{cells}，然后重新运行本单元格。",
+    " and ": "、",
     "its answer cell and run its check": "请补全它的答题单元格并运行其检查",
     "their answer cells and run their checks": "请补全它们的答题单元格并运行各自的检查",
     # lab.decode: input validation

@@ -2,6 +2,7 @@
 when no CJK font can draw them), and grading that gives a Chinese submission the English one's score."""
 import ast
 import copy
+from collections import Counter
 import csv
 import json
 import re
@@ -120,6 +121,21 @@ def test_the_ast_guard_catches_changed_code():
     assert not translation.same_code(en_cell.source, zh_cell.source)
 
 
+def numbers(text):
+    return Counter(re.findall(r"\d+(?:[.,]\d+)*", text))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_number_of_the_english_prose_is_in_the_chinese(name):
+    """test_prose_numbers pins the English prose to the outputs; this carries the pins over to the translation."""
+    missing = {}
+    for en, zh in zip(masters.read_master(name).cells, masters.read_master(name, "zh").cells):
+        if en.cell_type == "markdown" and numbers(en.source) - numbers(zh.source):
+            missing[translation.cell_key(en)] = dict(numbers(en.source) - numbers(zh.source))
+    assert missing == {}
+    assert numbers("静态需要 13 个 tick") - numbers("静态需要 12 个 tick")  # a changed number is seen
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_zh_edition_reads_as_chinese_and_links_its_twin(name):
     zh = nbformat.read(ROOT / "notebooks" / "zh" / f"{name}.ipynb", as_version=4)
@@ -164,8 +180,14 @@ def test_messages_students_meet_follow_the_language():
     lab.set_language("zh")
     with pytest.raises(NotImplementedError, match="TODO 9（stub）尚未实现"):
         stub()
-    with pytest.raises(lab.TodoNotFinished, match="这个单元格需要先完成 TODO 9"):
-        lab.require_todos("TODO 9")
+    @lab.todo("TODO 8")
+    def other_stub():
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        other_stub()
+    with pytest.raises(lab.TodoNotFinished, match="这个单元格需要先完成 TODO 9、TODO 8：请补全它们的答题单元格"):
+        lab.require_todos("TODO 9", "TODO 8")
     with pytest.raises(lab.CheckFailed, match="期望: 2\n    实际: 1"):
         lab.expect(1, 2, "规则")
     with pytest.raises(ValueError, match="slots 必须 >= 1"):
