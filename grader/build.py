@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 
 from . import masters
 from .paths import BUILD_DIR, NBGRADER_CONFIG, NOTEBOOKS_DIR, SOLUTIONS_DIR, assignment_names
-from .translation import LANGUAGES
+from .translation import LANGUAGES, languages
 
 EXECUTE_TIMEOUT = 120
 
@@ -48,25 +48,25 @@ def make_course(course: Path, names: list[str], with_db: bool = True, language: 
     return course
 
 
-def coalesced(outputs: list) -> list:
-    """Consecutive stream outputs of one stream as one, as Jupyter shows them (the kernel's flushes vary with load)."""
+def coalesce_streams(outputs: list) -> list:
+    """Join consecutive stream outputs of one name: how a print is split into messages depends on load."""
     merged: list = []
-    for output in outputs:
-        if merged and output.get("output_type") == "stream" == merged[-1].get("output_type") \
-                and output.get("name") == merged[-1].get("name"):
-            merged[-1]["text"] += output["text"]
+    for out in outputs:
+        if merged and out.get("output_type") == "stream" and merged[-1].get("output_type") == "stream" \
+                and merged[-1].get("name") == out.get("name"):
+            merged[-1]["text"] += out["text"]
         else:
-            merged.append(output)
+            merged.append(out)
     return merged
 
 
 def normalized(nb) -> nbformat.NotebookNode:
-    """Stable JSON: no execution timings, no widget state, streams coalesced, sorted metadata keys on write."""
+    """Stable JSON: no execution timings, no widget state, joined streams, sorted metadata keys on write."""
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         cell.pop("id", None)
-        if cell.cell_type == "code":
-            cell.outputs = coalesced(cell.outputs)
+        if cell.get("cell_type") == "code":
+            cell.outputs = coalesce_streams(cell.get("outputs", []))
     nb.metadata.pop("widgets", None)
     nb.nbformat, nb.nbformat_minor = 4, 4
     return nb
@@ -121,12 +121,15 @@ def main(argv: list[str] | None = None) -> int:
     solutions = args.out / "solutions" if args.out else SOLUTIONS_DIR
     print(f"building {', '.join(names)}")
     for language in args.language or LANGUAGES:
+        translated = [name for name in names if language in languages(name)]
+        if not translated:
+            continue
         course = (args.out or BUILD_DIR) / f"release-course-{language}"
         shutil.rmtree(course, ignore_errors=True)
         if args.what in ("all", "release"):
-            build_release(names, edition_dir(notebooks, language), course, language)
+            build_release(translated, edition_dir(notebooks, language), course, language)
         if args.what in ("all", "solutions"):
-            build_solutions(names, edition_dir(solutions, language), language)
+            build_solutions(translated, edition_dir(solutions, language), language)
     return 0
 
 

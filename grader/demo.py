@@ -17,6 +17,7 @@ from . import autograde, build, examples, reference  # noqa: E402
 from .paths import BUILD_DIR, NOTEBOOKS_DIR  # noqa: E402
 
 ASSIGNMENT = "02_decode_scheduling"
+ENGINE_ASSIGNMENT = "03_batch_scheduling"
 
 
 def slug(text: str) -> str:
@@ -40,21 +41,41 @@ def worked_examples(out) -> list:
         path = out / f"timeline_{slug(name)}.png"
         lab.plot_timeline(events, arrivals, title=f"{name} (reference scheduler)").savefig(path, dpi=110, bbox_inches="tight")
         written.append(path)
+    written += engine_examples(out)
+    return written
+
+
+def engine_examples(out) -> list:
+    """Notebook 03's engine (reference answers) on a small workload: its latency table and two charts."""
+    ns = reference.namespace(ENGINE_ASSIGNMENT)
+    requests = lab.engine.poisson_requests(40, 10, seed=1, prompt_median=200, output_median=60, max_prompt=500, max_output=200)
+    run = lab.engine.LLMEngine(ns["Scheduler"](num_blocks=256, block_size=16, max_num_batched_tokens=256)).run(requests)
+    summary = ns["latency_summary"](run.records, ttft_slo_ms=500, tpot_slo_ms=50)
+    print(f"\n-- engine step model (reference scheduler): 40 requests at 10/s, 256 KV blocks, budget 256 tokens")
+    print("  " + ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in summary.items()))
+    written = []
+    for name, plot in (("engine_batch_composition", lab.engine.plot_batch_composition),
+                       ("engine_kv_occupancy", lab.engine.plot_kv_occupancy)):
+        path = out / f"{name}.png"
+        plot(run.steps).savefig(path, dpi=110)
+        written.append(path)
     return written
 
 
 def instructor_pipeline(out) -> None:
-    print("\n== 2. Release: regenerate the student edition ==")
+    print("\n== 2. Release: regenerate the student editions ==")
     release_dir = out / "release"
-    build.build_release([ASSIGNMENT], release_dir, out / "release-course")
-    same = filecmp.cmp(release_dir / f"{ASSIGNMENT}.ipynb", NOTEBOOKS_DIR / f"{ASSIGNMENT}.ipynb", shallow=False)
-    print(f"  matches the committed notebooks/{ASSIGNMENT}.ipynb: {'yes' if same else 'NO (run make notebooks)'}")
-    print("\n== 3. Autograde the bundled example submissions ==")
-    submissions = out / "submissions"
-    shutil.rmtree(submissions, ignore_errors=True)
-    for path in examples.write(examples.demo_submissions(ASSIGNMENT), submissions):
-        print(f"  {path.name}")
-    autograde.run(ASSIGNMENT, submissions, out / "grades")
+    build.build_release([ASSIGNMENT, ENGINE_ASSIGNMENT], release_dir, out / "release-course")
+    for name in (ASSIGNMENT, ENGINE_ASSIGNMENT):
+        same = filecmp.cmp(release_dir / f"{name}.ipynb", NOTEBOOKS_DIR / f"{name}.ipynb", shallow=False)
+        print(f"  matches the committed notebooks/{name}.ipynb: {'yes' if same else 'NO (run make notebooks)'}")
+    for name, grades in ((ASSIGNMENT, "grades"), (ENGINE_ASSIGNMENT, f"grades-{ENGINE_ASSIGNMENT[:2]}")):
+        print(f"\n== 3. Autograde the bundled example submissions of {name} ==")
+        submissions = out / f"submissions-{name[:2]}"
+        shutil.rmtree(submissions, ignore_errors=True)
+        for path in examples.write(examples.demo_submissions(name), submissions):
+            print(f"  {path.name}")
+        autograde.run(name, submissions, out / grades)
 
 
 def main() -> int:
@@ -67,7 +88,7 @@ def main() -> int:
     print(f"\n== Done in {time.perf_counter() - started:.0f} s. Outputs ==")
     print(f"  plots:           {', '.join(p.name for p in pngs)} in {out}")
     print(f"  student edition: {out / 'release' / (ASSIGNMENT + '.ipynb')}")
-    print(f"  grades:          {out / 'grades' / 'grades.csv'}")
+    print(f"  grades:          {out / 'grades' / 'grades.csv'}, {out / 'grades-03' / 'grades.csv'}")
     print(f"  feedback:        {out / 'grades' / 'feedback'}/<student_id>.html")
     print(f"  report:          {out / 'grades' / 'report.md'}")
     return 0

@@ -79,6 +79,11 @@ def departure(expected, actual) -> int | None:
     return next((i for i, (exp, act) in enumerate(zip(expected, actual)) if exp != act), None)
 
 
+def _same_result(expected: dict, actual: dict) -> bool:
+    """True when an op returned (or raised) the same, so only the state after it differs."""
+    return expected.get("error") == actual.get("error") and expected.get("value") == actual.get("value")
+
+
 def explain(ops: list, expected, actual, driver: str = "decode") -> str:
     """The first point where the student's run departs from the reference, in words."""
     if not isinstance(actual, list):
@@ -154,7 +159,9 @@ class Grader:
                     detail = f"{scenario['name']}: {verdict}" if verdict else ""
                 elif observed[name] != self.expected[name]:
                     detail = f"{scenario['name']}: {explain(scenario['ops'], self.expected[name], observed[name], self.driver_name)}"
-                    code = snippets.snippet(self.driver_name, scenario["ops"], departure(self.expected[name], observed[name]))
+                    at = departure(self.expected[name], observed[name])
+                    code = snippets.snippet(self.driver_name, scenario["ops"], at,
+                                            state=at is not None and _same_result(self.expected[name][at], observed[name][at]))
                 if detail:
                     break
             results.append(RuleResult(rule.name, not detail, detail, code))

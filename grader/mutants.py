@@ -79,7 +79,38 @@ BATCHING_MUTANTS = [
            "        start = free_at.pop(0)\n        free_at.append(start + need)\n"),
 ]
 
-MUTANTS = {"02_decode_scheduling": DECODE_MUTANTS, "01_continuous_batching": BATCHING_MUTANTS}
+BATCH_SCHEDULING_MUTANTS = [
+    Mutant("todo1", "admits waiting requests in a step that preempted", "    if batch.preempted_seq_ids:\n        return batch\n", "",
+           passes_visible=True),
+    Mutant("todo1", "ignores max_num_seqs", " and len(self.running) < self.max_num_seqs:", ":"),
+    Mutant("todo1", "waiting pass ignores the budget already spent",
+           "        seq = self._peek_waiting()\n        num_new_tokens = self._num_new_tokens(seq, batch.token_budget)\n",
+           "        seq = self._peek_waiting()\n        num_new_tokens = self._num_new_tokens(seq, self.max_num_batched_tokens)\n"),
+    Mutant("todo1", "cuts prompts even with chunked prefill off",
+           "        if not self.enable_chunked_prefill and seq.num_tokens - seq.num_computed_tokens > batch.token_budget:\n            break\n", ""),
+    Mutant("todo2", "floor instead of ceiling division", "-(-(seq.num_computed_tokens + num_new_tokens) // self.block_size)",
+           "(seq.num_computed_tokens + num_new_tokens) // self.block_size"),
+    Mutant("todo2", "forgets the blocks already held", "max(0, blocks_in_all - len(seq.block_table))", "blocks_in_all"),
+    Mutant("todo2", "deallocate keeps the block table", "    seq.block_table.clear()\n", ""),
+    Mutant("todo2", "an exact fit is refused", "return self.num_blocks_needed(seq, num_new_tokens) <= len(self.free_block_ids)",
+           "return self.num_blocks_needed(seq, num_new_tokens) < len(self.free_block_ids)", passes_visible=True),
+    Mutant("todo3", "FCFS preempts the first admitted", "victim = self.running[-1]", "victim = self.running[0]"),
+    Mutant("todo3", "priority ties go to the earliest arrival", "(s.priority, s.arrival_us, s.seq_id)", "(s.priority, -s.arrival_us, s.seq_id)"),
+    Mutant("todo3", "full priority ties go to the lowest id", "(s.priority, s.arrival_us, s.seq_id)", "(s.priority, s.arrival_us, -s.seq_id)",
+           passes_visible=True),
+    Mutant("todo3", "keeps the KV: no recompute", "    seq.num_computed_tokens = 0\n", ""),
+    Mutant("todo3", "victim goes to the back of the queue", "self._prepend_waiting(seq)", "self.waiting.append(seq)", passes_visible=True),
+    Mutant("todo3", "a scheduled victim keeps its tokens in the batch",
+           "    if seq.seq_id in batch.num_scheduled_tokens:\n        batch.remove(seq)\n", ""),
+    Mutant("todo4", "TPOT divides by the tokens, not the gaps", 'num_gaps = rec["num_output_tokens"] - 1', 'num_gaps = rec["num_output_tokens"]'),
+    Mutant("todo4", "nearest-rank percentile", "return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)", "return ordered[round(rank)]"),
+    Mutant("todo4", "goodput checks TTFT only", ' and (row["tpot_ms"] is None or row["tpot_ms"] <= tpot_slo_ms)', "", passes_visible=True),
+    Mutant("todo4", "an SLO met exactly counts as missed", 'row["ttft_ms"] <= ttft_slo_ms', 'row["ttft_ms"] < ttft_slo_ms', passes_visible=True),
+    Mutant("todo4", "throughput counts requests, not tokens", 'sum(r["num_output_tokens"] for r in records) / span_s', "len(records) / span_s"),
+]
+
+MUTANTS = {"02_decode_scheduling": DECODE_MUTANTS, "01_continuous_batching": BATCHING_MUTANTS,
+           "03_batch_scheduling": BATCH_SCHEDULING_MUTANTS}
 
 
 def mutated_answers(assignment: str, mutant: Mutant) -> dict[str, str]:

@@ -40,7 +40,47 @@ def function_call(op: list) -> str:
     return f"{name}({', '.join(repr(a) for a in args)})"
 
 
-CALLS = {"decode": decode_call, "batching": function_call}
+def _find(seq_id) -> str:
+    return f"next(s for s in (*sched.running, *sched.waiting) if s.seq_id == {seq_id!r})"
+
+
+_STEP = "batch = sched.schedule(); done = sched.update_from_batch(batch, step, step + 1); step += 1"
+
+
+def engine_call(op: list) -> str:
+    """One op of the engine driver (notebook 03) as code; `step` counts engine steps as the driver does."""
+    kind, *args = op
+    simple = {
+        "sched": lambda: f"sched, step = Scheduler({_kwargs(args[0])}), 0",
+        "add": lambda: f"sched.add(Sequence({_kwargs(args[0])}))",
+        "schedule": lambda: "batch = sched.schedule()",
+        "update": lambda: "done = sched.update_from_batch(batch, step, step + 1); step += 1",
+        "step": lambda: _STEP,
+        "run": lambda: f"for _ in range({args[0]}):\n    if sched.has_unfinished():\n        {_STEP}",
+        "running": lambda: (f"seq = Sequence({_kwargs(args[0])}); seq.status = SequenceStatus.RUNNING\n"
+                            f"seq.num_computed_tokens, seq.num_output_tokens = {args[1]!r}, {args[2]!r}\n"
+                            f"seq.block_table = [sched.block_manager.free_block_ids.popleft() for _ in range({args[3]!r})]\n"
+                            "sched.running.append(seq)"),
+        "batch": lambda: f"batch = ScheduledBatch(token_budget={args[0]!r})",
+        "batch_add": lambda: f"batch.add({_find(args[0])}, {args[1]!r})",
+        "make_room": lambda: f"sched._make_room({_find(args[0])}, {args[1]!r}, batch)",
+        "preempt": lambda: f"sched._preempt({_find(args[0])}, batch)",
+        "pool": lambda: f"pool, seqs = BlockManager({_kwargs(args[0])}), []",
+        "seq": lambda: f"seqs.append(Sequence({_kwargs(args[0])}))",
+        "set_seq": lambda: f"seqs[{args[0]}].{args[1]} = {args[2]!r}",
+        "engine": lambda: f"LLMEngine(Scheduler({_kwargs(args[0])}), TimeModel({_kwargs(args[2])})).run({args[1]!r})",
+        "call": lambda: function_call([args[0], args[1]]),
+    }
+    if kind in simple:
+        return simple[kind]()
+    if kind in ("num_blocks_needed", "can_append", "append", "deallocate", "can_allocate", "allocate"):
+        return f"pool.{kind}({', '.join([f'seqs[{args[0]}]', *(repr(a) for a in args[1:])])})"
+    raise ValueError(f"unknown engine op {kind!r}")
+
+
+CALLS = {"decode": decode_call, "batching": function_call, "engine": engine_call}
+# What to show after a failing op that is a statement, so that a notebook cell displays the differing value.
+SHOW = {"schedule": "batch", "update": "done", "step": "batch, done", "sched": "sched", "pool": "pool"}
 
 
 def describe(driver: str, op: list, limit: int = 120) -> str:
@@ -49,9 +89,27 @@ def describe(driver: str, op: list, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def snippet(driver: str, ops: list, upto: int | None = None) -> str:
-    """The scenario up to op `upto` as code; its last line is the call whose result differs."""
-    text = "\n".join(CALLS[driver](op) for op in (ops if upto is None else ops[: upto + 1]))
+def state_expression(driver: str, ops: list) -> str | None:
+    """An expression that shows the state the driver observes, for a case where the state differs."""
+    if driver == "decode":
+        return "sim.clock, sim.free_kv_blocks, [vars(r) for r in sim.queue]"
+    if driver == "engine" and any(op[0] == "pool" for op in ops):
+        return "pool.num_free_blocks, [len(s.block_table) for s in seqs]"
+    if driver == "engine":
+        return ("[s.seq_id for s in sched.running], [s.seq_id for s in sched.waiting_order()], "
+                "sched.block_manager.num_free_blocks")
+    return None
+
+
+def snippet(driver: str, ops: list, upto: int | None = None, state: bool = False) -> str:
+    """The scenario up to op `upto` as code; it ends with the value (or, with `state`, the state) that differs."""
+    shown = ops if upto is None else ops[: upto + 1]
+    lines = [CALLS[driver](op) for op in shown]
+    if state and state_expression(driver, shown):
+        lines.append(state_expression(driver, shown))
+    elif driver == "engine" and shown and shown[-1][0] in SHOW:
+        lines.append(SHOW[shown[-1][0]])
+    text = "\n".join(lines)
     if len(text) > MAX_CHARS:
         return f"(this case is {len(text)} characters of code, too long to show; its name identifies it)"
     return text

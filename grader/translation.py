@@ -34,6 +34,11 @@ def catalogue_path(name: str, language: str) -> Path:
     return ASSIGNMENTS_DIR / f"{name}.{language}.yml"
 
 
+def languages(name: str) -> list[str]:
+    """English, plus every language with a catalogue beside the master (not every assignment has one yet)."""
+    return ["en", *(lang for lang in TRANSLATED if catalogue_path(name, lang).exists())]
+
+
 def load_catalogue(name: str, language: str, path: Path | None = None) -> dict:
     """key -> entry of the catalogue; raises if the file is missing."""
     path = path or catalogue_path(name, language)
@@ -183,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["stamp"] and len(args) >= 4:
         stamp(args[1], args[2], args[3:])
         return 0
-    problems = [f"{name}.{lang}: {p}" for name in (args[1:] or assignment_names()) for lang in TRANSLATED
+    problems = [f"{name}.{lang}: {p}" for name in (args[1:] or assignment_names()) for lang in languages(name)[1:]
                 for p in status(name, lang)]
     print("\n".join(problems) or "every translation is current")
     return 1 if problems else 0

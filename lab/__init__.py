@@ -10,6 +10,7 @@ from .examples import A_TO_E, BATCHING_EXAMPLES, DECODE_SCENARIOS, FOUR_ON_TWO, 
 from .invariants import ScheduleInvariantError, check_schedule
 from .checks import CheckFailed, expect, expect_raises, expect_true
 from .i18n import get_language, label, set_language
+from . import engine
 
 _LAZY = {
     "plot_slots": "plots", "plot_timeline": "plots", "plot_lifecycle": "plots", "color_of": "plots",
@@ -22,6 +23,7 @@ __all__ = [
     "CheckFailed", "expect", "expect_true", "expect_raises",
     "RequestState", "DecodeSchedulerBase", "EVENT_KEYS", "add_to_class", "todo", "require_todos",
     "TodoNotFinished", "set_language", "get_language", "label",
+    "engine",
     "FOUR_ON_TWO", "NO_GAIN", "A_TO_E", "BATCHING_EXAMPLES", "DECODE_SCENARIOS", "jobs_from_tokens", "play",
     *_LAZY,
 ]

@@ -11,9 +11,9 @@ def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
     names = zipfile.ZipFile(bundle.BUNDLE).namelist()
     inner = {n.split("/", 1)[1] for n in names}
     assert {"README.md", "environment.yml", "requirements.txt", "pyproject.toml", "lab/__init__.py",
-            "notebooks/02_decode_scheduling.ipynb"} <= inner
+            "notebooks/02_decode_scheduling.ipynb", "notebooks/03_batch_scheduling.ipynb", "lab/engine/scheduler.py"} <= inner
     assert not [n for n in inner if n.startswith(("solutions/", "grader/", "tests/", ".ci/"))]
-    snippets = hidden_snippets(masters.nbgrader_source("02_decode_scheduling"))
+    snippets = [s for name in ("02_decode_scheduling", "03_batch_scheduling") for s in hidden_snippets(masters.nbgrader_source(name))]
     with zipfile.ZipFile(bundle.BUNDLE) as zf:
         for name in names:
             text = zf.read(name).decode("utf-8")
@@ -24,6 +24,7 @@ def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
 
 def test_demo_worked_examples_write_pngs(tmp_path, capsys):
     written = demo.worked_examples(tmp_path)
-    assert len(written) == 6 and all(p.suffix == ".png" and p.stat().st_size > 5000 for p in written)
+    assert len(written) == 8 and all(p.suffix == ".png" and p.stat().st_size > 5000 for p in written)
     printed = capsys.readouterr().out
     assert "4 requests on 2 slots" in printed and "preemption and resume" in printed
+    assert "engine step model" in printed and "p99_ttft_ms=" in printed

@@ -2,7 +2,7 @@
 import nbformat
 import pytest
 
-from conftest import ROOT
+from conftest import FORMS, ROOT, as_saved
 from grader import masters
 from grader.grade import Grader, explain, first_diff
 from grader.mutants import DECODE_MUTANTS, MUTANTS, mutated_answers
@@ -44,9 +44,10 @@ def test_untouched_stubs_score_zero_everywhere(grader):
     assert scores(grader.grade(release_answers())) == {gid: 0 for gid in FULL}
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("mutant", DECODE_MUTANTS, ids=lambda m: f"{m.answer_id}-{m.name}")
-def test_broken_variant_costs_its_own_todo_only(grader, mutant):
-    got = scores(grader.grade(mutated_answers(NAME, mutant)))
+def test_broken_variant_costs_its_own_todo_only(grader, mutant, form, tmp_path):
+    got = scores(grader.grade(as_saved(NAME, mutated_answers(NAME, mutant), form, tmp_path)))
     assert got[mutant.answer_id] < FULL[mutant.answer_id]
     assert {k: v for k, v in got.items() if k != mutant.answer_id} == {k: v for k, v in FULL.items() if k != mutant.answer_id}
 
@@ -97,11 +98,12 @@ CHEATS = {
 }
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("cheat", CHEATS)
-def test_cheating_in_a_stub_cell_gains_nothing(grader, cheat):
+def test_cheating_in_a_stub_cell_gains_nothing(grader, cheat, form, tmp_path):
     """A stub TODO 2 plus code that attacks the grader: TODO 2 still scores 0, the others are unaffected."""
     answers = masters.reference_answers(NAME) | {"todo2": CHEATS[cheat] + release_answers()["todo2"]}
-    got = scores(grader.grade(answers))
+    got = scores(grader.grade(as_saved(NAME, answers, form, tmp_path)))
     assert got == FULL | {"todo2": 0}
 
 
@@ -123,30 +125,40 @@ def test_the_child_cannot_see_instructor_files():
     assert tmp == expected_tmp
 
 
-@pytest.mark.parametrize("mutant", [m for m in DECODE_MUTANTS if m.passes_visible], ids=lambda m: m.name)
-def test_the_feedback_snippet_reproduces_the_failure(grader, mutant):
-    """The code shown under a failing rule, run against the reference and against the broken answer, differs."""
+VISIBLE_PASSING = [(name, m) for name, mutants in MUTANTS.items() for m in mutants if m.passes_visible]
+
+
+@pytest.mark.parametrize("assignment, mutant", VISIBLE_PASSING, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_the_feedback_snippet_reproduces_the_failure(assignment, mutant):
+    """The code shown under a failing rule runs against the reference, and gives another result on the broken answer."""
+    import re
+
     from grader import reference
-    verdict = next(v for v in grader.grade(mutated_answers(NAME, mutant)) if v.answer_id == mutant.answer_id)
+    verdict = next(v for v in Grader(assignment).grade(mutated_answers(assignment, mutant)) if v.answer_id == mutant.answer_id)
     failing = [r for r in verdict.rules if not r.passed]
     assert failing and all(r.snippet for r in failing)
+    code = next((r.snippet for r in failing if not r.snippet.startswith("(")), None)
+    assert code, "every failing case is too long to show"
 
-    def last_value(answers, code):
-        ns = reference.namespace(NAME, answers)
+    def outcome(answers):
+        ns = reference.namespace(assignment, answers)
         *body, last = code.splitlines()
-        exec("\n".join(body), ns)
-        return eval(last, ns)
+        try:
+            exec("\n".join(body), ns)
+            return re.sub(r" at 0x[0-9a-f]+", "", repr(eval(last, ns)))
+        except Exception as exc:  # noqa: BLE001 - raising where the reference returns is a difference too
+            return f"raised {type(exc).__name__}"
 
-    code = failing[0].snippet
-    assert code.startswith("sim = DecodeSchedulerSim(")
-    assert last_value(masters.reference_answers(NAME), code) != last_value(mutated_answers(NAME, mutant), code)
+    expected = outcome(masters.reference_answers(assignment))
+    assert not expected.startswith("raised"), expected
+    assert outcome(mutated_answers(assignment, mutant)) != expected
 
 
 def test_explanations_name_the_first_difference():
     ops = [["new", {}], ["step"]]
     expected = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 2}, "state": {"clock": 1}}]
     actual = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
-    assert explain(ops, expected, actual) == "step 2, step(): returned.request_id: expected 2, got 1"
+    assert explain(ops, expected, actual) == "step 2, sim.step(): returned.request_id: expected 2, got 1"
     assert explain(ops, expected, "timeout") == "the scenario did not finish: timeout"
     assert first_diff({"queue": [{"request_id": 4, "status": "running"}]}, {"queue": [{"request_id": 4, "status": "waiting"}]}) \
         == "queue[request 4].status: expected 'running', got 'waiting'"
@@ -168,9 +180,10 @@ def test_batching_reference_full_and_stub_zero(batching_grader):
     assert scores(batching_grader.grade(stubs)) == {gid: 0 for gid in BATCHING_FULL}
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("mutant", MUTANTS[BATCHING], ids=lambda m: f"{m.answer_id}-{m.name}")
-def test_batching_variant_costs_its_own_todo_only(batching_grader, mutant):
-    got = scores(batching_grader.grade(mutated_answers(BATCHING, mutant)))
+def test_batching_variant_costs_its_own_todo_only(batching_grader, mutant, form, tmp_path):
+    got = scores(batching_grader.grade(as_saved(BATCHING, mutated_answers(BATCHING, mutant), form, tmp_path)))
     assert got[mutant.answer_id] < BATCHING_FULL[mutant.answer_id]
     assert {k: v for k, v in got.items() if k != mutant.answer_id} == {k: v for k, v in BATCHING_FULL.items() if k != mutant.answer_id}
     assert sum(m.answer_id == mutant.answer_id for m in MUTANTS[BATCHING]) >= 3
@@ -181,3 +194,50 @@ def test_open_ended_todo_is_judged_by_properties(batching_grader):
     answers = masters.reference_answers(BATCHING)
     answers["todo3"] = answers["todo3"].replace("[8, 1, 1, 1] * 3), 4", "[12, 1, 1, 1] * 3), 4").replace("[4, 4, 1]), 2", "[5, 5, 5, 2]), 3")
     assert scores(batching_grader.grade(answers))["todo3"] == 3
+
+
+BATCH = "03_batch_scheduling"
+BATCH_FULL = {"todo1": 3, "todo2": 2, "todo3": 3, "todo4": 2}
+
+
+@pytest.fixture(scope="module")
+def batch_grader():
+    return Grader(BATCH)
+
+
+def test_batch_scheduling_reference_full_and_stub_zero(batch_grader):
+    verdicts = batch_grader.grade(masters.reference_answers(BATCH))
+    assert scores(verdicts) == BATCH_FULL and all(rule.passed for v in verdicts for rule in v.rules)
+    release = nbformat.read(ROOT / "notebooks" / f"{BATCH}.ipynb", as_version=4)
+    stubs = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(release).items() if gid in BATCH_FULL}
+    assert scores(batch_grader.grade(stubs)) == {gid: 0 for gid in BATCH_FULL}
+
+
+def test_batch_scheduling_suite_cites_vllm_and_is_randomized(batch_grader):
+    from grader.suites import batch_scheduling
+    names = [sc["name"] for task in batch_grader.tasks for sc in task.scenarios]
+    assert sum(name.startswith("vLLM test_") for name in set(names)) >= 8
+    for task in batch_grader.tasks:
+        assert len(task.rules) >= 4 and len(task.scenarios) >= 40
+    assert batch_scheduling.build(1)[0].scenarios != batch_scheduling.build(2)[0].scenarios
+
+
+@pytest.mark.parametrize("mutant", MUTANTS[BATCH], ids=lambda m: f"{m.answer_id}-{m.name}")
+def test_batch_scheduling_variant_costs_its_own_todo_only(batch_grader, mutant):
+    got = scores(batch_grader.grade(mutated_answers(BATCH, mutant)))
+    assert got[mutant.answer_id] < BATCH_FULL[mutant.answer_id]
+    assert {k: v for k, v in got.items() if k != mutant.answer_id} == {k: v for k, v in BATCH_FULL.items() if k != mutant.answer_id}
+
+
+def test_batch_scheduling_variants_per_todo():
+    for gid in BATCH_FULL:
+        assert sum(m.answer_id == gid for m in MUTANTS[BATCH]) >= 3
+        assert any(m.answer_id == gid and m.passes_visible for m in MUTANTS[BATCH])
+
+
+@pytest.mark.parametrize("mutant", [m for m in MUTANTS[BATCH] if m.passes_visible], ids=lambda m: m.name)
+def test_batch_scheduling_variants_that_pass_every_visible_check(mutant):
+    from grader import reference
+    ns = reference.namespace(BATCH, mutated_answers(BATCH, mutant))
+    test_cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCH))[f"{mutant.answer_id}_tests"][0]
+    exec(compile(masters.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)

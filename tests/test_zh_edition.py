@@ -25,7 +25,7 @@ from grader.paths import assignment_names, master_path
 from lab import fonts
 from lab import i18n as lab_i18n
 
-NAMES = assignment_names()
+NAMES = [name for name in assignment_names() if "zh" in translation.languages(name)]  # 01 and 02 so far
 
 
 @pytest.fixture(autouse=True)
@@ -163,7 +163,7 @@ def templates_used(source: str) -> set[str]:
 
 def test_every_lab_message_and_label_has_a_chinese_text():
     sources = [p.read_text() for p in (ROOT / "lab").glob("*.py")]
-    sources += [c.source for name in NAMES for c in masters.read_master(name).cells if c.cell_type == "code"]
+    sources += [c.source for name in assignment_names() for c in masters.read_master(name).cells if c.cell_type == "code"]
     used = set().union(*(templates_used(s) for s in sources))
     assert len(used) > 40
     assert sorted(used - set(lab_i18n.ZH)) == []

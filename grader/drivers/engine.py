@@ -1,0 +1,114 @@
+# Observation driver for 03_batch_scheduling. Runs inside a grading child: replays an op script on the
+# Scheduler / BlockManager / metric functions the notebook cells defined and reports, after each op, the
+# return value and the state. It judges nothing: the parent compares with the reference.
+# `_plain` comes from common.py, which driver_source() prepends.
+SEQ_FIELDS = ("num_computed_tokens", "num_output_tokens", "num_preemptions", "num_recomputed_tokens")
+
+
+def _round(value):
+    """Floats to 6 decimals, so that two correct formulas that round differently agree."""
+    if type(value) is float:
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: _round(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_round(v) for v in value]
+    return value
+
+
+def _seq_state(seq):
+    status = getattr(seq.status, "value", seq.status)
+    return [_plain(status)] + [_plain(getattr(seq, name, None)) for name in SEQ_FIELDS] + [len(seq.block_table)]
+
+
+def _batch(batch):
+    return {"tokens": [[_plain(k), _plain(v)] for k, v in batch.num_scheduled_tokens.items()],
+            "decode": _plain(batch.num_decode_tokens), "budget": _plain(batch.token_budget),
+            "preempted": [_plain(i) for i in batch.preempted_seq_ids]}
+
+
+class _Replay:
+    def __init__(self, ns):
+        self.ns, self.sched, self.batch, self.step, self.pool, self.seqs = ns, None, None, 0, None, []
+
+    def snapshot(self):
+        try:
+            state = {}
+            if self.sched is not None:
+                everyone = [*self.sched.running, *self.sched.waiting, *self.sched.finished]
+                state["sched"] = {"running": [s.seq_id for s in self.sched.running],
+                                  "waiting": [s.seq_id for s in self.sched.waiting_order()],
+                                  "free": self.sched.block_manager.num_free_blocks,
+                                  "seqs": {str(s.seq_id): _seq_state(s) for s in sorted(everyone, key=lambda s: s.seq_id)}}
+            if self.batch is not None:
+                state["batch"] = _batch(self.batch)
+            if self.pool is not None:
+                state["pool"] = {"free": self.pool.num_free_blocks, "tables": [len(s.block_table) for s in self.seqs]}
+            return state
+        except Exception as exc:  # noqa: BLE001
+            return f"unreadable state: {type(exc).__name__}"
+
+    def _find(self, seq_id):
+        return next(s for s in (*self.sched.running, *self.sched.waiting) if s.seq_id == seq_id)
+
+    def apply(self, kind, args):
+        ns = self.ns
+        if kind == "sched":
+            self.sched, self.batch, self.step = ns["Scheduler"](**args[0]), None, 0
+            return None
+        if kind == "add":
+            return self.sched.add(ns["Sequence"](**args[0]))
+        if kind == "schedule":
+            self.batch = self.sched.schedule()
+            return _batch(self.batch)
+        if kind == "update":
+            done = self.sched.update_from_batch(self.batch, self.step, self.step + 1)
+            self.step += 1
+            return [s.seq_id for s in done]
+        if kind == "step":
+            return [self.apply("schedule", []), self.apply("update", [])]
+        if kind == "run":
+            return [self.apply("step", []) for _ in range(args[0]) if self.sched.has_unfinished()]
+        if kind == "running":  # a running sequence set up by hand: kwargs, computed, outputs, blocks
+            seq = ns["Sequence"](**args[0])
+            seq.status, seq.num_computed_tokens, seq.num_output_tokens = ns["SequenceStatus"].RUNNING, args[1], args[2]
+            seq.block_table = [self.sched.block_manager.free_block_ids.popleft() for _ in range(args[3])]
+            self.sched.running.append(seq)
+            return None
+        if kind == "batch":
+            self.batch = ns["ScheduledBatch"](token_budget=args[0])
+            return None
+        if kind == "batch_add":
+            return self.batch.add(self._find(args[0]), args[1])
+        if kind == "make_room":
+            return self.sched._make_room(self._find(args[0]), args[1], self.batch)
+        if kind == "preempt":
+            return self.sched._preempt(self._find(args[0]), self.batch)
+        if kind == "pool":
+            self.pool, self.seqs = ns["BlockManager"](**args[0]), []
+            return None
+        if kind == "seq":
+            self.seqs.append(ns["Sequence"](**args[0]))
+            return None
+        if kind == "set_seq":
+            setattr(self.seqs[args[0]], args[1], args[2])
+            return None
+        if kind in ("num_blocks_needed", "can_append", "append", "deallocate", "can_allocate", "allocate"):
+            return getattr(self.pool, kind)(self.seqs[args[0]], *args[1:])
+        if kind == "engine":
+            run = ns["LLMEngine"](ns["Scheduler"](**args[0]), ns["TimeModel"](**args[2])).run(args[1])
+            return {"records": run.records, "steps": [[s["num_batched_tokens"], s["num_decode_tokens"], s["preempted"]] for s in run.steps]}
+        if kind == "call":
+            return ns[args[0]](*args[1])
+        raise ValueError(f"unknown op {kind}")
+
+
+def observe(namespace, ops):
+    replay, observed = _Replay(namespace), []
+    for kind, *args in ops:
+        try:
+            value = replay.apply(kind, args)
+            observed.append({"value": _round(_plain(value)), "state": _round(replay.snapshot())})
+        except Exception as exc:  # noqa: BLE001
+            observed.append({"error": type(exc).__name__, "state": replay.snapshot()})
+    return observed

@@ -1,0 +1,276 @@
+"""Hidden rules of 03_batch_scheduling: op scripts replayed on the student's TODO alone.
+
+Seed scenarios are vLLM V1's own scheduler tests (tests/v1/core/test_scheduler.py), ported as
+op scripts; every rule adds seeded random ones. Expected results are never written here: the
+parent runs the same scripts on the reference and compares.
+"""
+from __future__ import annotations
+
+import random
+
+from .base import Rule, Task, seeded
+
+DRIVER = "engine"
+
+
+def sched(**config):
+    return ["sched", config]
+
+
+def add(seq_id, prompt, max_tokens=16, priority=0, arrival_us=0):
+    return ["add", {"seq_id": seq_id, "num_prompt_tokens": prompt, "max_tokens": max_tokens, "priority": priority,
+                    "arrival_us": arrival_us}]
+
+
+def _vllm(name: str, ops: list) -> dict:
+    return {"name": f"vLLM {name}", "ops": ops}
+
+
+# vLLM V1 scenarios (tests/v1/core/test_scheduler.py), in this model's terms.
+VLLM_SCHEDULE = _vllm("test_schedule", [sched(), *[add(i, 10) for i in range(10)], ["schedule"]])
+VLLM_PARTIAL = _vllm("test_schedule_concurrent_partial_requests",
+                     [sched(max_num_batched_tokens=1024, long_prefill_token_threshold=400), *[add(i, 800) for i in range(3)],
+                      ["step"], ["step"], ["step"]])
+VLLM_ORDER = [_vllm(f"test_schedule_order (chunked={chunked})",
+                    [sched(max_num_batched_tokens=1024, max_num_seqs=3, enable_chunked_prefill=chunked),
+                     add(1, 800), add(2, 800), add(3, 10), add(4, 10), ["schedule"]]) for chunked in (True, False)]
+VLLM_PRIORITY_ORDER = [_vllm(f"test_priority_scheduling_{name}",
+                             [sched(policy="priority", max_num_seqs=seqs),
+                              *[add(i, 10, priority=p, arrival_us=a) for i, (p, a) in enumerate(zip(prios, arrivals))],
+                              ["schedule"]])
+                       for name, prios, arrivals, seqs in (
+                           ("basic_ordering", [2, 0, 1], [1, 2, 3], 16), ("arrival_time_tiebreaker", [1, 1, 1], [3, 1, 2], 16),
+                           ("mixed_priority_and_arrival", [2, 1, 1, 0], [1, 3, 2, 4], 16),
+                           ("preemption_victim_selection", [3, 2, 0], [1, 2, 3], 1),
+                           ("equal_priority_preemption", [2, 2, 2], [3, 1, 2], 1),
+                           ("waiting_queue_order", [3, 1, 2, 0], [1, 2, 3, 4], 1),
+                           ("fcfs_fallback", [1, 1, 1, 1], [4, 1, 3, 2], 16),
+                           ("with_limited_slots", [3, 1, 2, 0], [1, 2, 3, 4], 2))]
+VLLM_HEAP = _vllm("test_priority_scheduling_heap_property",
+                  [sched(policy="priority", max_num_seqs=1),
+                   *[add(i, 10, max_tokens=1, priority=p, arrival_us=i) for i, p in enumerate([5, 1, 8, 3, 2, 7, 4, 6])], ["run", 20]])
+VLLM_PREEMPTION = _vllm("test_priority_scheduling_preemption",
+                        [sched(policy="priority", num_blocks=5, max_num_seqs=3, max_num_batched_tokens=200),
+                         add(1, 32, priority=5, arrival_us=1), ["step"], add(2, 32, priority=0, arrival_us=2), ["step"], ["schedule"]])
+VLLM_NO_PREEMPTION = _vllm("test_priority_scheduling_no_preemption_when_space_available",
+                           [sched(policy="priority", max_num_seqs=3, max_num_batched_tokens=200),
+                            add(1, 30, priority=5, arrival_us=1), add(2, 30, priority=5, arrival_us=2), ["step"],
+                            add(3, 30, priority=0, arrival_us=3), ["schedule"]])
+VLLM_RESUME = _vllm("test_priority_scheduling_preemption_and_resumption_when_out_of_kv",
+                    [sched(policy="priority", num_blocks=4, max_num_seqs=2, max_num_batched_tokens=200),
+                     add(0, 30, priority=1, arrival_us=0), ["step"], add(1, 32, max_tokens=2, priority=0, arrival_us=1),
+                     ["step"], ["step"], ["step"]])
+
+
+def rand_requests(rng: random.Random, n: int, max_prompt: int = 40, max_out: int = 6, priorities: bool = False) -> list[dict]:
+    ids = rng.sample(range(1, 90), n)
+    return [{"seq_id": sid, "num_prompt_tokens": rng.randint(1, max_prompt), "max_tokens": rng.randint(1, max_out),
+             "priority": rng.randint(0, 3) if priorities else 0, "arrival_us": 10 * index} for index, sid in enumerate(ids)]
+
+
+def rand_config(rng: random.Random, requests: list[dict], tight: bool, policy: str | None = None) -> dict:
+    block_size = rng.choice([2, 4, 8, 16])
+    longest = max(r["num_prompt_tokens"] + r["max_tokens"] for r in requests)
+    num_blocks = -(-longest // block_size) + rng.randint(0, 3) if tight else 4096
+    chunked = rng.random() < 0.85
+    return {"num_blocks": num_blocks, "block_size": block_size, "max_num_seqs": rng.randint(1, 6),
+            "max_num_batched_tokens": rng.randint(6, 80), "policy": policy or rng.choice(["fcfs", "priority"]),
+            "long_prefill_token_threshold": rng.choice([0, 0, rng.randint(3, 30)]) if chunked else 0,
+            "enable_chunked_prefill": chunked}
+
+
+def step_script(rng: random.Random, tight: bool = False, policy: str | None = None, n: int | None = None) -> list:
+    """Arrivals between steps, each step observed, then a run to the end."""
+    requests = rand_requests(rng, n or rng.randint(2, 6), priorities=True)
+    ops = [sched(**rand_config(rng, requests, tight, policy))]
+    for request in requests:
+        ops.append(["add", request])
+        ops += [["step"]] * rng.randint(0, 2)
+    return ops + [["run", 120]]
+
+
+def engine_script(rng: random.Random, tight: bool, policy: str | None = None) -> list:
+    requests = rand_requests(rng, rng.randint(3, 10), max_prompt=60, max_out=8, priorities=True)
+    for r in requests:
+        r["arrival_us"] = rng.randint(0, 40_000)
+    time_model = {"step_overhead_us": rng.randint(0, 9000), "per_token_us": rng.randint(0, 200)}
+    return [["engine", rand_config(rng, requests, tight, policy), requests, time_model]]
+
+
+def todo1_rules(rng: random.Random) -> list[Rule]:
+    def ample(i):
+        return step_script(rng, tight=False)
+
+    def seqs_bound(i):
+        requests = rand_requests(rng, rng.randint(3, 7), max_prompt=8)
+        return [sched(max_num_seqs=rng.randint(1, 3), max_num_batched_tokens=200)] + [["add", r] for r in requests] + [["step"]] * 4
+
+    def head_of_line(i):
+        # the head of the queue needs more blocks than are free, a smaller one behind it would fit
+        block_size = 4
+        ops = [sched(num_blocks=6, block_size=block_size, max_num_batched_tokens=100, policy=rng.choice(["fcfs", "priority"])),
+               add(1, rng.randint(13, 16), max_tokens=8), ["step"], add(2, rng.randint(9, 16), max_tokens=4),
+               add(3, rng.randint(1, 4), max_tokens=4)]
+        return ops + [["step"]] * 3
+
+    return [
+        Rule("vLLM's budget scenarios: one step, chunked prefill with a threshold, chunking on and off",
+             [VLLM_SCHEDULE, VLLM_PARTIAL, *VLLM_ORDER]),
+        Rule("vLLM's priority queue order: priority, then arrival; max_num_seqs holds the rest back",
+             [*VLLM_PRIORITY_ORDER, VLLM_HEAP]),
+        Rule("running requests first, then the waiting ones, under the token budget (ample KV)", seeded("ample KV", 14, ample)),
+        Rule("max_num_seqs bounds the running set", seeded("max_num_seqs", 8, seqs_bound)),
+        Rule("the first waiting request that does not fit ends admission", seeded("head-of-line", 8, head_of_line)),
+        Rule("under KV pressure: nobody is admitted in a step that preempted",
+             [VLLM_PREEMPTION, VLLM_RESUME] + seeded("tight KV", 14, lambda i: step_script(rng, tight=True))),
+        Rule("whole engine runs match the reference", seeded("engine run", 8, lambda i: engine_script(rng, tight=rng.random() < 0.5))),
+    ]
+
+
+def todo2_rules(rng: random.Random) -> list[Rule]:
+    def needed(i):
+        block_size = rng.choice([1, 2, 3, 4, 16])
+        ops = [["pool", {"num_blocks": 64, "block_size": block_size}], ["seq", {"seq_id": 1, "num_prompt_tokens": 50}]]
+        for _ in range(6):
+            ops += [["set_seq", 0, "num_computed_tokens", rng.randint(0, 40)], ["num_blocks_needed", 0, rng.randint(0, 20)]]
+        return ops
+
+    def growth(i):
+        block_size = rng.choice([2, 4, 8])
+        ops = [["pool", {"num_blocks": rng.randint(4, 12), "block_size": block_size}], ["seq", {"seq_id": 1, "num_prompt_tokens": 30}]]
+        computed = 0
+        for _ in range(rng.randint(3, 8)):
+            n = rng.choice([1, 1, rng.randint(1, 10)])
+            ops += [["can_append", 0, n], ["append", 0, n]]
+            computed += n
+            ops.append(["set_seq", 0, "num_computed_tokens", computed])
+        return ops + [["deallocate", 0]]
+
+    def refused(i):
+        ops = [["pool", {"num_blocks": rng.randint(1, 5), "block_size": rng.choice([2, 4])}]]
+        for index in range(3):
+            ops += [["seq", {"seq_id": index, "num_prompt_tokens": 40}], ["can_append", index, rng.randint(1, 12)],
+                    ["append", index, rng.randint(1, 12)]]
+        return ops + [["can_allocate", 2, 1], ["deallocate", 0], ["allocate", 2, rng.randint(1, 8)]]
+
+    def freeing(i):
+        ops = [["pool", {"num_blocks": 16, "block_size": rng.choice([1, 2, 4])}]]
+        for index in range(4):
+            ops += [["seq", {"seq_id": index, "num_prompt_tokens": 10}], ["append", index, rng.randint(0, 6)]]
+        for index in rng.sample(range(4), 4):
+            ops.append(["deallocate", index])
+        return ops + [["append", 0, 3], ["deallocate", 0], ["deallocate", 0]]
+
+    return [
+        Rule("blocks needed = ceil((computed + new) / block_size) - held, never negative", seeded("blocks needed", 12, needed)),
+        Rule("a growing sequence gets a block only when it crosses a block boundary", seeded("growth", 12, growth)),
+        Rule("what does not fit is refused: can_append is False, append raises RuntimeError and changes nothing",
+             seeded("refused", 10, refused)),
+        Rule("deallocate returns every block and empties the table", seeded("freeing", 8, freeing)),
+        Rule("whole runs under KV pressure match the reference",
+             [VLLM_PREEMPTION, VLLM_RESUME] + seeded("tight KV", 8, lambda i: step_script(rng, tight=True))
+             + seeded("engine run", 4, lambda i: engine_script(rng, tight=True))),
+    ]
+
+
+def running_setup(rng: random.Random, policy: str, n: int, spare: int = 0) -> tuple[list, list[int]]:
+    """A scheduler (block_size 4) whose pool is filled by n running sequences set up by hand."""
+    specs, ids = [], rng.sample(range(1, 60), n)
+    for sid in ids:
+        computed = rng.randint(1, 14)
+        specs.append((sid, computed, -(-computed // 4)))
+    ops = [sched(num_blocks=sum(s[2] for s in specs) + spare, block_size=4, policy=policy)]
+    for sid, computed, blocks in specs:
+        kwargs = {"seq_id": sid, "num_prompt_tokens": computed, "max_tokens": 30, "priority": rng.randint(0, 3),
+                  "arrival_us": rng.choice([0, 5, 10, 15])}
+        ops.append(["running", kwargs, computed, 1, blocks])
+    return ops + [["batch", 200]], ids
+
+
+def todo3_rules(rng: random.Random) -> list[Rule]:
+    def grow(policy, scheduled=False):
+        def make(i):
+            ops, ids = running_setup(rng, policy, rng.randint(2, 5), spare=rng.randint(0, 1))
+            if scheduled:
+                ops += [["batch_add", sid, 1] for sid in ids if rng.random() < 0.6]
+            return ops + [["make_room", rng.choice(ids[:2]), rng.randint(1, 9)]]
+        return make
+
+    def self_victim(i):
+        ops, ids = running_setup(rng, "fcfs", rng.randint(1, 3))
+        return ops + [["make_room", ids[-1], rng.randint(3, 20)]]
+
+    def preempt_direct(i):
+        ops, ids = running_setup(rng, rng.choice(["fcfs", "priority"]), rng.randint(1, 4))
+        ops.append(add(99, 1, max_tokens=1))
+        target = rng.choice(ids)
+        if rng.random() < 0.5:
+            ops.append(["batch_add", target, 1])
+        return ops + [["preempt", target]]
+
+    return [
+        Rule("FCFS: the last admitted running request is preempted, one at a time until the blocks fit",
+             seeded("fcfs victims", 12, grow("fcfs"))),
+        Rule("priority: the largest (priority, arrival, id) is preempted", seeded("priority victims", 12, grow("priority"))),
+        Rule("recompute: blocks freed, computed tokens reset and counted, back to the front of the queue",
+             seeded("preempt", 10, preempt_direct)),
+        Rule("a victim already in this step's batch leaves it and gives its tokens back",
+             seeded("scheduled victims", 10, grow("priority", scheduled=True))),
+        Rule("a request that is its own victim cannot run: False", seeded("self victim", 6, self_victim)),
+        Rule("vLLM's preemption scenarios, step by step", [VLLM_PREEMPTION, VLLM_RESUME, VLLM_NO_PREEMPTION]),
+        Rule("whole runs under KV pressure match the reference",
+             seeded("tight KV", 12, lambda i: step_script(rng, tight=True))
+             + seeded("engine run", 6, lambda i: engine_script(rng, tight=True))),
+    ]
+
+
+def rand_records(rng: random.Random, n: int, single_token: bool = False) -> list[dict]:
+    records = []
+    for sid in rng.sample(range(1, 500), n):
+        arrival = rng.randint(0, 2_000_000)
+        first = arrival + rng.randint(1_000, 900_000)
+        outputs = 1 if single_token or rng.random() < 0.15 else rng.randint(2, 300)
+        finish = first if outputs == 1 else first + rng.randint(outputs, 60_000 * outputs)
+        preemptions = rng.choice([0, 0, 0, rng.randint(1, 4)])
+        records.append({"seq_id": sid, "arrival_us": arrival, "first_token_us": first, "finish_us": finish,
+                        "num_output_tokens": outputs, "num_preemptions": preemptions,
+                        "num_recomputed_tokens": rng.randint(1, 900) * preemptions})
+    return records
+
+
+def call(fn: str, *args) -> list:
+    return [["call", fn, list(args)]]
+
+
+def todo4_rules(rng: random.Random) -> list[Rule]:
+    def slo():
+        return rng.choice([50, 200, 500, 1000]), rng.choice([5, 20, 50, 200])
+
+    def values():
+        return [rng.choice([rng.randint(0, 1000), rng.random() * 100]) for _ in range(rng.randint(1, 40))]
+
+    return [
+        Rule("per request: TTFT, TPOT (None for one token) and E2E in ms",
+             seeded("latencies", 12, lambda i: call("request_latencies", rand_records(rng, rng.randint(1, 12))))),
+        Rule("percentiles interpolate linearly between closest ranks",
+             seeded("percentile", 14, lambda i: call("percentile", values(), rng.choice([0, 50, 90, 95, 99, 100, rng.random() * 100])))
+             + [{"name": "no values", "ops": call("percentile", [], 50)}]),
+        Rule("summary: p50/p95/p99, throughput, goodput, SLO attainment, preemption cost",
+             seeded("summary", 14, lambda i: call("latency_summary", rand_records(rng, rng.randint(1, 30)), *slo()))),
+        Rule("edges: single-token requests only, one request, SLO boundaries",
+             seeded("single tokens", 4, lambda i: call("latency_summary", rand_records(rng, rng.randint(1, 5), single_token=True), *slo()))
+             + [{"name": "SLO met exactly", "ops": call("latency_summary", [
+                 {"seq_id": 1, "arrival_us": 0, "first_token_us": 200_000, "finish_us": 300_000, "num_output_tokens": 3,
+                  "num_preemptions": 0, "num_recomputed_tokens": 0}], 200, 50)}]),
+    ]
+
+
+def build(seed: int) -> list[Task]:
+    """The four graded tasks, their points and rules, for one random seed."""
+    rng = random.Random(seed)
+    return [
+        Task("TODO 1", "todo1", "todo1_tests", 3, todo1_rules(rng)),
+        Task("TODO 2", "todo2", "todo2_tests", 2, todo2_rules(rng)),
+        Task("TODO 3", "todo3", "todo3_tests", 3, todo3_rules(rng)),
+        Task("TODO 4", "todo4", "todo4_tests", 2, todo4_rules(rng)),
+    ]

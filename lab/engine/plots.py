@@ -1,0 +1,42 @@
+"""Plots of an engine run's step log (matplotlib; loaded on first use)."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+
+def plot_batch_composition(steps: list[dict], title: str = "What each step computes", ax=None):
+    """Stacked bars per step: decode tokens, prefill (chunk) tokens, and the unused token budget."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3))
+    x = [s["step"] for s in steps]
+    decode = [s["num_decode_tokens"] for s in steps]
+    prefill = [s["num_prefill_tokens"] for s in steps]
+    unused = [s["max_num_batched_tokens"] - s["num_batched_tokens"] for s in steps]
+    ax.bar(x, decode, color="#1f77b4", label="decode tokens", width=0.9)
+    ax.bar(x, prefill, bottom=decode, color="#ff7f0e", label="prefill (chunk) tokens", width=0.9)
+    ax.bar(x, unused, bottom=[d + p for d, p in zip(decode, prefill)], color="#dddddd", label="unused budget", width=0.9)
+    ax.set_xlabel("engine step")
+    ax.set_ylabel("tokens")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def plot_kv_occupancy(steps: list[dict], title: str = "KV blocks in use", ax=None):
+    """Blocks in use per step against the pool size; a red x marks each step with a preemption."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3))
+    x = [s["step"] for s in steps]
+    ax.step(x, [s["num_used_blocks"] for s in steps], where="mid", label="blocks in use")
+    ax.axhline(steps[0]["num_blocks"] if steps else 0, color="black", linestyle="--", linewidth=1, label="pool size")
+    hits = [(s["step"], s["num_used_blocks"]) for s in steps if s["preempted"]]
+    if hits:
+        ax.scatter(*zip(*hits), marker="x", color="red", s=50, zorder=3,
+                   label=f"preemption ({sum(len(s['preempted']) for s in steps)} in all)")
+    ax.set_xlabel("engine step")
+    ax.set_ylabel("blocks")
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.figure.tight_layout()
+    return ax.figure

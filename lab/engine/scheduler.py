@@ -1,0 +1,166 @@
+"""One engine step's scheduling decision, after vLLM V1's `Scheduler.schedule()`
+(`vllm/v1/core/sched/scheduler.py`, as of November 2026) and nano-vllm's `nanovllm/engine/scheduler.py`.
+
+The base class holds everything the notebook does not ask for: configuration and its checks,
+the waiting queue (`request_queue.py`'s FCFS deque and priority heap, as plain lists), the
+per-step token count, and `update_from_batch`, which applies a step's results. The notebook's
+TODO 1 writes `schedule`, TODO 3 writes `_make_room` and `_preempt`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..decode import _require_bool, _require_int, todo
+from .block_manager import BlockManagerBase
+from .sequence import Sequence, SequenceStatus
+
+POLICIES = ("fcfs", "priority")
+
+
+@dataclass
+class ScheduledBatch:
+    """What one step computes: tokens per sequence, in schedule order, and who was preempted."""
+
+    token_budget: int
+    num_scheduled_tokens: dict[int, int] = field(default_factory=dict)  # seq_id -> tokens this step
+    num_decode_tokens: int = 0
+    preempted_seq_ids: list[int] = field(default_factory=list)
+
+    @property
+    def num_batched_tokens(self) -> int:
+        return sum(self.num_scheduled_tokens.values())
+
+    @property
+    def num_prefill_tokens(self) -> int:
+        return self.num_batched_tokens - self.num_decode_tokens
+
+    def add(self, seq: Sequence, num_new_tokens: int) -> None:
+        """Schedule num_new_tokens of seq in this step and charge the budget."""
+        if num_new_tokens <= 0 or num_new_tokens > self.token_budget or seq.seq_id in self.num_scheduled_tokens:
+            raise RuntimeError(f"cannot schedule {num_new_tokens} tokens of sequence {seq.seq_id} "
+                               f"(budget left {self.token_budget}, scheduled {self.num_scheduled_tokens})")
+        self.num_scheduled_tokens[seq.seq_id] = num_new_tokens
+        self.num_decode_tokens += seq.is_decode
+        self.token_budget -= num_new_tokens
+
+    def remove(self, seq: Sequence) -> None:
+        """Unschedule seq (it was preempted later in the same step) and give its tokens back."""
+        num_new_tokens = self.num_scheduled_tokens.pop(seq.seq_id)
+        self.num_decode_tokens -= seq.is_decode
+        self.token_budget += num_new_tokens
+
+    def summary(self) -> dict:
+        return {"tokens": [[sid, n] for sid, n in self.num_scheduled_tokens.items()], "preempted": list(self.preempted_seq_ids)}
+
+
+class SchedulerBase:
+    """Budgets, queues and bookkeeping of the step model; subclass and add the TODO methods."""
+
+    block_manager_cls: type = BlockManagerBase
+
+    def __init__(self, num_blocks: int = 1024, block_size: int = 16, max_num_seqs: int = 256,
+                 max_num_batched_tokens: int = 2048, long_prefill_token_threshold: int = 0,
+                 policy: str = "fcfs", enable_chunked_prefill: bool = True):
+        for name, value in (("max_num_seqs", max_num_seqs), ("max_num_batched_tokens", max_num_batched_tokens)):
+            _require_int(name, value, minimum=1)
+        _require_int("long_prefill_token_threshold", long_prefill_token_threshold, minimum=0)
+        _require_bool("enable_chunked_prefill", enable_chunked_prefill)
+        if long_prefill_token_threshold and not enable_chunked_prefill:
+            raise ValueError("long_prefill_token_threshold needs enable_chunked_prefill=True")
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        self.block_manager = self.block_manager_cls(num_blocks, block_size)
+        self.max_num_seqs = max_num_seqs
+        self.max_num_batched_tokens = max_num_batched_tokens
+        self.long_prefill_token_threshold = long_prefill_token_threshold
+        self.policy = policy
+        self.enable_chunked_prefill = enable_chunked_prefill
+        self.waiting: list[Sequence] = []  # FCFS: queue order; priority: any order, read through _peek_waiting
+        self.running: list[Sequence] = []  # admission order
+        self.finished: list[Sequence] = []
+
+    # -- the waiting queue (vllm/v1/core/sched/request_queue.py) --------------------------------
+    def _waiting_key(self, seq: Sequence) -> tuple:
+        """Priority queue order: smaller priority first, then earlier arrival (then lower id)."""
+        return (seq.priority, seq.arrival_us, seq.seq_id)
+
+    def waiting_order(self) -> list[Sequence]:
+        """The waiting queue in the order it will be served."""
+        return sorted(self.waiting, key=self._waiting_key) if self.policy == "priority" else list(self.waiting)
+
+    def _peek_waiting(self) -> Sequence:
+        return min(self.waiting, key=self._waiting_key) if self.policy == "priority" else self.waiting[0]
+
+    def _pop_waiting(self) -> Sequence:
+        seq = self._peek_waiting()
+        self.waiting.remove(seq)
+        return seq
+
+    def _prepend_waiting(self, seq: Sequence) -> None:
+        """FCFS: back to the front of the queue; priority: back into the heap (its key decides)."""
+        self.waiting.insert(0, seq)
+
+    # -- requests -------------------------------------------------------------------------------
+    def add(self, seq: Sequence) -> None:
+        """Queue a new request; reject one whose full length could never fit in the KV pool."""
+        if not isinstance(seq, Sequence):
+            raise ValueError(f"add() takes a Sequence, got {type(seq).__name__}")
+        if seq.status is not SequenceStatus.WAITING or seq.num_computed_tokens or seq.block_table:
+            raise ValueError(f"sequence {seq.seq_id} is not new (status {seq.status.value})")
+        if any(s.seq_id == seq.seq_id for s in (*self.waiting, *self.running, *self.finished)):
+            raise ValueError(f"duplicate seq_id: {seq.seq_id}")
+        longest = seq.num_prompt_tokens + seq.max_tokens
+        if longest > self.block_manager.num_blocks * self.block_manager.block_size:  # vLLM rejects a request longer than max_model_len
+            raise ValueError(f"sequence {seq.seq_id} may grow to {longest} tokens; the pool holds "
+                             f"{self.block_manager.num_blocks} blocks of {self.block_manager.block_size}")
+        self.waiting.append(seq)
+
+    def has_unfinished(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    def _num_new_tokens(self, seq: Sequence, token_budget: int) -> int:
+        """Tokens seq would compute this step: catch up, capped by the long-prefill threshold and the budget."""
+        num_new_tokens = seq.num_tokens - seq.num_computed_tokens
+        if 0 < self.long_prefill_token_threshold < num_new_tokens:
+            num_new_tokens = self.long_prefill_token_threshold
+        return min(num_new_tokens, token_budget)
+
+    # -- the TODOs ------------------------------------------------------------------------------
+    @todo("TODO 1")
+    def schedule(self) -> ScheduledBatch:
+        """Build this step's batch: running sequences first, then waiting ones, under the budgets."""
+        raise NotImplementedError()
+
+    @todo("TODO 3")
+    def _make_room(self, seq: Sequence, num_new_tokens: int, batch: ScheduledBatch) -> bool:
+        """Preempt until seq's next num_new_tokens fit; False if seq itself had to go."""
+        raise NotImplementedError()
+
+    @todo("TODO 3")
+    def _preempt(self, seq: Sequence, batch: ScheduledBatch) -> None:
+        """Preempt seq by recompute: free its blocks, forget its KV, put it back in the waiting queue."""
+        raise NotImplementedError()
+
+    # -- applying a step's results (vLLM: update_from_output) -----------------------------------
+    def update_from_batch(self, batch: ScheduledBatch, step: int, now_us: int) -> list[Sequence]:
+        """Advance every scheduled sequence; sample a token where it caught up; return the finished."""
+        finished = []
+        by_id = {seq.seq_id: seq for seq in self.running}
+        for seq_id, num_new_tokens in batch.num_scheduled_tokens.items():
+            seq = by_id[seq_id]
+            if seq.first_scheduled_step is None:
+                seq.first_scheduled_step = step
+            seq.num_computed_tokens += num_new_tokens
+            if seq.num_computed_tokens < seq.num_tokens:
+                continue  # a prefill chunk: no token yet
+            seq.num_output_tokens += 1
+            if seq.first_token_step is None:
+                seq.first_token_step, seq.first_token_us = step, now_us
+            if seq.num_output_tokens >= seq.max_tokens:
+                seq.finish_step, seq.finish_us = step, now_us
+                seq.status = SequenceStatus.FINISHED
+                self.block_manager.deallocate(seq)
+                self.running.remove(seq)
+                self.finished.append(seq)
+                finished.append(seq)
+        return finished

@@ -1,0 +1,164 @@
+"""lab.engine: its guards, its stubs (no answers ship in lab), and invariants of whole runs of the
+engine assembled from the master's reference answers, with the checker shown catching broken engines."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader import reference
+from grader.mutants import BATCH_SCHEDULING_MUTANTS, mutated_answers
+from lab.engine import (BlockManagerBase, LLMEngine, SchedulerBase, Sequence, SequenceStatus, TimeModel,
+                        poisson_requests)
+
+NAME = "03_batch_scheduling"
+NS = reference.namespace(NAME)
+
+
+def mutant_namespace(name):
+    mutant = next(m for m in BATCH_SCHEDULING_MUTANTS if m.name == name)
+    return reference.namespace(NAME, mutated_answers(NAME, mutant))
+
+
+# -- guards and stubs ------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, message", [
+    ({"seq_id": 1, "num_prompt_tokens": 0}, "num_prompt_tokens must be >= 1"),
+    ({"seq_id": 1, "num_prompt_tokens": 3, "max_tokens": 0}, "max_tokens must be >= 1"),
+    ({"seq_id": 1, "num_prompt_tokens": 3, "arrival_us": 1.5}, "arrival_us must be an int"),
+    ({"seq_id": True, "num_prompt_tokens": 3}, "seq_id must be an int"),
+    ({"seq_id": 1, "num_prompt_tokens": 3, "status": "sleeping"}, "'sleeping' is not a valid SequenceStatus"),
+])
+def test_sequence_rejects_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Sequence(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"max_num_seqs": 0}, "max_num_seqs must be >= 1"), ({"max_num_batched_tokens": 0}, "max_num_batched_tokens must be >= 1"),
+    ({"policy": "lifo"}, "policy must be one of"), ({"num_blocks": 0}, "num_blocks must be >= 1"),
+    ({"long_prefill_token_threshold": 8, "enable_chunked_prefill": False}, "needs enable_chunked_prefill=True"),
+    ({"enable_chunked_prefill": 1}, "must be True or False"),
+])
+def test_scheduler_rejects_bad_config(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SchedulerBase(**kwargs)
+
+
+def test_add_rejects_what_could_never_run():
+    sched = SchedulerBase(num_blocks=2, block_size=4)
+    sched.add(Sequence(seq_id=1, num_prompt_tokens=4, max_tokens=4))
+    for bad, message in ((Sequence(seq_id=1, num_prompt_tokens=1), "duplicate seq_id"),
+                         (Sequence(seq_id=2, num_prompt_tokens=6, max_tokens=3), "may grow to 9 tokens"),
+                         ({"seq_id": 3, "num_prompt_tokens": 1}, "takes a Sequence"),
+                         (Sequence(seq_id=4, num_prompt_tokens=1, status="running"), "is not new")):
+        with pytest.raises(ValueError, match=message):
+            sched.add(bad)
+    assert [s.seq_id for s in sched.waiting] == [1]
+
+
+def test_lab_ships_stubs_that_name_their_todo():
+    sched, pool, seq = SchedulerBase(), BlockManagerBase(4), Sequence(seq_id=1, num_prompt_tokens=3)
+    for call, task in ((sched.schedule, "TODO 1"), (lambda: pool.can_append(seq, 1), "TODO 2"),
+                       (lambda: pool.deallocate(seq), "TODO 2"), (lambda: sched._make_room(seq, 1, None), "TODO 3")):
+        with pytest.raises(NotImplementedError, match=f"{task} .* is not implemented yet"):
+            call()
+
+
+def test_time_model_and_its_guards():
+    assert TimeModel().step_us(0) == 8_000 and TimeModel(1, 2).step_us(10) == 21
+    with pytest.raises(ValueError, match="per_token_us must be an int"):
+        TimeModel(per_token_us=0.1)
+
+
+def test_poisson_requests_are_seeded_and_valid():
+    a, b = poisson_requests(50, 10, seed=1), poisson_requests(50, 10, seed=1)
+    assert a == b and a != poisson_requests(50, 10, seed=2)
+    assert all(r["arrival_us"] <= s["arrival_us"] for r, s in zip(a, a[1:]))
+    assert all(Sequence(**r) for r in a)
+    with pytest.raises(ValueError, match="rate_per_s must be a positive number"):
+        poisson_requests(3, 0)
+
+
+def test_engine_stops_with_a_clear_error_when_the_scheduler_is_stuck():
+    class Stuck(NS["Scheduler"]):
+        def schedule(self):
+            return NS["ScheduledBatch"](token_budget=self.max_num_batched_tokens)
+
+    with pytest.raises(RuntimeError, match="scheduled nothing .* stuck"):
+        LLMEngine(Stuck()).run([{"seq_id": 1, "num_prompt_tokens": 4}])
+    with pytest.raises(RuntimeError, match="max_steps=3"):
+        LLMEngine(NS["Scheduler"]()).run([{"seq_id": 1, "num_prompt_tokens": 4, "max_tokens": 9}], max_steps=3)
+
+
+# -- invariants of whole runs -----------------------------------------------------------------------
+def check_run(run, requests, config):
+    """Invariants any correct run satisfies; raises AssertionError naming the first one broken."""
+    budget, seqs, blocks = config["max_num_batched_tokens"], config["max_num_seqs"], config["num_blocks"]
+    by_id = {r["seq_id"]: r for r in requests}
+    assert sorted(rec["seq_id"] for rec in run.records) == sorted(by_id), "every request finishes"
+    for step, row in enumerate(run.steps):
+        assert row["step"] == step and row["start_us"] < row["end_us"] or row["num_batched_tokens"] == 0
+        assert row["num_batched_tokens"] <= budget, f"step {step}: over the token budget"
+        assert row["num_running"] <= seqs and row["num_seqs"] <= seqs, f"step {step}: over max_num_seqs"
+        assert row["num_used_blocks"] <= blocks, f"step {step}: more blocks than the pool"
+    for rec in run.records:
+        want = by_id[rec["seq_id"]]
+        assert rec["num_output_tokens"] == want["max_tokens"], f"request {rec['seq_id']}: wrong number of tokens"
+        assert want["arrival_us"] < rec["first_token_us"] <= rec["finish_us"], f"request {rec['seq_id']}: times out of order"
+        assert rec["first_scheduled_step"] <= rec["first_token_step"] <= rec["finish_step"]
+        assert (rec["num_recomputed_tokens"] > 0) == (rec["num_preemptions"] > 0) or rec["num_recomputed_tokens"] == 0
+    # Work is conserved: every token is computed once (the last sampled token never), plus what was thrown away.
+    computed = sum(row["num_batched_tokens"] for row in run.steps)
+    needed = sum(r["num_prompt_tokens"] + r["max_tokens"] - 1 for r in requests)
+    assert computed == needed + sum(rec["num_recomputed_tokens"] for rec in run.records), "tokens computed != tokens needed + recomputed"
+
+
+workloads = st.lists(st.tuples(st.integers(0, 30_000), st.integers(1, 40), st.integers(1, 8), st.integers(0, 3)),
+                     min_size=1, max_size=10)
+
+
+def run_case(ns, data, block_size, budget, seqs, policy, spare, threshold):
+    requests = [{"seq_id": i, "arrival_us": a, "num_prompt_tokens": p, "max_tokens": m, "priority": pr}
+                for i, (a, p, m, pr) in enumerate(data)]
+    longest = max(r["num_prompt_tokens"] + r["max_tokens"] for r in requests)
+    config = {"num_blocks": -(-longest // block_size) + spare, "block_size": block_size, "max_num_batched_tokens": budget,
+              "max_num_seqs": seqs, "policy": policy, "long_prefill_token_threshold": threshold}
+    return LLMEngine(ns["Scheduler"](**config), TimeModel(1000, 10)).run(requests), requests, config
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads, st.sampled_from([1, 2, 4, 16]), st.integers(1, 64), st.integers(1, 5), st.sampled_from(["fcfs", "priority"]),
+       st.integers(0, 6), st.sampled_from([0, 0, 5]))
+def test_reference_runs_keep_every_invariant(data, block_size, budget, seqs, policy, spare, threshold):
+    check_run(*run_case(NS, data, block_size, budget, seqs, policy, spare, threshold))
+
+
+def test_runs_are_deterministic_and_preempt_under_pressure():
+    requests = poisson_requests(40, 50, seed=4, prompt_median=40, output_median=30, max_prompt=120, max_output=100)
+    config = {"num_blocks": 16, "block_size": 16, "max_num_batched_tokens": 128, "max_num_seqs": 8}
+    first = LLMEngine(NS["Scheduler"](**config)).run(requests)
+    assert first.records == LLMEngine(NS["Scheduler"](**config)).run(requests).records
+    assert sum(r["num_preemptions"] for r in first.records) > 0
+    check_run(first, requests, config)
+    assert all(type(r["finish_us"]) is int for r in first.records)
+
+
+@pytest.mark.parametrize("mutant, broken", [
+    ("ignores max_num_seqs", "over max_num_seqs"),
+    ("keeps the KV: no recompute", "tokens computed != tokens needed + recomputed"),
+    ("forgets the blocks already held", "stopped after max_steps=5000"),  # it asks for blocks it holds: livelock
+])
+def test_the_run_checker_catches_broken_engines(mutant, broken):
+    ns = mutant_namespace(mutant)
+    requests = poisson_requests(40, 50, seed=4, prompt_median=40, output_median=30, max_prompt=120, max_output=100)
+    config = {"num_blocks": 16, "block_size": 16, "max_num_batched_tokens": 128, "max_num_seqs": 2}
+    with pytest.raises((AssertionError, RuntimeError)) as info:
+        check_run(LLMEngine(ns["Scheduler"](**config)).run(requests, max_steps=5000), requests, config)
+    assert broken in str(info.value)
+
+
+def test_preemption_keeps_output_tokens_and_status():
+    requests = [{"seq_id": i, "num_prompt_tokens": 20, "max_tokens": 30} for i in range(3)]
+    sched = NS["Scheduler"](num_blocks=16, block_size=4, max_num_batched_tokens=64)
+    run = LLMEngine(sched).run(requests)
+    assert any(r["num_preemptions"] for r in run.records)
+    assert all(s.status is SequenceStatus.FINISHED and not s.block_table for s in sched.finished)
+    assert sched.block_manager.num_free_blocks == 16
