@@ -1,61 +1,224 @@
-"""`make student-bundle`: build/student-bundle.zip with notebooks, lab and set-up files; no solutions, no grader."""
+"""`make student-bundle`: dist/<the course wheel>, and build/student-bundle.zip, the student-facing repository.
+
+The zip holds the student notebooks, the wheel, lab's source to read, a student environment (no nbgrader,
+pytest, hypothesis or jupytext), Binder's postBuild and a README with Binder/Colab badges from course.toml.
+No solutions, no grader. README, "Publishing the student repository", says what to do with it.
+"""
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
+import nbformat
+
+from . import course
 from .paths import BUILD_DIR, NOTEBOOKS_DIR, ROOT
 
 BUNDLE = BUILD_DIR / "student-bundle.zip"
+DIST_DIR = ROOT / "dist"
 TOP = "decode-scheduling"
-STUDENT_README = """# Decode Scheduling course: student bundle
+ENV_NAME = "decode-scheduling-student"
+PLACEHOLDER_REPO = "your-org/decode-scheduling-course"  # what course.toml ships with
+# What a student's Jupyter needs to run the notebooks; the versions are the instructor's pins.
+STUDENT_PACKAGES = ("numpy", "pandas", "matplotlib", "ipykernel", "jupyterlab")
 
-Notebooks for the course, and `lab`, the small simulator they import.
+POSTBUILD = f"""#!/bin/bash
+# Binder runs this after installing environment.yml; a course hub image can run it too.
+set -euo pipefail
+python -m pip install --no-deps dist/{course.WHEEL_NAME}
+python jupyter_student_config.py
+"""
 
-## Set up (once)
+# Shipped as a file of the bundle; it imports nothing of the course.
+JUPYTER_STUDENT_CONFIG = '''"""Students get no nbgrader teacher UI: formgrader, create-assignment and the course list are switched off.
 
-    python3.11 -m venv .venv && . .venv/bin/activate      # or: conda env create -f environment.yml
-    pip install -r requirements.txt && pip install -e .
-    jupyter lab notebooks/
+The student environment has no nbgrader. Where an image must have it (the assignment list on a course hub),
+run `python jupyter_student_config.py` once in that environment (Binder's postBuild does).
+It writes the environment's own Jupyter config (sys.prefix/etc/jupyter), which wins over nbgrader's defaults.
+"""
+import importlib.util
+import json
+import sys
+from pathlib import Path
 
-On Colab, Binder or ModelScope: upload this folder, then run `pip install -e .` in it once, and restart the kernel.
+SERVER = {"nbgrader.server_extensions.formgrader": False, "nbgrader.server_extensions.course_list": False}
+LAB = {f"@jupyter/nbgrader:{name}": True for name in ("formgrader", "create-assignment", "course-list")}
 
-## Work
 
-Open a notebook, run the cells in order and fill the cells marked TODO. The test cell under each TODO
-checks your work; when a check fails, its message names the rule and shows the expected and the actual
-values. Your grade comes from hidden tests that replay each TODO on its own, so keep every TODO cell
-self-contained and do not delete, copy or reorder the given cells. Submit the `.ipynb` file.
+def merge(path, keys, values):
+    """Set values under keys in a JSON config file, keeping what else it holds."""
+    data = json.loads(path.read_text()) if path.exists() else {}
+    node = data
+    for key in keys:
+        node = node.setdefault(key, {})
+    node.update(values)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\\n")
 
-Notebooks (English, and 简体中文 under `notebooks/zh/`):
-{listing}
 
-## 简体中文
+def main(prefix):
+    if importlib.util.find_spec("nbgrader") is None:
+        print("nbgrader is not installed here: no teacher UI to switch off")
+        return
+    config = Path(prefix) / "etc" / "jupyter"
+    merge(config / "jupyter_server_config.json", ["ServerApp", "jpserver_extensions"], SERVER)
+    merge(config / "labconfig" / "page_config.json", ["disabledExtensions"], LAB)
+    print(f"nbgrader teacher UI switched off in {config}")
 
-`notebooks/zh/` 中是同一套 notebook 的简体中文版，评分规则与英文版完全相同。在 ModelScope 或 Colab 上：
-上传本文件夹，在其中运行一次 `pip install -e .`，重启内核，然后打开 `notebooks/zh/` 下的 notebook，
-按顺序运行各单元格，补全标为 TODO 的单元格。每个 TODO 下面的检查单元格会告诉你哪条规则没有满足。
-提交 `.ipynb` 文件即可。图中的中文需要系统装有中文字体（如 Debian/Ubuntu 的 `fonts-noto-cjk`）；
-没有中文字体时，图中的标签自动改用英文，不会出现方框。
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else sys.prefix)
+'''
+
+STUDENT_README = """# Decode Scheduling: notebooks for students
+
+How an LLM serving engine decides **who runs next**, as notebooks you fill in. Each notebook starts with a
+set-up cell that imports the course package `lab` and, where it is missing (Colab, Kaggle, ModelScope),
+installs it; you never need to restart the kernel.
+
+| notebook | Colab | Binder |
+|---|---|---|
+{rows}
+
+## Open and run
+
+- **Colab:** click the notebook's Colab badge (or File > Open notebook > GitHub, paste
+  `{repo_url}`). Runtime > Run all. File > Save a copy in Drive keeps your work.
+- **Binder:** click a Binder badge and wait for the build; JupyterLab opens the notebook. Binder sessions
+  are temporary: download your `.ipynb` (File > Download) before you close the tab.
+- **Kaggle:** Create > New Notebook, then File > Import Notebook and give it the notebook's `.ipynb`.
+  In the right panel, Settings > Internet must be on (it needs a phone-verified account). Run all.
+- **ModelScope:** start a free notebook instance, upload the `.ipynb` in JupyterLab's file browser, open it,
+  Run > Run All Cells. If the set-up cell cannot reach the package source, upload `dist/{wheel}` next to the
+  notebook and run `%pip install {wheel}` in a new cell first.
+- **Locally (pip, Python 3.10 or newer):**
+
+      python3 -m venv .venv
+      . .venv/bin/activate          # Windows: .venv\\Scripts\\activate
+      pip install -r requirements.txt
+      jupyter lab notebooks/
+
+- **Locally (conda):**
+
+      conda env create -f environment.yml
+      conda activate {env_name}
+      pip install --no-deps dist/{wheel}
+      jupyter lab notebooks/
+
+## Work and hand in
+
+Run the cells in order and fill the cells marked TODO. The check cell under each TODO tests your work;
+when a check fails, its message names the rule and shows the expected and the actual value. Your grade
+comes from hidden tests that replay each TODO on its own, so keep every TODO cell self-contained and do not
+delete, copy or reorder the given cells. Hand in the `.ipynb` file.
+
+## 简体中文版
+
+`notebooks/zh/` 中是同一套 notebook 的简体中文版（上表中带 `zh/` 的行），代码与英文版完全相同，评分规则和分数也完全一样。
+在 Colab 上点对应的 Colab 徽章；在 ModelScope 上启动一个免费的 notebook 实例，用 JupyterLab 的文件浏览器上传
+`.ipynb`，打开后 Run > Run All Cells（第一个单元格会在缺少时自动安装课程包 `lab`；连不上软件源时，把 `dist/{wheel}`
+上传到 notebook 旁边，先在新单元格里运行 `%pip install {wheel}`）。按顺序运行各单元格，只在标为 TODO 的单元格里写代码；
+每个 TODO 下面的检查单元格会写明违反了哪条规则。完成后提交 `.ipynb` 文件。图中的中文需要系统装有中文字体
+（如 Debian/Ubuntu 的 `fonts-noto-cjk`）；没有中文字体时，图中标签自动改用英文，不会出现方框。
 """
 
 
-def members() -> list[tuple[Path, str]]:
-    """(file, path in the zip) for everything a student gets."""
-    files = [(p, str(p.relative_to(ROOT))) for p in sorted(NOTEBOOKS_DIR.rglob("*.ipynb"))]
-    files += [(p, str(p.relative_to(ROOT))) for p in sorted((ROOT / "lab").rglob("*.py"))]
-    files += [(ROOT / name, name) for name in ("environment.yml", "requirements.txt", "pyproject.toml")]
+def build_wheel(dist: Path = DIST_DIR) -> Path:
+    """dist/decode_scheduling_lab-<version>-py3-none-any.whl, built offline from lab/ alone."""
+    dist.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(ROOT / "lab", src / "lab", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copy(ROOT / "pyproject.toml", src)
+        (src / "README.md").write_text(student_readme(), encoding="utf-8")  # the wheel's description
+        cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index", "--no-build-isolation",
+               "--wheel-dir", str(dist), str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"building the wheel failed ({' '.join(cmd)}):\n{proc.stdout}\n{proc.stderr}")
+    wheel = dist / course.WHEEL_NAME
+    stray = [n for n in zipfile.ZipFile(wheel).namelist() if not n.startswith(("lab/", "decode_scheduling_lab-"))]
+    if stray:
+        raise RuntimeError(f"{wheel} holds files outside lab/: {stray}")
+    return wheel
+
+
+def _pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            pins[name.lower()] = version
+    return pins
+
+
+def student_requirements() -> str:
+    pins = _pins()
+    lines = [f"{name}=={pins[name]}" for name in STUDENT_PACKAGES]
+    return ("# The student environment for pip (Binder and conda use environment.yml): Jupyter, lab and what lab\n"
+            "# needs. No grader and no test tools.\n" + "\n".join(lines) + f"\n./dist/{course.WHEEL_NAME}\n")
+
+
+def student_environment() -> str:
+    pins = _pins()
+    lines = "".join(f"      - {name}=={pins[name]}\n" for name in STUDENT_PACKAGES)
+    return (f"# The student environment for conda and Binder; postBuild then installs lab from dist/.\nname: {ENV_NAME}\n"
+            f"channels:\n  - conda-forge\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n{lines}")
+
+
+def student_readme(settings: course.Course | None = None) -> str:
+    settings = settings or course.load()
+    rows = []
+    for path in released():
+        name = path.relative_to(NOTEBOOKS_DIR).as_posix()  # zh editions live in notebooks/zh/
+        colab = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({settings.colab_url(name)})"
+        binder = f"[![Binder](https://mybinder.org/badge_logo.svg)]({settings.binder_url(name)})"
+        rows.append(f"| `notebooks/{name}` | {colab} | {binder} |")
+    return STUDENT_README.format(rows="\n".join(rows), repo_url=settings.repo_url(), wheel=course.WHEEL_NAME,
+                                 env_name=ENV_NAME)
+
+
+def released() -> list[Path]:
+    """Every student edition: notebooks/*.ipynb and each language's notebooks/<lang>/*.ipynb."""
+    return sorted(NOTEBOOKS_DIR.rglob("*.ipynb"))
+
+
+def members(wheel: Path) -> list[tuple[str, bytes]]:
+    """(path in the student repository, content) for everything a student gets."""
+    files = [(str(p.relative_to(ROOT)), p.read_bytes()) for p in released()]
+    files += [(str(p.relative_to(ROOT)), p.read_bytes()) for p in sorted((ROOT / "lab").rglob("*.py"))]
+    files += [(f"dist/{wheel.name}", wheel.read_bytes()),
+              ("README.md", student_readme().encode()),
+              ("requirements.txt", student_requirements().encode()),
+              ("environment.yml", student_environment().encode()),
+              ("postBuild", POSTBUILD.encode()),
+              ("jupyter_student_config.py", JUPYTER_STUDENT_CONFIG.encode())]
     return files
 
 
 def main() -> int:
+    settings = course.load()
+    if settings.repo == PLACEHOLDER_REPO:
+        print(f"warning: course.toml still names the placeholder repository {PLACEHOLDER_REPO}: set repo (and "
+              "branch) before you publish, then `make notebooks`")
+    setup = course.setup_code(settings)
+    stale = [str(p.relative_to(NOTEBOOKS_DIR)) for p in released()
+             if not any(setup in c.source for c in nbformat.read(p, as_version=4).cells)]
+    if stale:
+        raise SystemExit(f"error: {', '.join(stale)} not written from the current course.toml: run `make notebooks` first")
+    wheel = build_wheel()
+    print(f"wrote {wheel}")
     BUILD_DIR.mkdir(exist_ok=True)
-    listing = "\n".join(f"- `{p.relative_to(ROOT)}`" for p in sorted(NOTEBOOKS_DIR.rglob("*.ipynb")))
     with zipfile.ZipFile(BUNDLE, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path, arcname in members():
-            zf.write(path, f"{TOP}/{arcname}")
-        zf.writestr(f"{TOP}/README.md", STUDENT_README.format(listing=listing))
+        for arcname, data in members(wheel):
+            info = zipfile.ZipInfo(f"{TOP}/{arcname}", date_time=(2026, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if arcname == "postBuild" else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
     names = zipfile.ZipFile(BUNDLE).namelist()
     print(f"wrote {BUNDLE} ({len(names)} files): {', '.join(n.split('/', 1)[1] for n in names)}")
     return 0

@@ -6,21 +6,29 @@ import re
 import jupytext
 import nbformat
 
+from . import course
 from .paths import master_path
 
 SOLUTION_ONLY_TAG = "solution-edition"
 GRADING_SETUP_TAG = "grading-setup"
+SETUP_ID = "setup_imports"
 HIDDEN_RE = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
 SOLUTION_MARK_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", re.M)
 
 
 def read_master(name: str, language: str = "en") -> nbformat.NotebookNode:
-    """The master notebook, parsed from its jupytext percent source, in `language` (see translation.py)."""
+    """The master notebook, parsed from its jupytext percent source, in `language` (see translation.py),
+    with the course set-up code filled in (after translation: it comes from course.toml, not the master)."""
     from .translation import translate
 
     nb = jupytext.read(master_path(name))
     nb.metadata.pop("jupytext", None)
-    return translate(nb, name, language)
+    nb = translate(nb, name, language)
+    setup = [c for c in nb.cells if grade_id(c) == SETUP_ID]
+    if len(setup) != 1:
+        raise ValueError(f"{master_path(name)}: expected one cell with grade_id {SETUP_ID!r}, found {len(setup)}")
+    setup[0].source = course.expand(setup[0].source)
+    return nb
 
 
 def nbgrader_meta(cell) -> dict:
@@ -80,6 +88,11 @@ def answer_ids(nb) -> list[str]:
 def test_ids(nb) -> list[str]:
     """grade_ids of the autograded test cells, in notebook order."""
     return [grade_id(c) for c in nb.cells if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")]
+
+
+def strip_magics(source: str) -> str:
+    """IPython magics and shell escapes blanked out (the grading child does the same), so plain Python runs it."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
 def grading_setup_sources(nb) -> list[str]:

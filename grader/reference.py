@@ -14,7 +14,7 @@ def namespace(assignment: str = "02_decode_scheduling", answers: dict[str, str] 
     ns: dict = {"__name__": f"reference_{assignment}"}
     with contextlib.redirect_stdout(io.StringIO()):
         for src in masters.grading_setup_sources(nb):
-            exec(compile(src, "<given cell>", "exec", dont_inherit=True), ns)
+            exec(compile(masters.strip_magics(src), "<given cell>", "exec", dont_inherit=True), ns)
         for gid in masters.answer_ids(nb):
             exec(compile(answers[gid], f"<{gid}>", "exec", dont_inherit=True), ns)
     return ns

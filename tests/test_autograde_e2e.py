@@ -179,7 +179,7 @@ def test_batch_scheduling_assignment_end_to_end(tmp_path):
     assert 0 < rows[buggy][broken] < rows["alice_solution"][broken]
     assert {k: v for k, v in rows[buggy].items() if k not in (broken, "total")} == {k: v for k, v in rows["alice_solution"].items() if k not in (broken, "total")}
     page = visible_text((tmp_path / "out" / "feedback" / "alice_solution.html").read_text())
-    assert not [s for s in _hidden_snippets(masters.nbgrader_source(name)) if s in page]
+    assert not [s for s in hidden_snippets(masters.nbgrader_source(name)) if s in page]
     assert (tmp_path / "out" / "feedback" / "alice_solution.html").read_text().count("data:image/png") >= 5
 
 

@@ -1,25 +1,89 @@
 """The student bundle carries no solutions or grader; the demo writes its plots."""
+import json
+import re
+import subprocess
+import sys
 import zipfile
 
 from conftest import ROOT
-from grader import bundle, demo, masters
+from grader import bundle, course, demo, masters
 from grader.feedback import hidden_snippets
+from lab import __version__
 
 
 def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
     bundle.main()
     names = zipfile.ZipFile(bundle.BUNDLE).namelist()
     inner = {n.split("/", 1)[1] for n in names}
-    assert {"README.md", "environment.yml", "requirements.txt", "pyproject.toml", "lab/__init__.py",
-            "notebooks/02_decode_scheduling.ipynb", "notebooks/03_batch_scheduling.ipynb", "lab/engine/scheduler.py"} <= inner
+    assert {"README.md", "environment.yml", "requirements.txt", "postBuild", "jupyter_student_config.py",
+            "lab/__init__.py", f"dist/{course.WHEEL_NAME}", "notebooks/02_decode_scheduling.ipynb",
+            "notebooks/03_batch_scheduling.ipynb", "lab/engine/scheduler.py"} <= inner
     assert not [n for n in inner if n.startswith(("solutions/", "grader/", "tests/", ".ci/"))]
     snippets = [s for name in ("02_decode_scheduling", "03_batch_scheduling") for s in hidden_snippets(masters.nbgrader_source(name))]
     with zipfile.ZipFile(bundle.BUNDLE) as zf:
         for name in names:
+            if name.endswith(".whl"):
+                continue
             text = zf.read(name).decode("utf-8")
             assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN" not in text, name
             assert not [s for s in snippets if s in text], name
         assert zf.read("decode-scheduling/notebooks/02_decode_scheduling.ipynb") == (ROOT / "notebooks" / "02_decode_scheduling.ipynb").read_bytes()
+        assert zf.getinfo("decode-scheduling/postBuild").external_attr >> 16 & 0o111, "postBuild must be executable"
+
+
+def test_the_wheel_holds_lab_only_and_declares_what_the_cloud_test_runs(tmp_path):
+    wheel = bundle.build_wheel(tmp_path)
+    assert wheel.name == f"decode_scheduling_lab-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as zf:
+        files = zf.namelist()
+        meta = zf.read(f"decode_scheduling_lab-{__version__}.dist-info/METADATA").decode()
+    assert sorted(f for f in files if not f.startswith("decode_scheduling_lab-")) == sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "lab").rglob("*.py"))
+    floors = dict(re.findall(r"^Requires-Dist: (\w+)>=([\d.]+)$", meta, re.M))
+    assert set(floors) == {"numpy", "pandas", "matplotlib"}
+    cloud = dict(re.findall(r"(\w+)==([\d.]+)", re.search(r"^CLOUD_PINS \?= (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1)))
+    for name, floor in floors.items():  # the declared floor is the release line that make e2e-cloud runs
+        assert cloud[name].split(".")[:2] == floor.split(".")[:2], (name, floor, cloud[name])
+
+
+def test_student_environment_has_no_grader_tools_and_our_pins():
+    req, env = bundle.student_requirements(), bundle.student_environment()
+    for text in (req, env):
+        assert not re.search(r"nbgrader|pytest|hypothesis|jupytext|setuptools|-e \.", text)
+    pins = pins_of(req)
+    assert pins == pins_of(env) == {k: v for k, v in pins_of((ROOT / "requirements.txt").read_text()).items() if k in pins}
+    assert {"jupyterlab", "ipykernel", "pandas", "matplotlib", "numpy"} == set(pins)
+    assert f"./dist/{course.WHEEL_NAME}" in req.splitlines()
+
+
+def pins_of(text):
+    return dict(re.findall(r"^[\s-]*([A-Za-z0-9_.-]+)==([^\s]+)$", text, re.M))
+
+
+def test_student_config_switches_off_the_nbgrader_teacher_ui_only(tmp_path):
+    """Run the bundle's script on a prefix where nbgrader has enabled itself, read it back as jupyter_server does."""
+    from jupyter_server.config_manager import BaseJSONConfigManager
+    from jupyter_server.extension.config import ExtensionConfigManager
+    config = tmp_path / "etc" / "jupyter"
+    (config / "jupyter_server_config.d").mkdir(parents=True)
+    shipped = ROOT / ".venv" / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json"
+    enabled = {f"nbgrader.server_extensions.{e}": True for e in ("formgrader", "course_list", "assignment_list", "validate_assignment")}
+    (config / "jupyter_server_config.d" / "nbgrader.json").write_text(
+        shipped.read_text() if shipped.exists() else json.dumps({"ServerApp": {"jpserver_extensions": enabled}}))
+
+    def state():
+        return ExtensionConfigManager(read_config_path=[str(config)]).get_jpserver_extensions()
+    assert state()["nbgrader.server_extensions.formgrader"] is True  # the teacher UI is on before
+    script = tmp_path / "jupyter_student_config.py"
+    script.write_text(bundle.JUPYTER_STUDENT_CONFIG)
+    subprocess.run([sys.executable, str(script), str(tmp_path)], check=True, capture_output=True)
+    subprocess.run([sys.executable, str(script), str(tmp_path)], check=True, capture_output=True)  # idempotent
+    after = state()
+    assert after["nbgrader.server_extensions.formgrader"] is False and after["nbgrader.server_extensions.course_list"] is False
+    assert after["nbgrader.server_extensions.assignment_list"] is True  # students keep their own tools
+    page = BaseJSONConfigManager(config_dir=str(config / "labconfig")).get("page_config")
+    assert page["disabledExtensions"] == {"@jupyter/nbgrader:formgrader": True, "@jupyter/nbgrader:create-assignment": True,
+                                          "@jupyter/nbgrader:course-list": True}
 
 
 def test_demo_worked_examples_write_pngs(tmp_path, capsys):
@@ -28,3 +92,14 @@ def test_demo_worked_examples_write_pngs(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "4 requests on 2 slots" in printed and "preemption and resume" in printed
     assert "engine step model" in printed and "p99_ttft_ms=" in printed
+
+
+def test_bundle_refuses_notebooks_written_from_another_setting(monkeypatch):
+    other = course.Course("acme/elsewhere", "main", "")
+    monkeypatch.setattr(course, "load", lambda *a, **k: other)
+    try:
+        bundle.main()
+    except SystemExit as exc:
+        assert "run `make notebooks` first" in str(exc)
+    else:
+        raise AssertionError("a bundle with stale set-up cells was written")

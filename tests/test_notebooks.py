@@ -8,13 +8,12 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from grader import masters, translation
+from grader import course, masters, translation
 from grader.feedback import hidden_snippets
 from grader.paths import assignment_names
 
 NAMES = assignment_names()
-LANGS = ["en", "zh"]
-EDITIONS = [(name, lang) for lang in LANGS for name in NAMES if lang in translation.languages(name)]
+EDITIONS = [(name, lang) for lang in ("en", "zh") for name in NAMES if lang in translation.languages(name)]
 PASSED = {"en": "visible checks passed", "zh": "项可见检查全部通过"}
 
 
@@ -75,8 +74,7 @@ def test_student_edition_has_not_drifted(regenerated, name, lang):
 
 @pytest.mark.parametrize("name,lang", EDITIONS)
 def test_solved_edition_has_not_drifted(regenerated, name, lang):
-    fresh = comparable(regenerated / "solutions" / f"{edition(lang)}{name}.ipynb", True)
-    committed = comparable(solved_path(name, lang), True)
+    fresh, committed = comparable(regenerated / "solutions" / f"{edition(lang)}{name}.ipynb", True), comparable(solved_path(name, lang), True)
     assert fresh == committed, f"solutions/ is stale (run `make notebooks` and commit): {first_difference(fresh, committed)}"
 
 
@@ -107,7 +105,7 @@ def test_student_edition_has_no_solution_or_hidden_code(name, lang):
     assert len(snippets) >= 4
     assert not [line for line in snippets if json.dumps(line)[1:-1] in text]
     for gid, answer in masters.reference_answers(name).items():
-        body = re.search(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", masters.cells_by_grade_id(masters.read_master(name))[gid][0].source, re.S)
+        body = re.search(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", masters.cells_by_grade_id(masters.read_master(name, lang))[gid][0].source, re.S)
         solution_lines = [line.strip() for line in body.group(1).splitlines() if len(line.strip()) > 25]
         assert not [line for line in solution_lines if json.dumps(line)[1:-1] in text], f"{gid} leaks its solution"
 
@@ -150,7 +148,12 @@ def test_stub_matches_reference_outside_the_solution(name, lang):
 
 
 @pytest.mark.parametrize("name,lang", EDITIONS)
-def test_notebooks_download_nothing(name, lang):
-    for path in (student_path(name, lang), solved_path(name, lang), masters.master_path(name)):
-        text = path.read_text()
-        assert not re.search(r"pip install|urlopen|requests\.get|https?://|wget|curl ", text.replace("`pip install -e .`", ""))
+def test_notebooks_download_nothing_outside_the_setup_code(name, lang):
+    """Only the set-up code may install (and only when lab is missing); no other cell touches the network."""
+    setup = course.setup_code()
+    for path in (student_path(name, lang), solved_path(name, lang)):
+        sources = [c.source for c in nbformat.read(path, as_version=4).cells]
+        assert sum(setup in s for s in sources) == 1, f"{path}: the set-up code must appear exactly once"
+        text = "\n".join(sources).replace(setup, "")
+        assert not re.search(r"pip install|urlopen|requests\.get|https?://|wget|curl ", text), path
+    assert not re.search(r"pip install|https?://", masters.master_path(name).read_text())

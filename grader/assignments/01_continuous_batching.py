@@ -46,17 +46,12 @@
 # | KV cache block | KV 缓存块 | starvation | 饥饿 |
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
+# <course set-up: imports lab, installing it if missing>
 import heapq
 
-try:
-    import lab
-    from lab import ScheduleInvariantError, check_schedule, jobs_from_tokens, schedule, todo
-    from lab.checks import expect, expect_raises, expect_true, passed
-except ImportError as exc:  # the most common set-up problem, so say what to do
-    raise ImportError(
-        "The course package `lab` is not installed in this kernel. From the course folder run "
-        "`pip install -e .` (or `make test` once), then restart the kernel."
-    ) from exc
+import lab
+from lab import ScheduleInvariantError, check_schedule, jobs_from_tokens, schedule, todo
+from lab.checks import expect, expect_raises, expect_true, passed
 
 # %% key="code-imports"
 import pandas as pd

@@ -58,16 +58,11 @@
 # | recompute / swap | 重算 / 换出 | slot utilization | 槽位利用率 |
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
+# <course set-up: imports lab, installing it if missing>
 from typing import Dict
 
-try:
-    from lab import DecodeSchedulerBase, RequestState, add_to_class, todo
-    from lab.checks import expect, expect_raises, expect_true, passed
-except ImportError as exc:  # the most common set-up problem, so say what to do
-    raise ImportError(
-        "The course package `lab` is not installed in this kernel. From the course folder run "
-        "`pip install -e .` (or `make test` once), then restart the kernel."
-    ) from exc
+from lab import DecodeSchedulerBase, RequestState, add_to_class, todo
+from lab.checks import expect, expect_raises, expect_true, passed
 
 # %% key="code-imports"
 import matplotlib.pyplot as plt

@@ -39,18 +39,13 @@
 # bug in TODO 3 costs points on TODO 3 only. Keep each TODO cell self-contained.
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
+# <course set-up: imports lab, installing it if missing>
 import math
 
-try:
-    from lab import add_to_class, todo
-    from lab.checks import expect, expect_raises, expect_true, passed
-    from lab.engine import (BlockManagerBase, LLMEngine, ScheduledBatch, SchedulerBase, Sequence,
-                            SequenceStatus, TimeModel)
-except ImportError as exc:  # the most common set-up problem, so say what to do
-    raise ImportError(
-        "The course package `lab` is not installed in this kernel. From the course folder run "
-        "`pip install -e .` (or `make test` once), then restart the kernel."
-    ) from exc
+from lab import add_to_class, todo
+from lab.checks import expect, expect_raises, expect_true, passed
+from lab.engine import (BlockManagerBase, LLMEngine, ScheduledBatch, SchedulerBase, Sequence,
+                        SequenceStatus, TimeModel)
 
 # %%
 import matplotlib.pyplot as plt
