@@ -39,10 +39,11 @@ def template_config():
 
 def generate(course: Path, assignment: str, student: str) -> None:
     """nbgrader's feedback converter, in this process: its import alone costs seconds per subprocess."""
-    from nbgrader.converters import GenerateFeedback
-    from nbgrader.coursedir import CourseDirectory
+    with _LOCK:  # nbgrader's converters are not written for concurrent use; a first import from two threads at
+        # once can fail too (nbconvert's exporters import each other: "partially initialized module")
+        from nbgrader.converters import GenerateFeedback
+        from nbgrader.coursedir import CourseDirectory
 
-    with _LOCK:  # nbgrader's converters are not written for concurrent use
         coursedir = CourseDirectory(root=str(course))
         coursedir.assignment_id, coursedir.student_id = assignment, student
         converter = GenerateFeedback(coursedir=coursedir, config=template_config())
