@@ -25,12 +25,13 @@ from pathlib import Path
 
 import nbformat
 
-from . import feedback, masters, nbgrader_plugin, notebook_run, safe_io, sanitize, submission
+from . import feedback, i18n, masters, nbgrader_plugin, notebook_run, safe_io, sanitize, submission
 from .grade import TaskVerdict, verdicts_to_json
 from .paths import NOTEBOOKS_DIR, assignment_names, master_path
 from .safe_io import printable, say
 from .shard import parse_shard, shard_of
 from .submission import Submission
+from .translation import LANGUAGES
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
 NBGRADER_WALL_SECONDS = notebook_run.BUDGET
@@ -54,6 +55,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     verdicts: list[TaskVerdict] = field(default_factory=list)
+    language: str = "en"
 
 
 class Batch:
@@ -67,6 +69,9 @@ class Batch:
         source = masters.nbgrader_source(assignment)
         self.answer_ids = masters.answer_ids(source)
         self.release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+        # Every released language is graded the same way; each keeps its own release and nbgrader course.
+        self.languages = tuple(lang for lang in LANGUAGES if submission.release_path(assignment, lang).exists())
+        self.releases = {lang: nbformat.read(submission.release_path(assignment, lang), as_version=4) for lang in self.languages}
         self.other_assignments = [name for name in assignment_names() if name != assignment]
         self.trusted_markdown = frozenset(c.source for c in self.release.cells if c.cell_type == "markdown")
         self.hidden_snippets = feedback.hidden_snippets(source)
@@ -83,7 +88,10 @@ class Batch:
         """The submission read as Jupyter reads it; raises NotASubmission with the reason it cannot be graded."""
         nb = submission.read(path)
         submission.identify(nb, self.assignment, self.other_assignments)
-        return submission.prepare(nb, self.release, self.answer_ids)
+        language = submission.language_of(nb, self.assignment, self.languages)
+        sub = submission.prepare(nb, self.releases[language], self.answer_ids)
+        sub.language = language
+        return sub
 
     def grade_one(self, path: Path) -> Outcome:
         """Grade one file; whatever goes wrong is reported for this student and the batch goes on."""
@@ -110,9 +118,9 @@ class Batch:
         if sub is not None:
             nb = copy.deepcopy(sub.notebook)
             graded = nbgrader_plugin.grade_notebook(nb, self.assignment, seed=self.seed, cell_wall=self.cell_timeout,
-                                                    budget=self.feedback_wall)
+                                                    budget=self.feedback_wall, language=sub.language)
             outcome = Outcome(student, "graded", {v.answer_id: v.score for v in graded.verdicts},
-                              warnings=list(sub.warnings) + graded.notes, verdicts=graded.verdicts)
+                              warnings=list(sub.warnings) + graded.notes, verdicts=graded.verdicts, language=sub.language)
             try:
                 if graded.ran:
                     self.publish_page(nb, outcome)
@@ -141,13 +149,14 @@ class Batch:
         safe_io.write_new(self.out / "feedback" / f"{sid}.html", page.encode("utf-8", "backslashreplace"))
 
     def write_plain_feedback(self, outcome: Outcome) -> None:
+        text = i18n.TEXT[outcome.language]
         rows = "".join(f"<tr><td>{html.escape(t.task_id)}</td><td>{outcome.scores.get(t.answer_id, 0):g} / {t.points:g}</td></tr>"
                        for t in self.grader.tasks)
-        details = "".join(f"<pre>{html.escape(v.summary())}</pre>" for v in outcome.verdicts)
+        details = "".join(f"<pre>{html.escape(i18n.summary(v, outcome.language))}</pre>" for v in outcome.verdicts)
         notes = "".join(f"<li>{html.escape(w)}</li>" for w in [outcome.reason, *outcome.warnings] if w)
         page = (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\"><title>{html.escape(self.assignment)}: {html.escape(outcome.student_id)}</title>"
-                f"<h1>{html.escape(self.assignment)}: feedback for {html.escape(outcome.student_id)}</h1>"
-                f"<ul>{notes}</ul><table border=1><tr><th>task</th><th>score</th></tr>{rows}</table>{details}")
+                f"<h1>{html.escape(self.assignment)}: {text['feedback_for']} {html.escape(outcome.student_id)}</h1>"
+                f"<ul>{notes}</ul><table border=1><tr><th>{text['task']}</th><th>{text['score']}</th></tr>{rows}</table>{details}")
         self.publish(page, outcome.student_id)
 
 
@@ -159,7 +168,7 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
         for o in outcomes:
             total = round(sum(o.scores.values()), 2)
             writer.writerow([o.student_id, *(f"{o.scores[c]:g}" for c in batch.task_columns), f"{total:g}", f"{batch.max_total:g}"])
-    details = [{"student_id": o.student_id, "status": o.status, "reason": o.reason, "warnings": o.warnings,
+    details = [{"student_id": o.student_id, "status": o.status, "language": o.language, "reason": o.reason, "warnings": o.warnings,
                 "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
     report = {"assignment": batch.assignment, "seed": batch.grader.seed, "sandbox": batch.grader.sandbox,
               "task_columns": batch.task_columns, "max_total": batch.max_total, "students": details}

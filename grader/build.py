@@ -1,6 +1,8 @@
 """Generate notebooks/ (student edition, via nbgrader) and solutions/ (solved, executed) from masters.
 
-    python -m grader.build all|release|solutions [ASSIGNMENT ...] [--out DIR]
+    python -m grader.build all|release|solutions [ASSIGNMENT ...] [--out DIR] [--language en|zh]
+
+English editions go to notebooks/ and solutions/, the others to notebooks/<lang>/ and solutions/<lang>/.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from nbclient import NotebookClient
 
 from . import masters
 from .paths import BUILD_DIR, NBGRADER_CONFIG, NOTEBOOKS_DIR, SOLUTIONS_DIR, assignment_names
+from .translation import LANGUAGES, languages
 
 EXECUTE_TIMEOUT = 120
 
@@ -32,14 +35,14 @@ def nbgrader(course: Path, *args: str, timeout: float = 600) -> subprocess.Compl
     return proc
 
 
-def make_course(course: Path, names: list[str], with_db: bool = True) -> Path:
-    """An nbgrader course directory with source/<name>/<name>.ipynb for each assignment."""
+def make_course(course: Path, names: list[str], with_db: bool = True, language: str = "en") -> Path:
+    """An nbgrader course directory with source/<name>/<name>.ipynb for each assignment, in `language`."""
     course.mkdir(parents=True, exist_ok=True)
     shutil.copy(NBGRADER_CONFIG, course / "nbgrader_config.py")
     for name in names:
         src = course / "source" / name
         src.mkdir(parents=True, exist_ok=True)
-        nbformat.write(masters.nbgrader_source(name), src / f"{name}.ipynb")
+        nbformat.write(masters.nbgrader_source(name, language), src / f"{name}.ipynb")
         args = ["generate_assignment", name, "--force", "--log-level=WARN"]
         nbgrader(course, *args, *([] if with_db else ["--no-db"]))
     return course
@@ -75,8 +78,13 @@ def write_nb(nb, path: Path) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def build_release(names: list[str], out: Path, course: Path) -> None:
-    make_course(course, names, with_db=False)
+def edition_dir(root: Path, language: str) -> Path:
+    """notebooks/ or solutions/ for English, a subfolder per other language."""
+    return root if language == "en" else root / language
+
+
+def build_release(names: list[str], out: Path, course: Path, language: str = "en") -> None:
+    make_course(course, names, with_db=False, language=language)
     for name in names:
         nb = nbformat.read(course / "release" / name / f"{name}.ipynb", as_version=4)
         write_nb(nb, out / f"{name}.ipynb")
@@ -93,10 +101,10 @@ def execute(nb, cwd: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def build_solutions(names: list[str], out: Path) -> None:
+def build_solutions(names: list[str], out: Path, language: str = "en") -> None:
     for name in names:
         started = time.perf_counter()
-        nb = execute(masters.solved_edition(name), cwd=out)
+        nb = execute(masters.solved_edition(name, language), cwd=out)
         write_nb(nb, out / f"{name}.ipynb")
         print(f"  solved edition  -> {out / f'{name}.ipynb'} (executed in {time.perf_counter() - started:.1f} s)")
 
@@ -106,17 +114,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("what", choices=["all", "release", "solutions"])
     parser.add_argument("assignments", nargs="*", help="default: every assignment")
     parser.add_argument("--out", type=Path, help="write both editions under this folder instead of the repo")
+    parser.add_argument("--language", choices=LANGUAGES, action="append", help="default: every language")
     args = parser.parse_args(argv)
     names = args.assignments or assignment_names()
     notebooks = args.out / "notebooks" if args.out else NOTEBOOKS_DIR
     solutions = args.out / "solutions" if args.out else SOLUTIONS_DIR
-    course = (args.out or BUILD_DIR) / "release-course"
-    shutil.rmtree(course, ignore_errors=True)
     print(f"building {', '.join(names)}")
-    if args.what in ("all", "release"):
-        build_release(names, notebooks, course)
-    if args.what in ("all", "solutions"):
-        build_solutions(names, solutions)
+    for language in args.language or LANGUAGES:
+        translated = [name for name in names if language in languages(name)]
+        if not translated:
+            continue
+        course = (args.out or BUILD_DIR) / f"release-course-{language}"
+        shutil.rmtree(course, ignore_errors=True)
+        if args.what in ("all", "release"):
+            build_release(translated, edition_dir(notebooks, language), course, language)
+        if args.what in ("all", "solutions"):
+            build_solutions(translated, edition_dir(solutions, language), language)
     return 0
 
 

@@ -115,6 +115,15 @@ Run the cells in order and fill the cells marked TODO. The check cell under each
 when a check fails, its message names the rule and shows the expected and the actual value. Your grade
 comes from hidden tests that replay each TODO on its own, so keep every TODO cell self-contained and do not
 delete, copy or reorder the given cells. Hand in the `.ipynb` file.
+
+## 简体中文版
+
+`notebooks/zh/` 中是同一套 notebook 的简体中文版（上表中带 `zh/` 的行），代码与英文版完全相同，评分规则和分数也完全一样。
+在 Colab 上点对应的 Colab 徽章；在 ModelScope 上启动一个免费的 notebook 实例，用 JupyterLab 的文件浏览器上传
+`.ipynb`，打开后 Run > Run All Cells（第一个单元格会在缺少时自动安装课程包 `lab`；连不上软件源时，把 `dist/{wheel}`
+上传到 notebook 旁边，先在新单元格里运行 `%pip install {wheel}`）。按顺序运行各单元格，只在标为 TODO 的单元格里写代码；
+每个 TODO 下面的检查单元格会写明违反了哪条规则。完成后提交 `.ipynb` 文件。图中的中文需要系统装有中文字体
+（如 Debian/Ubuntu 的 `fonts-noto-cjk`）；没有中文字体时，图中标签自动改用英文，不会出现方框。
 """
 
 
@@ -164,17 +173,23 @@ def student_environment() -> str:
 def student_readme(settings: course.Course | None = None) -> str:
     settings = settings or course.load()
     rows = []
-    for path in sorted(NOTEBOOKS_DIR.glob("*.ipynb")):
-        colab = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({settings.colab_url(path.name)})"
-        binder = f"[![Binder](https://mybinder.org/badge_logo.svg)]({settings.binder_url(path.name)})"
-        rows.append(f"| `notebooks/{path.name}` | {colab} | {binder} |")
+    for path in released():
+        name = path.relative_to(NOTEBOOKS_DIR).as_posix()  # zh editions live in notebooks/zh/
+        colab = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({settings.colab_url(name)})"
+        binder = f"[![Binder](https://mybinder.org/badge_logo.svg)]({settings.binder_url(name)})"
+        rows.append(f"| `notebooks/{name}` | {colab} | {binder} |")
     return STUDENT_README.format(rows="\n".join(rows), repo_url=settings.repo_url(), wheel=course.WHEEL_NAME,
                                  env_name=ENV_NAME)
 
 
+def released() -> list[Path]:
+    """Every student edition: notebooks/*.ipynb and each language's notebooks/<lang>/*.ipynb."""
+    return sorted(NOTEBOOKS_DIR.rglob("*.ipynb"))
+
+
 def members(wheel: Path) -> list[tuple[str, bytes]]:
     """(path in the student repository, content) for everything a student gets."""
-    files = [(f"notebooks/{p.name}", p.read_bytes()) for p in sorted(NOTEBOOKS_DIR.glob("*.ipynb"))]
+    files = [(str(p.relative_to(ROOT)), p.read_bytes()) for p in released()]
     files += [(str(p.relative_to(ROOT)), p.read_bytes()) for p in sorted((ROOT / "lab").rglob("*.py"))]
     files += [(f"dist/{wheel.name}", wheel.read_bytes()),
               ("README.md", student_readme().encode()),
@@ -191,7 +206,7 @@ def main() -> int:
         print(f"warning: course.toml still names the placeholder repository {PLACEHOLDER_REPO}: set repo (and "
               "branch) before you publish, then `make notebooks`")
     setup = course.setup_code(settings)
-    stale = [p.name for p in sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+    stale = [str(p.relative_to(NOTEBOOKS_DIR)) for p in released()
              if not any(setup in c.source for c in nbformat.read(p, as_version=4).cells)]
     if stale:
         raise SystemExit(f"error: {', '.join(stale)} not written from the current course.toml: run `make notebooks` first")

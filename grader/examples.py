@@ -18,15 +18,16 @@ SUBVERT = ("get_ipython().input_transformers_post.append(\n"
            "    lambda lines: ['try:\\n'] + ['    ' + line for line in lines] + ['\\nexcept BaseException:\\n    pass\\n'])\n")
 
 
-def release(assignment: str) -> nbformat.NotebookNode:
+def release(assignment: str, language: str = "en") -> nbformat.NotebookNode:
     """The student edition as JupyterLab holds it after opening: nbformat 4.5, every cell with an id."""
-    nb = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+    folder = NOTEBOOKS_DIR if language == "en" else NOTEBOOKS_DIR / language
+    nb = nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
     return nbformat.v4.upgrade(nb, from_version=4, from_minor=nb.nbformat_minor)
 
 
-def filled(assignment: str, answers: dict[str, str]) -> nbformat.NotebookNode:
-    """The student edition with the given answer cells typed in, as a student would."""
-    nb = release(assignment)
+def filled(assignment: str, answers: dict[str, str], language: str = "en") -> nbformat.NotebookNode:
+    """The student edition (of `language`) with the given answer cells typed in, as a student would."""
+    nb = release(assignment, language)
     for cell in nb.cells:
         if masters.grade_id(cell) in answers:
             cell.source = answers[masters.grade_id(cell)]

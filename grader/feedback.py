@@ -41,10 +41,11 @@ def template_config():
 
 def generate(course: Path, assignment: str, student: str) -> None:
     """nbgrader's feedback converter, in this process: its import alone costs seconds per subprocess."""
-    from nbgrader.converters import GenerateFeedback
-    from nbgrader.coursedir import CourseDirectory
+    with _LOCK:  # nbgrader's converters are not written for concurrent use; a first import from two threads at
+        # once can fail too (nbconvert's exporters import each other: "partially initialized module")
+        from nbgrader.converters import GenerateFeedback
+        from nbgrader.coursedir import CourseDirectory
 
-    with _LOCK:  # nbgrader's converters are not written for concurrent use
         coursedir = CourseDirectory(root=str(course))
         coursedir.assignment_id, coursedir.student_id = assignment, student
         converter = GenerateFeedback(coursedir=coursedir, config=template_config())
@@ -180,14 +181,16 @@ def hidden_snippets(source) -> list[str]:
     return sorted(line for line in hidden - visible if len(line) >= 20)
 
 
-def redact(nb, verdicts, hidden: list[str]) -> None:
-    """Test cells lose their hidden region; their outputs become the sandboxed verdict."""
+def redact(nb, verdicts, hidden: list[str], language: str = "en") -> None:
+    """Test cells lose their hidden region; their outputs become the sandboxed verdict, in `language`."""
+    from . import i18n
+
     by_test = {v.test_id: v for v in verdicts}
     for cell in nb.cells:
         gid = masters.grade_id(cell)
         if gid in by_test:
             cell.source = masters.strip_hidden(cell.source)
-            text = by_test[gid].summary() + "\n\n(Graded outside this notebook: the hidden tests replay this TODO alone.)\n"
+            text = i18n.summary(by_test[gid], language) + f"\n\n{i18n.TEXT[language]['graded_outside']}\n"
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
             # The guard reads the source only: the verdict is built from scenario data, whose failing case is
             # shown on purpose and may coincide with a line of a hidden test (a bare constructor call, say).

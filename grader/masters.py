@@ -16,10 +16,14 @@ HIDDEN_RE = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN T
 SOLUTION_MARK_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", re.M)
 
 
-def read_master(name: str) -> nbformat.NotebookNode:
-    """The master notebook, parsed from its jupytext percent source, with the course set-up code filled in."""
+def read_master(name: str, language: str = "en") -> nbformat.NotebookNode:
+    """The master notebook, parsed from its jupytext percent source, in `language` (see translation.py),
+    with the course set-up code filled in (after translation: it comes from course.toml, not the master)."""
+    from .translation import translate
+
     nb = jupytext.read(master_path(name))
     nb.metadata.pop("jupytext", None)
+    nb = translate(nb, name, language)
     setup = [c for c in nb.cells if grade_id(c) == SETUP_ID]
     if len(setup) != 1:
         raise ValueError(f"{master_path(name)}: expected one cell with grade_id {SETUP_ID!r}, found {len(setup)}")
@@ -49,16 +53,16 @@ def strip_solution_marks(source: str) -> str:
     return SOLUTION_MARK_RE.sub("", source)
 
 
-def nbgrader_source(name: str) -> nbformat.NotebookNode:
+def nbgrader_source(name: str, language: str = "en") -> nbformat.NotebookNode:
     """What nbgrader sees as the source: all cells except solution-edition prose."""
-    nb = read_master(name)
+    nb = read_master(name, language)
     nb.cells = [c for c in nb.cells if SOLUTION_ONLY_TAG not in tags(c)]
     return nb
 
 
-def solved_edition(name: str) -> nbformat.NotebookNode:
+def solved_edition(name: str, language: str = "en") -> nbformat.NotebookNode:
     """The self-study edition: solutions in place, hidden tests and nbgrader markup removed."""
-    nb = read_master(name)
+    nb = read_master(name, language)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = strip_solution_marks(strip_hidden(cell.source)).rstrip()

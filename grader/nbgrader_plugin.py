@@ -78,7 +78,7 @@ def answers_of(nb, answer_ids: list[str]) -> dict[str, str]:
 
 def grade_notebook(nb, assignment: str, *, seed: int | None = None, cell_wall: float = notebook_run.CELL_WALL,
                    cell_cpu: float = notebook_run.CELL_CPU, budget: float = notebook_run.BUDGET,
-                   keep_test_source: bool = False) -> Graded:
+                   keep_test_source: bool = False, language: str = "en") -> Graded:
     """Grade `nb` in place: verdicts, a sandboxed feedback run, inert outputs, redacted test cells with scores.
 
     keep_test_source: leave the test cells' full source (hidden tests included) in `nb`, as nbgrader's gradebook
@@ -104,7 +104,8 @@ def grade_notebook(nb, assignment: str, *, seed: int | None = None, cell_wall: f
                 cell.outputs, cell.execution_count = [], None
     notes += sanitize.clean_notebook(nb, trusted_markdown(assignment))
     try:
-        feedback.redact(nb, verdicts, hidden_snippets(assignment))
+        feedback.redact(nb, verdicts, hidden_snippets(assignment), language)
+        nb.metadata["language_edition"] = language  # the feedback template's labels follow it
     except RuntimeError as exc:  # our bug, never the student's: no page, but the scores stand
         ran = False
         notes.append(f"no feedback page: {exc}")

@@ -35,6 +35,7 @@ class Submission:
     answers: dict[str, str]                 # answer grade_id -> source (the last copy, as the kernel saw it)
     notebook: nbformat.NotebookNode         # layout restored: every graded cell once, in release order
     warnings: list[str] = field(default_factory=list)
+    language: str = "en"                    # the edition it was filled in (feedback only; scores ignore it)
 
 
 def parse(data: bytes) -> nbformat.NotebookNode:
@@ -95,6 +96,23 @@ def _release_cells(assignment: str) -> tuple[frozenset[str], ...]:
     editions = sorted(NOTEBOOKS_DIR.rglob(f"{assignment}.ipynb"))
     return tuple(frozenset(c.source.strip() for c in nbformat.read(p, as_version=4).cells if len(c.source.strip()) >= 40)
                  for p in editions)
+
+
+def release_path(assignment: str, language: str = "en") -> Path:
+    """The released student edition of `assignment` in `language` (notebooks/ or notebooks/<lang>/)."""
+    return NOTEBOOKS_DIR / f"{assignment}.ipynb" if language == "en" else NOTEBOOKS_DIR / language / f"{assignment}.ipynb"
+
+
+def language_of(nb, assignment: str, languages: tuple[str, ...]) -> str:
+    """The language of the released edition that `nb` shares the most cells with (English on a tie)."""
+    mine = {c.source.strip() for c in nb.cells}
+
+    def shared(language: str) -> int:
+        release = nbformat.read(release_path(assignment, language), as_version=4)
+        return len(mine & {c.source.strip() for c in release.cells if len(c.source.strip()) >= 40})
+
+    scores = {language: shared(language) for language in languages}
+    return max(languages, key=lambda language: (scores[language], language == "en"))
 
 
 def resemblance(nb, assignment: str) -> int:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable
 
+from .i18n import tr
+
 JOB_KEYS = frozenset({"id", "arrival", "tokens"})
 
 
@@ -33,7 +35,7 @@ def _describe(value: Any) -> str:
 def _require_int(value: Any, where: str) -> int:
     """Accept only true ints: bool, float, NaN and str would break termination."""
     if type(value) is not int:
-        raise ValueError(f"{where} must be an int, got {_describe(value)}")
+        raise ValueError(tr("{where} must be an int, got {value}", where=where, value=_describe(value)))
     return value
 
 
@@ -50,13 +52,15 @@ class Job:
     finish: int | None = None
 
     def __post_init__(self) -> None:
-        _require_int(self.id, f"job {self.id!r}: field 'id'")
-        _require_int(self.arrival, f"job {self.id}: field 'arrival'")
-        _require_int(self.tokens, f"job {self.id}: field 'tokens'")
+        _require_int(self.id, tr("job {id}: field '{field}'", id=repr(self.id), field="id"))
+        _require_int(self.arrival, tr("job {id}: field '{field}'", id=self.id, field="arrival"))
+        _require_int(self.tokens, tr("job {id}: field '{field}'", id=self.id, field="tokens"))
         if self.arrival < 0:
-            raise ValueError(f"job {self.id}: field 'arrival' must be >= 0, got {self.arrival}")
+            raise ValueError(tr("job {id}: field '{field}' must be >= {minimum}, got {value}", id=self.id, field="arrival", minimum=0,
+                                 value=self.arrival))
         if self.tokens < 1:
-            raise ValueError(f"job {self.id}: field 'tokens' must be >= 1, got {self.tokens}")
+            raise ValueError(tr("job {id}: field '{field}' must be >= {minimum}, got {value}", id=self.id, field="tokens", minimum=1,
+                                 value=self.tokens))
 
     @property
     def num_remaining(self) -> int:
@@ -73,28 +77,28 @@ def validate_slots(slots: Any) -> int:
     """Return slots if it is a positive int, else raise ValueError."""
     _require_int(slots, "slots")
     if slots < 1:
-        raise ValueError(f"slots must be >= 1, got {slots}")
+        raise ValueError(tr("slots must be >= 1, got {value}", value=slots))
     return slots
 
 
 def parse_jobs(jobs: Iterable[Any]) -> list[Job]:
     """Validate raw job dicts (exact keys, int values, unique ids) into Jobs."""
     if isinstance(jobs, (str, bytes, dict)) or not isinstance(jobs, Iterable):
-        raise ValueError(f"jobs must be a list of dicts, got {type(jobs).__name__}")
+        raise ValueError(tr("jobs must be a list of dicts, got {kind}", kind=type(jobs).__name__))
     parsed: list[Job] = []
     seen: set[int] = set()
     for position, raw in enumerate(jobs):
         if not isinstance(raw, dict):
-            raise ValueError(f"job #{position} must be a dict, got {type(raw).__name__}")
+            raise ValueError(tr("job #{position} must be a dict, got {kind}", position=position, kind=type(raw).__name__))
         label = raw.get("id", f"#{position}")
         missing, extra = JOB_KEYS - raw.keys(), raw.keys() - JOB_KEYS
         if missing:
-            raise ValueError(f"job {label!r}: missing field(s) {sorted(missing)}")
+            raise ValueError(tr("job {label}: missing field(s) {fields}", label=repr(label), fields=sorted(missing)))
         if extra:
-            raise ValueError(f"job {label!r}: unexpected field(s) {sorted(map(str, extra))}")
+            raise ValueError(tr("job {label}: unexpected field(s) {fields}", label=repr(label), fields=sorted(map(str, extra))))
         job = Job(id=raw["id"], arrival=raw["arrival"], tokens=raw["tokens"])
         if job.id in seen:
-            raise ValueError(f"job {job.id}: field 'id' is a duplicate")
+            raise ValueError(tr("job {id}: field 'id' is a duplicate", id=job.id))
         seen.add(job.id)
         parsed.append(job)
     return parsed
@@ -160,7 +164,7 @@ class TickScheduler:
 def schedule(jobs: list[dict], slots: int, continuous: bool) -> dict[str, Any]:
     """Simulate FIFO batching; continuous=False keeps static group boundaries."""
     if type(continuous) is not bool:
-        raise ValueError(f"continuous must be True or False, got {_describe(continuous)}")
+        raise ValueError(tr("continuous must be True or False, got {value}", value=_describe(continuous)))
     num_slots = validate_slots(slots)
     parsed = parse_jobs(jobs)
     sim = TickScheduler(parsed, num_slots, continuous)

@@ -13,6 +13,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Literal
 
+from .i18n import tr
+
 Phase = Literal["prefill", "decode"]
 RequestStatus = Literal["waiting", "running", "preempted", "finished"]
 PHASES = ("prefill", "decode")
@@ -46,9 +48,11 @@ class RequestState:
 
     def __post_init__(self) -> None:
         if self.phase not in PHASES:
-            raise ValueError(f"request {self.request_id}: phase must be one of {PHASES}, got {self.phase!r}")
+            raise ValueError(tr("request {id}: {field} must be one of {choices}, got {value}", id=self.request_id, field="phase",
+                                 choices=PHASES, value=repr(self.phase)))
         if self.status not in STATUSES:
-            raise ValueError(f"request {self.request_id}: status must be one of {STATUSES}, got {self.status!r}")
+            raise ValueError(tr("request {id}: {field} must be one of {choices}, got {value}", id=self.request_id, field="status",
+                                 choices=STATUSES, value=repr(self.status)))
 
     @property
     def total_len(self) -> int:
@@ -64,14 +68,14 @@ class RequestState:
 def _require_int(name: str, value: Any, minimum: int | None = None) -> None:
     """Reject bool, float and str where the model needs an int."""
     if type(value) is not int:
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+        raise ValueError(tr("{name} must be an int, got {value}", name=name, value=f"{value!r} ({type(value).__name__})"))
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise ValueError(tr("{name} must be >= {minimum}, got {value}", name=name, minimum=minimum, value=value))
 
 
 def _require_bool(name: str, value: Any) -> None:
     if type(value) is not bool:
-        raise ValueError(f"{name} must be True or False, got {value!r}")
+        raise ValueError(tr("{name} must be True or False, got {value}", name=name, value=repr(value)))
 
 
 class DecodeSchedulerBase:
@@ -79,7 +83,7 @@ class DecodeSchedulerBase:
 
     def __init__(self, policy: str = "fixed_priority", free_kv_blocks: int = 1_000_000, aging_interval: int = 4):
         if policy not in POLICIES:
-            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+            raise ValueError(tr("policy must be one of {choices}, got {value}", choices=POLICIES, value=repr(policy)))
         _require_int("free_kv_blocks", free_kv_blocks, minimum=0)
         _require_int("aging_interval", aging_interval, minimum=1)
         self.policy = policy
@@ -95,7 +99,7 @@ class DecodeSchedulerBase:
         """Validate `enqueue` arguments; raise ValueError naming the bad one."""
         _require_int("request_id", request_id)
         if request_id in {item.request_id for item in self.queue}:
-            raise ValueError(f"duplicate request_id: {request_id}")
+            raise ValueError(tr("duplicate request_id: {id}", id=request_id))
         _require_int("prompt_len", prompt_len, minimum=1)
         _require_int("max_new_tokens", max_new_tokens, minimum=1)
         _require_int("required_blocks", required_blocks, minimum=1)
@@ -105,7 +109,7 @@ class DecodeSchedulerBase:
         if deadline_step is not None:
             _require_int("deadline_step", deadline_step)
             if deadline_step <= self.clock:
-                raise ValueError(f"deadline_step must be later than the clock ({self.clock}), got {deadline_step}")
+                raise ValueError(tr("deadline_step must be later than the clock ({clock}), got {value}", clock=self.clock, value=deadline_step))
 
     def _effective_priority(self, req: RequestState) -> int:
         """Business priority, plus wait_steps // aging_interval under aging."""
@@ -180,10 +184,9 @@ def todo(task_id: str) -> Callable[[Callable], Callable]:
                 if exc.args:
                     raise
                 _BLANK_TODOS.add(task_id)
-                raise NotImplementedError(
-                    f"{task_id} ({fn.__name__}) is not implemented yet: "
-                    f"fill in the answer cell under the heading '{task_id}'."
-                ) from None
+                raise NotImplementedError(tr(
+                    "{task_id} ({name}) is not implemented yet: fill in the answer cell under the heading '{task_id}'.",
+                    task_id=task_id, name=fn.__name__)) from None
         wrapper.task_id = task_id
         _BLANK_TODOS.discard(task_id)  # a new definition has not failed yet
         return wrapper
@@ -194,5 +197,6 @@ def require_todos(*task_ids: str) -> None:
     """Raise TodoNotFinished, in one line, if any of these TODOs is still a blank stub."""
     blank = [task_id for task_id in task_ids if task_id in _BLANK_TODOS]
     if blank:
-        cells = "its answer cell and run its check" if len(blank) == 1 else "their answer cells and run their checks"
-        raise TodoNotFinished(f"this cell needs {' and '.join(blank)} first: fill in {cells}, then run this cell again.")
+        cells = tr("its answer cell and run its check" if len(blank) == 1 else "their answer cells and run their checks")
+        raise TodoNotFinished(tr("this cell needs {todos} first: fill in {cells}, then run this cell again.",
+                                 todos=tr(" and ").join(blank), cells=cells))

@@ -5,14 +5,15 @@ from collections import Counter
 from typing import Any
 
 from .batching import parse_jobs, validate_slots
+from .i18n import tr
 
 
 class ScheduleInvariantError(AssertionError):
     """A schedule result broke one of the safety or conservation invariants."""
 
 
-def _fail(rule: str, detail: str) -> None:
-    raise ScheduleInvariantError(f"{rule}: {detail}")
+def _fail(rule: str, detail: str, **fields: Any) -> None:
+    raise ScheduleInvariantError(f"{tr(rule)}: {tr(detail, **fields)}")
 
 
 def _check_trace_rows(trace: list[dict[str, Any]], slots: int, arrival: dict[int, int]) -> Counter:
@@ -22,18 +23,19 @@ def _check_trace_rows(trace: list[dict[str, Any]], slots: int, arrival: dict[int
     for row in trace:
         tick, ids = row["tick"], list(row["served"])
         if last_tick is not None and tick <= last_tick:
-            _fail("ticks increase", f"tick {tick} follows tick {last_tick}")
+            _fail("ticks increase", "tick {tick} follows tick {last}", tick=tick, last=last_tick)
         last_tick = tick
         if len(ids) != len(set(ids)):
             dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
-            _fail("no id active twice", f"tick {tick} serves {dupes} more than once")
+            _fail("no id active twice", "tick {tick} serves {ids} more than once", tick=tick, ids=dupes)
         if len(ids) > slots:
-            _fail("active <= slots", f"tick {tick} serves {len(ids)} jobs on {slots} slots")
+            _fail("active <= slots", "tick {tick} serves {count} jobs on {slots} slots", tick=tick, count=len(ids), slots=slots)
         for job_id in ids:
             if job_id not in arrival:
-                _fail("known ids only", f"tick {tick} serves unknown job {job_id}")
+                _fail("known ids only", "tick {tick} serves unknown job {id}", tick=tick, id=job_id)
             if tick < arrival[job_id]:
-                _fail("no start before arrival", f"job {job_id} served at tick {tick}, arrives at {arrival[job_id]}")
+                _fail("no start before arrival", "job {id} served at tick {tick}, arrives at {arrival}", id=job_id, tick=tick,
+                      arrival=arrival[job_id])
         served.update(ids)
     return served
 
@@ -43,14 +45,15 @@ def _check_completed(records: list[dict[str, Any]], arrival: dict[int, int]) -> 
     counts = Counter(rec["id"] for rec in records)
     for job_id in arrival:
         if counts[job_id] != 1:
-            _fail("completed exactly once", f"job {job_id} has {counts[job_id]} completion records")
+            _fail("completed exactly once", "job {id} has {count} completion records", id=job_id, count=counts[job_id])
     for rec in records:
         if rec["id"] not in arrival:
-            _fail("completed exactly once", f"completion record for unknown job {rec['id']}")
+            _fail("completed exactly once", "completion record for unknown job {id}", id=rec["id"])
         if rec["start"] < arrival[rec["id"]]:
-            _fail("no start before arrival", f"job {rec['id']} starts at {rec['start']}, arrives at {arrival[rec['id']]}")
+            _fail("no start before arrival", "job {id} starts at {start}, arrives at {arrival}", id=rec["id"], start=rec["start"],
+                  arrival=arrival[rec["id"]])
         if rec["wait"] != rec["start"] - rec["arrival"] or rec["flow"] != rec["finish"] - rec["arrival"]:
-            _fail("wait and flow", f"job {rec['id']}: wait/flow disagree with start/finish")
+            _fail("wait and flow", "job {id}: wait/flow disagree with start/finish", id=rec["id"])
 
 
 def check_schedule(jobs: list[dict], slots: int, result: dict[str, Any]) -> None:
@@ -62,8 +65,10 @@ def check_schedule(jobs: list[dict], slots: int, result: dict[str, Any]) -> None
     served = _check_trace_rows(result["trace"], slots, arrival)
     for job_id, need in tokens.items():
         if served[job_id] != need:
-            _fail("served exactly tokens times", f"job {job_id} served {served[job_id]} times, needs {need}")
+            _fail("served exactly tokens times", "job {id} served {served} times, needs {need}", id=job_id, served=served[job_id],
+              need=need)
     total_served = sum(len(row["served"]) for row in result["trace"])
     if total_served != sum(tokens.values()) or result["busy_slots"] != total_served:
-        _fail("work conservation", f"served {total_served}, busy_slots {result['busy_slots']}, tokens {sum(tokens.values())}")
+        _fail("work conservation", "served {served}, busy_slots {busy}, tokens {tokens}", served=total_served,
+              busy=result["busy_slots"], tokens=sum(tokens.values()))
     _check_completed(result["completed"], arrival)

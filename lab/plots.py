@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt  # matplotlib itself falls back to Agg when ther
 from matplotlib.patches import FancyBboxPatch, Patch
 
 from .batching import schedule
+from .i18n import label
 
 IDLE = "#d9d9d9"
 WAIT = "#f0e6c8"
@@ -45,11 +46,12 @@ def _draw_slots(ax, result: dict[str, Any], labels: dict[int, str]) -> None:
         ax.broken_barh([(start, length)], (slot - 0.4, 0.8), facecolors=color_of(job_id), edgecolor="black",
                        gid=f"span:{job_id}")
         ax.text(start + length / 2, slot, labels.get(job_id, str(job_id)), ha="center", va="center", fontsize=9)
-    ax.set_yticks(range(slots), [f"slot {s}" for s in range(slots)])
+    ax.set_yticks(range(slots), [label("slot {slot}", slot=s) for s in range(slots)])
     ax.set_xlim(0, max(makespan, 1))
     ax.set_xticks(range(0, makespan + 1))
-    ax.set_xlabel("tick")
-    ax.set_title(f"{result['policy']}: makespan {makespan} ticks, utilization {result['utilization']:.0%}")
+    ax.set_xlabel(label("tick"))
+    ax.set_title(label("{policy}: makespan {makespan} ticks, utilization {utilization}", policy=label(result["policy"]),
+                       makespan=makespan, utilization=f"{result['utilization']:.0%}"))
 
 
 def plot_slots(jobs: list[dict], slots: int, labels: dict[int, str] | None = None):
@@ -59,7 +61,7 @@ def plot_slots(jobs: list[dict], slots: int, labels: dict[int, str] | None = Non
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.9 * slots + 1.8), sharey=True)
     for ax, result in zip(axes, results):
         _draw_slots(ax, result, labels)
-    fig.legend(handles=[Patch(facecolor=IDLE, hatch="//", label="idle slot-tick")], loc="lower right")
+    fig.legend(handles=[Patch(facecolor=IDLE, hatch="//", label=label("idle slot-tick"))], loc="lower right")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
@@ -112,15 +114,15 @@ def plot_timeline(events: Iterable[dict[str, Any]], arrivals: dict[int, int] | N
             marker, mcolour = MARKERS[kind]
             ax.scatter([step + (0.5 if kind in {"preempted", "deadline missed"} else 0)], [row + 0.45],
                        marker=marker, color=mcolour, s=60, zorder=3, gid=f"req{rid}:{kind}")
-    ax.set_yticks(range(len(lanes)), [f"req {rid}" for rid in sorted(lanes)])
+    ax.set_yticks(range(len(lanes)), [label("req {id}", id=rid) for rid in sorted(lanes)])
     ax.set_xlim(0, max(len(events), 1) + 0.5)
-    ax.set_xlabel("scheduler step (clock)")
+    ax.set_xlabel(label("scheduler step (clock)"))
     ax.invert_yaxis()
-    handles = [Patch(facecolor=WAIT, label="waiting"), Patch(facecolor="grey", hatch="xx", label="prefill"),
-               Patch(facecolor="grey", label="decode")]
-    handles += [plt.Line2D([], [], marker=m, color=c, linestyle="", label=k) for k, (m, c) in MARKERS.items()]
+    handles = [Patch(facecolor=WAIT, label=label("waiting")), Patch(facecolor="grey", hatch="xx", label=label("prefill")),
+               Patch(facecolor="grey", label=label("decode"))]
+    handles += [plt.Line2D([], [], marker=m, color=c, linestyle="", label=label(k)) for k, (m, c) in MARKERS.items()]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
-    ax.set_title(title or "decode timeline")
+    ax.set_title(title or label("decode timeline"))
     fig.tight_layout()
     return fig
 
@@ -133,20 +135,20 @@ def plot_lifecycle():
     for name, (x, y) in boxes.items():
         ax.add_patch(FancyBboxPatch((x - 0.75, y - 0.3), 1.5, 0.6, boxstyle="round,pad=0.05",
                                     facecolor="#eef3fb" if name != "preempted" else "#fbeeee", edgecolor="black"))
-        ax.text(x, y, name, ha="center", va="center", fontsize=11)
+        ax.text(x, y, label(name), ha="center", va="center", fontsize=11)
     arrows = [("waiting", "admitted", "KV blocks free"), ("admitted", "prefill", ""), ("prefill", "decode", "1 step"),
               ("decode", "finished", "max_new_tokens reached")]
-    for a, b, label in arrows:
+    for a, b, text in arrows:
         (x1, y1), (x2, y2) = boxes[a], boxes[b]
         ax.annotate("", xy=(x2 - 0.8, y2), xytext=(x1 + 0.8, y1), arrowprops={"arrowstyle": "->"})
-        ax.text((x1 + x2) / 2, y1 + 0.4, label, ha="center", fontsize=8)
+        ax.text((x1 + x2) / 2, y1 + 0.4, label(text) if text else "", ha="center", fontsize=8)
     ax.annotate("", xy=(4.2, 0.75), xytext=(2.7, 1.65), arrowprops={"arrowstyle": "->", "color": "firebrick"})
-    ax.text(2.6, 1.0, "preempted: frees blocks,\nkeeps phase + progress", fontsize=8, color="firebrick", ha="center")
+    ax.text(2.6, 1.0, label("preempted: frees blocks,\nkeeps phase + progress"), fontsize=8, color="firebrick", ha="center")
     ax.annotate("", xy=(2.9, 1.65), xytext=(4.8, 0.75), arrowprops={"arrowstyle": "->", "color": "seagreen"})
-    ax.text(5.9, 0.9, "re-admitted: resumes\nwhere it stopped", fontsize=8, color="seagreen", ha="center")
+    ax.text(5.9, 0.9, label("re-admitted: resumes\nwhere it stopped"), fontsize=8, color="seagreen", ha="center")
     ax.set_xlim(-0.5, 9.5)
     ax.set_ylim(-0.2, 2.8)
     ax.axis("off")
-    ax.set_title("Request lifecycle in DecodeSchedulerSim")
+    ax.set_title(label("Request lifecycle in DecodeSchedulerSim"))
     fig.tight_layout()
     return fig

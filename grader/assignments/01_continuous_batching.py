@@ -11,8 +11,10 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] key="md-01-continuous-batching"
 # # 01 · Continuous Batching | 连续批处理
+#
+# *简体中文版 | Chinese edition:* [zh/01_continuous_batching.ipynb](zh/01_continuous_batching.ipynb)
 #
 # **Subtitle:** state, timelines and a falsifiable simulation | 状态、时间轴与可证伪模拟
 #
@@ -29,6 +31,20 @@
 # are one cell each, followed by a cell of visible checks. Your grade comes from hidden tests that replay each
 # TODO on its own with many more cases, so keep each TODO cell self-contained.
 
+# %% [markdown] key="md-glossary"
+# **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.
+#
+# | English | 中文 | English | 中文 |
+# |---|---|---|---|
+# | static batching | 静态批处理 | continuous batching | 连续批处理 |
+# | slot | 槽位 | slot utilization | 槽位利用率 |
+# | tick (unit of simulated time) | tick（模拟时间单位） | makespan | 总完成时间（makespan） |
+# | wait / flow time | 等待时间 / 流经时间 | work conservation | 工作量守恒 |
+# | invariant | 不变量 | metamorphic check | 蜕变检查 |
+# | prefill / decode | 预填充 / 解码 | chunked prefill | 分块预填充 |
+# | admission | 准入 | preemption / recompute | 抢占 / 重算 |
+# | KV cache block | KV 缓存块 | starvation | 饥饿 |
+
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>
 import heapq
@@ -37,12 +53,14 @@ import lab
 from lab import ScheduleInvariantError, check_schedule, jobs_from_tokens, schedule, todo
 from lab.checks import expect, expect_raises, expect_true, passed
 
-# %%
+# %% key="code-imports"
 import pandas as pd
+
+lab.set_language("en")  # messages and plot labels of this edition
 
 # %matplotlib inline
 
-# %% [markdown]
+# %% [markdown] key="md-static-continuous-batching"
 # ## Static vs continuous batching, and why LLM requests need it | 静态批处理与连续批处理
 #
 # **Static batching** collects a group of requests, runs them together, and takes the next group only when
@@ -58,7 +76,7 @@ import pandas as pd
 # requests leave, and waiting ones take their places at the next step. vLLM, SGLang and nano-vllm all work
 # this way: their schedulers rebuild the batch at every step.
 
-# %% [markdown]
+# %% [markdown] key="md-tick-model-leaves"
 # ## The tick model, and what it leaves out | Tick 模型与它省略的东西
 #
 # Each job has a unique integer `id`, an arrival tick `arrival` and a number of tokens to serve, `tokens`.
@@ -81,7 +99,7 @@ import pandas as pd
 # model. What may not: a speedup on real hardware. A tick is an abstract unit, not a millisecond, and
 # multiplying ticks by an average step time does not give end-to-end latency.
 
-# %% [markdown]
+# %% [markdown] key="md-state-tick-transition"
 # ## The state and the one-tick transition | 状态与单步转移
 #
 # The state is: the waiting jobs not yet admitted, the active jobs with their remaining tokens, the
@@ -102,12 +120,12 @@ import pandas as pd
 # `busy_slots`, `utilization = busy_slots / (slots × makespan_ticks)`, one `completed` record per job
 # (`start`, `finish`, `wait`, `flow`), and the `trace`: for every tick that ran, the ids served.
 
-# %%
+# %% key="code-example"
 example = lab.FOUR_ON_TWO
 result = schedule(example.jobs, example.slots, continuous=True)
 pd.DataFrame(result["trace"]).set_index("tick")
 
-# %% [markdown]
+# %% [markdown] key="md-worked-example-1"
 # ## Worked example 1: 4 requests on 2 slots | 算例一：四个请求、两个槽位
 #
 # Requests 0–3 arrive at tick 0 and need 1, 4, 2 and 3 tokens. **Static:** 0 and 1 run first; 0 is done after
@@ -115,7 +133,7 @@ pd.DataFrame(result["trace"]).set_index("tick")
 # at 6, 3 at 7. **Continuous:** at tick 1 job 2 takes job 0's slot, finishes at 3, and job 3 takes over until 6.
 # Job 1 finishes at 4.
 
-# %%
+# %% key="code-describe"
 def describe(example):
     """Print an example's workload and both policies' summary."""
     print(example.name, "| tokens:", [job["tokens"] for job in example.jobs],
@@ -137,7 +155,7 @@ describe(example)
 fig = lab.plot_slots(example.jobs, example.slots)
 start_and_finish(example)
 
-# %% [markdown]
+# %% [markdown] key="md-worked-example-2"
 # Both serve 10 tokens. Static takes 7 ticks on 2 slots: utilization 10/14 = 5/7. Continuous takes 6:
 # 10/12 = 5/6. Throughput goes from 10/7 to 10/6 tokens per tick, a **ratio of 7/6**. Do not read the
 # difference of the two utilizations in percentage points as the gain. The static chart has 14 − 10 = 4
@@ -149,12 +167,12 @@ start_and_finish(example)
 # Two jobs of 4 tokens both arrive at tick 3, on 2 slots. They start at 3 and finish at 7 under both policies:
 # no slot is freed early, so there is nothing to refill.
 
-# %%
+# %% key="code-no-gain"
 no_gain = lab.NO_GAIN
 describe(no_gain)
 fig = lab.plot_slots(no_gain.jobs, no_gain.slots)
 
-# %% [markdown]
+# %% [markdown] key="md-worked-example-3"
 # Utilization is **8/14** measured from tick 0, and **1** measured from the first arrival: two honest numbers
 # with two different denominators. Always say which one you report, and never pick the larger one without saying
 # so. This negative result falsifies "continuous batching is always faster". It also checks that the idle
@@ -164,17 +182,17 @@ fig = lab.plot_slots(no_gain.jobs, no_gain.slots)
 #
 # Five requests, A to E, need 2, 6, 3, 2 and 4 tokens, all at tick 0, on 2 slots.
 
-# %%
+# %% key="code-a-to-e"
 a_to_e = lab.A_TO_E
 describe(a_to_e)
 fig = lab.plot_slots(a_to_e.jobs, a_to_e.slots, labels=a_to_e.labels)
 
-# %% [markdown]
+# %% [markdown] key="md-a-to-e-reading"
 # Static batching needs **13** ticks (17/26 ≈ 65% of slot-ticks busy), continuous **10** (17/20 = 85%).
 # Both serve the same 17 tokens; the difference is only whether a freed slot is refilled in time. This is not a
 # GPU prediction: there is no prefill, no KV limit, no step time that grows with the batch, and no preemption.
 
-# %% [markdown]
+# %% [markdown] key="md-waiting-flow-fairness"
 # ## Waiting, flow and fairness | 等待、流经时间与公平
 #
 # For job *i* with arrival *a*, first service *s* and finish *f*, define the **wait** $w_i = s_i - a_i$
@@ -186,7 +204,7 @@ fig = lab.plot_slots(a_to_e.jobs, a_to_e.slots, labels=a_to_e.labels)
 # serve it, the queue grows without limit, whatever the utilization. Raising utilization cannot beat that
 # conservation law.
 
-# %%
+# %% key="code-overload"
 def overload(num_jobs, slots=2, every=1, tokens=3):
     """One job per `every` ticks, each needing `tokens`: more work arrives than 2 slots can serve."""
     jobs = [{"id": i, "arrival": i * every, "tokens": tokens} for i in range(num_jobs)]
@@ -196,7 +214,7 @@ def overload(num_jobs, slots=2, every=1, tokens=3):
 
 pd.DataFrame([overload(n) for n in (10, 20, 40, 80)]).set_index("jobs")
 
-# %% [markdown]
+# %% [markdown] key="md-todo-1-waits"
 # Each doubling of the stream roughly doubles the maximum wait: under overload FIFO alone bounds nothing.
 #
 # ### TODO 1 · `waits_and_flows`: read waits and flow times off a trace
@@ -260,7 +278,7 @@ def test_todo1_hidden_staggered():
 test_todo1_hidden_staggered()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-invariants-make-simulation"
 # ## Invariants that make the simulation falsifiable | 让模拟可证伪的不变量
 #
 # A simulator that only prints a makespan can be wrong without anyone noticing. These must hold for every run:
@@ -276,7 +294,7 @@ test_todo1_hidden_staggered()
 # `lab.check_schedule(jobs, slots, result)` checks them all. Here it is on a correct result, then on a
 # result with one serve removed:
 
-# %%
+# %% key="code-jobs"
 jobs, slots = lab.FOUR_ON_TWO.jobs, 2
 good = schedule(jobs, slots, continuous=True)
 check_schedule(jobs, slots, good)
@@ -287,13 +305,13 @@ try:
 except ScheduleInvariantError as err:
     print("caught:", err)
 
-# %% [markdown]
+# %% [markdown] key="md-metamorphic-evidence"
 # Invariants check one run. **Metamorphic checks** compare runs whose relation is known in advance (seed 002):
 # with a single job, both policies must agree; with more slots than jobs, all arriving together, there is
 # nothing to refill; with jobs of equal length arriving together, static groups leave no short-job holes.
 # In all three cases continuous batching can gain nothing, so a simulator that shows a gain there is wrong:
 
-# %%
+# %% key="code-same-makespan"
 def same_makespan(jobs, slots):
     """Static and continuous makespans of one workload, and whether they are equal."""
     static, cont = (schedule(jobs, slots, c)["makespan_ticks"] for c in (False, True))
@@ -306,7 +324,7 @@ pd.DataFrame({
     "equal lengths": same_makespan(jobs_from_tokens([3] * 7), 2),
 }).T
 
-# %% [markdown]
+# %% [markdown] key="md-todo-2-check"
 # Passing examples are evidence, not a proof for every input; the course's own tests
 # (`tests/test_batching.py`) check the same relations on random workloads with hypothesis.
 #
@@ -375,7 +393,7 @@ def test_todo2_hidden_extra_in_same_tick():
 test_todo2_hidden_extra_in_same_tick()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-input-validation-part"
 # ## Why input validation is part of correctness | 输入校验也是正确性的一部分
 #
 # `schedule` first checks that `slots` is a positive int, and that each job has exactly the keys id, arrival and
@@ -388,14 +406,14 @@ test_todo2_hidden_extra_in_same_tick()
 # integer, so there are at most Σ tokens running ticks and every job completes exactly once. With
 # `tokens = 1.5`, the remaining work goes 0.5, −0.5, … and never equals zero: the completion test never fires.
 
-# %%
+# %% key="code-bad-inputs"
 for bad in ({"id": 0, "arrival": 0, "tokens": 1.5}, {"id": 0, "arrival": 0, "tokens": True}, {"id": 0, "arrival": -1, "tokens": 2}):
     try:
         schedule([bad], 1, continuous=True)
     except ValueError as err:
         print(f"{str(bad):45s} -> ValueError: {err}")
 
-# %% [markdown]
+# %% [markdown] key="md-todo-3-design"
 # ### TODO 3 · Design the workload: no gain, and at least 2× | 构造工作负载
 #
 # **Build:** two functions, each returning a `(jobs, slots)` pair that `schedule` accepts.
@@ -459,7 +477,7 @@ def test_todo3_hidden_valid_inputs():
 test_todo3_hidden_valid_inputs()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-todo-4-predicted"
 # ### TODO 4 · `predicted_makespan`: predict before you run
 #
 # **Build:** for jobs that **all arrive at tick 0** with the given `tokens` (in id order), compute the makespan
@@ -515,7 +533,7 @@ def test_todo4_hidden_uneven():
 test_todo4_hidden_uneven()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-where-real-engines"
 # ## Where real engines go further | 真实引擎走得更远
 #
 # The tick model isolates one mechanism: when a freed slot is refilled. Real continuous batching adds:
@@ -560,7 +578,7 @@ test_todo4_hidden_uneven()
 # The goal is not maximum throughput alone but throughput within the latency targets (goodput). The next
 # notebook, `02_decode_scheduling`, adds priorities, deadlines, KV capacity and preemption to the picture.
 
-# %% [markdown] tags=["solution-edition"]
+# %% [markdown] key="md-explanations-todo-1" tags=["solution-edition"]
 # ## Explanations of TODO 1–4 (solved edition) | 参考代码解析
 #
 # **TODO 1.** One pass over the trace records the first and the last tick each id is served; wait is first −

@@ -11,8 +11,10 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] key="md-02-decode-scheduling"
 # # 02 · Decode Scheduling | 解码调度
+#
+# *简体中文版 | Chinese edition:* [zh/02_decode_scheduling.ipynb](zh/02_decode_scheduling.ipynb)
 #
 # **Level:** intermediate (seed 000 rates its chapter *hard*; here TODO 3 carries most of the reasoning and
 # the other three TODOs are short) · **Runs on:** CPU only · **Tags:** inference, decoding, scheduling
@@ -41,6 +43,20 @@
 # *one TODO at a time*: a bug in TODO 3 costs points on TODO 3 only. So keep each TODO cell
 # self-contained: it may use `lab` and the given cells, but not helpers you define elsewhere.
 
+# %% [markdown] key="md-glossary"
+# **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.
+#
+# | English | 中文 | English | 中文 |
+# |---|---|---|---|
+# | prefill / decode | 预填充 / 解码 | continuous batching | 连续批处理 |
+# | waiting / admitted / running | 等待 / 已准入 / 运行中 | preempted / finished | 被抢占 / 已完成 |
+# | admission | 准入 | preemption, victim | 抢占、被抢占者（victim） |
+# | KV cache block | KV 缓存块 | ordering key | 排序键 |
+# | fixed priority / aging | 固定优先级 / 老化 | effective priority | 有效优先级 |
+# | deadline slack | 截止时间余量 | starvation | 饥饿 |
+# | head-of-line blocking | 队头阻塞 | tie-breaker | 平局决胜字段 |
+# | recompute / swap | 重算 / 换出 | slot utilization | 槽位利用率 |
+
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>
 from typing import Dict
@@ -48,30 +64,32 @@ from typing import Dict
 from lab import DecodeSchedulerBase, RequestState, add_to_class, todo
 from lab.checks import expect, expect_raises, expect_true, passed
 
-# %%
+# %% key="code-imports"
 import matplotlib.pyplot as plt
 import pandas as pd
 
 import lab
 
+lab.set_language("en")  # messages and plot labels of this edition
+
 # %matplotlib inline
 
-# %% [markdown]
+# %% [markdown] key="md-step-1-decode"
 # ## Step 1: why decode scheduling | 多请求为什么需要解码调度
 #
 # Start with the worked example from `lab`: 4 requests that all arrive at tick 0 and need 1, 4, 2 and 3
 # tokens, served on 2 slots. *Static* batching keeps a group until all of it is done; *continuous*
 # batching refills a freed slot at the next tick.
 
-# %%
+# %% key="code-example"
 example = lab.FOUR_ON_TWO
 print(example.name, "| tokens:", [job["tokens"] for job in example.jobs], "| slots:", example.slots)
 lab.compare_policies(example.jobs, example.slots)
 
-# %%
+# %% key="code-slots"
 fig = lab.plot_slots(example.jobs, example.slots)
 
-# %% [markdown]
+# %% [markdown] key="md-four-on-two-reading"
 # Both policies serve the same 10 tokens. Static batching needs 7 ticks (utilization 10/14 = 5/7), while
 # continuous batching needs 6 (10/12 = 5/6): throughput improves by the ratio 7/6, not by the difference
 # in percentage points. The hatched cells are idle slot-ticks: request 0 finished after one tick, but its
@@ -86,7 +104,7 @@ fig = lab.plot_slots(example.jobs, example.slots)
 # > batched tokens. The ordering and preemption rules you write are the same kind of decision they make;
 # > the step counts are not hardware time.
 
-# %% [markdown]
+# %% [markdown] key="md-step-2-request"
 # ## Step 2: the request lifecycle | 请求状态与生命周期机制
 #
 # Treat each request as a small state object. The normal path is
@@ -94,10 +112,10 @@ fig = lab.plot_slots(example.jobs, example.slots)
 # **preempted**: it gives its KV blocks back and later is **admitted again**, resuming from the phase and
 # the number of generated tokens it had saved.
 
-# %%
+# %% key="code-lifecycle"
 fig = lab.plot_lifecycle()
 
-# %% [markdown]
+# %% [markdown] key="md-request-fields"
 # | Field of `RequestState` | Role in this notebook | Effect on the next choice |
 # |---|---|---|
 # | `phase`, `cache_hit`, `priority` | the main fields of the ordering key | who gets the next step |
@@ -117,7 +135,7 @@ fig = lab.plot_lifecycle()
 # `RequestState` is seed 000's dataclass, unchanged (`lab/decode.py`). Its fields, in order, with their
 # defaults (the first 3 have none and must be given):
 
-# %%
+# %% key="code-request-fields"
 import dataclasses
 
 pd.DataFrame([{"field": f.name, "default": "required" if f.default is dataclasses.MISSING else repr(f.default)}
@@ -133,7 +151,7 @@ demo = RequestState(request_id=7, prompt_len=5, max_new_tokens=3, priority=1, wa
 print("effective priority under aging:", sim._effective_priority(demo), "(= 1 + 9 // 4)")
 print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 
-# %% [markdown]
+# %% [markdown] key="md-step-3-ordering"
 # ## Step 3: the ordering key | 调度策略与排序优先级
 #
 # Candidates are sorted by a key; the **smallest key moves first**. Fields earlier in the key decide first:
@@ -183,14 +201,14 @@ print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 # request 1 sorts first although its business priority is lower. Under `fixed_priority` the same two
 # requests sort the other way.
 
-# %%
+# %% key="code-aging-example"
 for policy in ("fixed_priority", "aging"):
     s = DecodeSchedulerSim(policy=policy, aging_interval=2)
     a = RequestState(1, 4, 1, priority=1, cache_hit=True, wait_steps=6)
     b = RequestState(2, 4, 1, priority=3, cache_hit=True)
     print(f"{policy:15s} effective priorities: req1={s._effective_priority(a)}, req2={s._effective_priority(b)}")
 
-# %% [markdown]
+# %% [markdown] key="md-step-4-implement"
 # ## Step 4: implement the scheduler | 实现请求状态与调度循环
 #
 # Fill in the four cells below. Each adds one method to `DecodeSchedulerSim` with `@add_to_class`, so one
@@ -204,7 +222,7 @@ for policy in ("fixed_priority", "aging"):
 # | TODO 3 | `_ensure_capacity` | admit, or preempt a safe victim | capacity and preemption invariants |
 # | TODO 4 | `step` | pick, admit, advance, record | state, capacity, deadline and events |
 
-# %% [markdown]
+# %% [markdown] key="md-todo-1-enqueue"
 # ### TODO 1 · `enqueue`: register a request
 #
 # **Build:** inside `enqueue`, create the `RequestState` for the new request and store it in `request`.
@@ -288,7 +306,7 @@ def test_todo1_hidden_order_and_identity():
 test_todo1_hidden_order_and_identity()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-todo-2-schedule"
 # ### TODO 2 · `_schedule_key`: fixed priority, aging and deadline
 #
 # **Build:** compute `deadline_slack`, the first field of the key. Under the `deadline` policy, for a request
@@ -388,7 +406,7 @@ def test_todo2_hidden_no_deadline_sorts_after_any_deadline():
 test_todo2_hidden_no_deadline_sorts_after_any_deadline()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-todo-3-ensure"
 # ### TODO 3 · `_ensure_capacity`: admit, or preempt a safe victim
 #
 # **Build:** make room for `challenger` and return the `request_id` you preempted, or `None`.
@@ -507,7 +525,7 @@ def test_todo3_hidden_victim_choice():
 test_todo3_hidden_victim_choice()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-todo-4-step"
 # ### TODO 4 · `step`: pick, admit, advance, record
 #
 # **Build:** choose this step's request. Go through `candidates` in the order of `self._schedule_key`
@@ -653,7 +671,7 @@ def test_todo4_hidden_stall_and_exhaustion():
 test_todo4_hidden_stall_and_exhaustion()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-observe-timelines-your"
 # ## Observe: timelines of your scheduler | 观察：调度时间线
 #
 # The cells below run **your** `DecodeSchedulerSim` on the seed's scenarios and draw one lane per request:
@@ -665,25 +683,26 @@ test_todo4_hidden_stall_and_exhaustion()
 # early and then waits; its deadline becomes unreachable while it waits, long before its next step flags
 # it.) These cells need all four TODOs.
 
-# %%
+# %% key="code-timelines"
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 timelines = {}
 for name, scenario in lab.DECODE_SCENARIOS.items():
     sim = DecodeSchedulerSim(**scenario["sim"])
     timelines[name], arrivals = lab.play(sim, scenario["script"])
     blocks = scenario["sim"].get("free_kv_blocks", "ample")
-    fig = lab.plot_timeline(timelines[name], arrivals, title=f"{name} ({sim.policy}, {blocks} KV blocks)")
+    fig = lab.plot_timeline(timelines[name], arrivals, title=lab.label("{name} ({policy}, {blocks} KV blocks)", name=name,
+                                                                        policy=sim.policy, blocks=blocks))
     plt.show()
 
-# %%
+# %% key="code-events-frame"
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 lab.events_frame(timelines["preemption and resume"])
 
-# %%
+# %% key="code-request-summary"
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 pd.concat({name: lab.request_summary(events) for name, events in timelines.items()}, names=["scenario"])
 
-# %% [markdown]
+# %% [markdown] key="md-skipping-request-does"
 # In *preemption and resume*, request 1 (priority 1) is prefilled at step 0 and generates its first token
 # at step 1. Request 2 (priority 9) then arrives while request 1 holds both blocks: at step 2 request 1 is
 # preempted (`preempted_request_id` 1), waits while request 2 runs, and at step 5 resumes **in decode**
@@ -698,7 +717,7 @@ pd.concat({name: lab.request_summary(events) for name, events in timelines.items
 # one block, one token each) arrive one per step. Each step, request 1 sorts first but does not fit; a small
 # request that fits runs instead, and while one small request holds a block, request 1 never fits.
 
-# %%
+# %% key="code-bypass-run"
 def bypass_run(num_small):
     """Urgent request 1 (2 blocks of 2) arrives at step 1; `num_small` small requests arrive one per step."""
     sim = DecodeSchedulerSim(free_kv_blocks=2)
@@ -716,7 +735,7 @@ def bypass_run(num_small):
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 pd.DataFrame({num_small: bypass_run(num_small) for num_small in (4, 8, 16)}).rename_axis(columns="small requests")
 
-# %% [markdown]
+# %% [markdown] key="md-fixed-priority-aging"
 # The urgent request waits 7, 15 and 31 steps behind streams of 4, 8 and 16 small requests: it gets in only
 # when the stream stops, so a longer stream delays it without bound. Under head-of-line blocking (vLLM V1,
 # nano-vllm) it would stop admission instead: the small requests already running would finish, free their
@@ -729,7 +748,7 @@ pd.DataFrame({num_small: bypass_run(num_small) for num_small in (4, 8, 16)}).ren
 # step 14) arrive first; then a high-priority request arrives every 3 steps, each needing 3 steps of work.
 # The system is saturated, so someone has to wait.
 
-# %%
+# %% key="code-policy-run"
 def policy_run(policy, horizon=60, arrival_every=3, last_arrival=33):
     """Run the overload workload under one policy; return its per-request summary."""
     sim = DecodeSchedulerSim(policy=policy, aging_interval=4)
@@ -755,19 +774,19 @@ lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 runs = {policy: policy_run(policy) for policy in ("fixed_priority", "aging", "deadline")}
 pd.DataFrame.from_dict({policy: policy_summary(summary) for policy, summary in runs.items()}, orient="index")
 
-# %%
+# %% key="code-wait-plot"
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 fig, ax = plt.subplots(figsize=(8, 3))
 for policy, summary in runs.items():
     ax.plot(summary.index.astype(str), summary["total_wait"], marker="o", label=policy)
-ax.set_xlabel("request id (1 = low priority, 2 = medium, 100+ = high, in arrival order)")
-ax.set_ylabel("total wait (steps)")
-ax.set_title("Who waits under each policy")
-ax.legend(title="policy")
+ax.set_xlabel(lab.label("request id (1 = low priority, 2 = medium, 100+ = high, in arrival order)"))
+ax.set_ylabel(lab.label("total wait (steps)"))
+ax.set_title(lab.label("Who waits under each policy"))
+ax.legend(title=lab.label("policy"))
 ax.tick_params(axis="x", labelrotation=90)
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] key="md-policy-reading"
 # Read the table and the plot together (the numbers are those of the reference solution; yours should match).
 #
 # - **`fixed_priority`**: the high-priority requests wait least (at most 6 steps), but the low and the medium
@@ -781,7 +800,7 @@ fig.tight_layout()
 #   its deadline leaves room. Under a heavier stream, some deadline would have to be missed, and the
 #   policy would only decide whose.
 
-# %% [markdown]
+# %% [markdown] key="md-real-engines-do"
 # ## What real engines do | 真实引擎怎么做
 #
 # Every rule here is a simplification. Compare it with what serving engines do, as their source files read
@@ -838,7 +857,7 @@ fig.tight_layout()
 # So what can be concluded here? The *order* of service and the *mechanics* of admission, preemption and
 # resume. What cannot: latency in milliseconds, throughput on a GPU, or the cost of recompute.
 
-# %% [markdown] tags=["solution-edition"]
+# %% [markdown] key="md-explanations-todo-1" tags=["solution-edition"]
 # ## Explanations of TODO 1–4 (solved edition) | 参考代码解析
 #
 # **TODO 1: building the request state.** `RequestState` stores the input length, the generation limit,

@@ -1,0 +1,86 @@
+"""Feedback in the submission's language: rule names, verdict text, notes. Scores never depend on it."""
+from __future__ import annotations
+
+from .grade import TaskVerdict
+
+RULES_ZH = {
+    # 01_continuous_batching
+    "waits and flows on the worked examples": "算例上的等待时间与流经时间",
+    "continuous schedules with staggered arrivals": "到达时刻错开的连续批处理调度",
+    "static schedules, where a group holds its slots": "静态批处理调度：一组请求占住自己的槽位",
+    "idle gaps: the clock jumps to late arrivals": "空闲间隙：时钟跳到较晚的到达",
+    "valid traces pass": "合法的 trace 通过",
+    "a job served too few times is caught": "能发现服务次数太少的作业",
+    "a job served too many times is caught": "能发现服务次数太多的作业",
+    "an id that is not a job is caught": "能发现不是作业的 id",
+    "a job never served is caught": "能发现从未被服务的作业",
+    "no_gain_case: a valid, non-trivial workload where continuous gains nothing":
+        "no_gain_case：合法、非平凡，且连续批处理毫无收益的工作负载",
+    "double_gain_case: a valid workload where static takes at least 2x the ticks":
+        "double_gain_case：合法，且静态批处理所需 tick 至少为 2 倍的工作负载",
+    "the worked examples": "算例",
+    "static: each group lasts as long as its longest job": "静态：每组持续到组内最长的作业结束",
+    "continuous: a freed slot takes the next job at once": "连续：空出的槽位立即接纳下一个作业",
+    "edges: one job, more slots than jobs, no jobs": "边界：一个作业、槽位多于作业、没有作业",
+    # 02_decode_scheduling
+    "stores every argument; a new request is waiting, in prefill, not admitted":
+        "保存每个参数；新请求处于等待、预填充阶段、未准入",
+    "omitted arguments keep the signature's defaults": "省略的参数取签名中的默认值",
+    "one new object per request, appended in order": "每个请求一个新对象，按顺序追加",
+    "bad input raises ValueError and leaves the queue unchanged": "错误输入抛出 ValueError，且队列不变",
+    "requests enqueued by TODO 1 run correctly to the end": "由 TODO 1 入队的请求能正确运行到结束",
+    "phase, then cache hit, then priority decide the order": "依次由阶段、缓存命中、优先级决定顺序",
+    "wait_steps changes nothing outside aging": "aging 之外 wait_steps 不改变任何东西",
+    "aging adds wait_steps // aging_interval to the priority": "aging 给优先级加上 wait_steps // aging_interval",
+    "deadline slack comes first under the deadline policy, and only there": "截止时间余量只在 deadline 策略下排在最前",
+    "ties fall to total length, then request id": "平局时依次比较总长度和请求 id",
+    "whole runs follow the key under every policy": "每种策略下的完整运行都遵循排序键",
+    "an admitted challenger keeps running and is not charged again": "已准入的挑战者继续运行，不重复扣除缓存块",
+    "a challenger whose blocks fit is admitted": "缓存块放得下的挑战者被准入",
+    "with no legal victim nothing changes and None is returned": "没有合法的被抢占者时什么都不变，并返回 None",
+    "non-preemptible requests are never victims": "不可抢占的请求永远不会被抢占",
+    "the victim has the lowest effective priority, then most blocks, then lowest id, and makes room":
+        "被抢占者依次取有效优先级最低、缓存块最多、id 最小者，且能腾出空间",
+    "aging counts: effective priority decides who may be preempted": "老化计入：由有效优先级决定谁可被抢占",
+    "a victim keeps its phase and progress, and resumes in whole runs": "被抢占者保留阶段与进度，并在完整运行中恢复",
+    "the request with the smallest key is served": "服务键最小的请求",
+    "every candidate not chosen waits one more step": "每个未被选中的候选多等一步",
+    "step returns None when all are done or nothing can be admitted": "全部完成或无人可准入时 step 返回 None",
+    "a blocked urgent request lets a smaller one run; finishing frees blocks": "被挡住的紧急请求让较小的请求先运行；完成会释放缓存块",
+    "preemptions are recorded in the event and the victim resumes without redoing work": "抢占记录在事件中，被抢占者恢复时不重做工作",
+    "deadline order and deadline_missed in events": "事件中的截止时间顺序与 deadline_missed",
+    "random workloads with arrivals during the run match the reference": "运行中有新到达的随机工作负载与参考实现一致",
+}
+
+TEXT = {
+    "en": {
+        "graded_outside": "(Graded outside this notebook: the hidden tests replay this TODO alone.)",
+        "feedback_for": "feedback for", "task": "task", "score": "Score",
+    },
+    "zh": {
+        "graded_outside": "（在本 notebook 之外评分：隐藏测试单独重放这个 TODO。）",
+        "feedback_for": "的反馈：", "task": "题目", "score": "得分",
+    },
+}
+
+
+def rule_name(name: str, language: str) -> str:
+    return RULES_ZH.get(name, name) if language == "zh" else name
+
+
+def summary(verdict: TaskVerdict, language: str = "en") -> str:
+    """verdict.summary() in `language`; the failing case's code and details stay as Python writes them."""
+    if language == "en":
+        return verdict.summary()
+    rules = verdict.rules
+    lines = [f"{verdict.task_id}：{verdict.score:g} / {verdict.points:g} 分"
+             f"（{len(rules)} 条规则中 {sum(r.passed for r in rules)} 条成立）"]
+    if verdict.note:
+        lines.append(f"  备注：{verdict.note}")
+    for rule in rules:
+        lines.append(f"  [{'通过' if rule.passed else '未通过'}] {rule_name(rule.name, language)}")
+        if not rule.passed:
+            lines.append(f"         {rule.detail}")
+        if rule.snippet:
+            lines += ["         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行：", "", *rule.snippet.splitlines(), ""]
+    return "\n".join(lines)

@@ -1,0 +1,344 @@
+"""Issue 11: the 简体中文 edition. Drift guards on the catalogues, messages and plots in Chinese (or English
+when no CJK font can draw them), and grading that gives a Chinese submission the English one's score."""
+import ast
+import copy
+from collections import Counter
+import csv
+import json
+import re
+import warnings
+import zipfile
+from pathlib import Path
+
+import jupytext
+import matplotlib
+import nbformat
+import pytest
+from matplotlib import font_manager
+
+import lab
+from conftest import ROOT
+from grader import autograde, bundle, examples, i18n, masters, suites, translation
+from grader.feedback import visible_text
+from grader.mutants import MUTANTS
+from grader.paths import assignment_names, master_path
+from lab import fonts
+from lab import i18n as lab_i18n
+
+NAMES = [name for name in assignment_names() if "zh" in translation.languages(name)]  # 01 and 02 so far
+
+
+@pytest.fixture(autouse=True)
+def english_afterwards():
+    yield
+    lab.set_language("en")
+
+
+def master(name):
+    nb = jupytext.read(master_path(name))
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+# --- drift guards -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_master_cell_has_a_current_translation(name):
+    assert translation.status(name, "zh") == []
+    keys = [translation.cell_key(c) for c in master(name).cells]
+    assert None not in keys and len(keys) == len(set(keys)), "every master cell needs one unique key"
+
+
+def test_a_cell_with_no_translation_fails():
+    catalogue = translation.load_catalogue("02_decode_scheduling", "zh")
+    del catalogue["todo3_tests"]
+    with pytest.raises(translation.TranslationError, match="'todo3_tests' has no translation"):
+        translation.translate(master("02_decode_scheduling"), "02_decode_scheduling", "zh", catalogue)
+
+
+def test_a_new_master_cell_without_a_key_fails():
+    nb = master("01_continuous_batching")
+    nb.cells.insert(3, nbformat.v4.new_markdown_cell("A new paragraph"))
+    with pytest.raises(translation.TranslationError, match="cell 3 has no key"):
+        translation.translate(nb, "01_continuous_batching", "zh")
+
+
+@pytest.mark.parametrize("key, edit", [
+    ("md-tick-model-leaves", lambda s: s.replace("no prefill", "no prefill and no decode")),
+    ("todo3_tests", lambda s: s.replace("static and continuous makespans are equal", "makespans are equal")),
+])
+def test_a_stale_translation_fails_and_names_the_cell(key, edit):
+    nb = master("01_continuous_batching")
+    cell = next(c for c in nb.cells if translation.cell_key(c) == key)
+    cell.source = edit(cell.source)
+    with pytest.raises(translation.TranslationError, match=f"cell '{key}': the English changed"):
+        translation.translate(nb, "01_continuous_batching", "zh")
+
+
+def test_a_code_change_outside_strings_keeps_the_translation():
+    """The fingerprint of a code cell is its strings: a helper editing set-up code does not stale it."""
+    nb = master("02_decode_scheduling")
+    cell = next(c for c in nb.cells if translation.cell_key(c) == "code-request-summary")
+    cell.source += "\nsummary_rows = 0"
+    translation.translate(nb, "02_decode_scheduling", "zh")
+
+
+def test_a_translated_string_missing_from_the_master_fails():
+    catalogue = copy.deepcopy(translation.load_catalogue("01_continuous_batching", "zh"))
+    catalogue["code-jobs"]["strings"].append({"from": '"no such string"', "to": '"没有"'})
+    with pytest.raises(translation.TranslationError, match="'code-jobs': translated string not in the master"):
+        translation.translate(master("01_continuous_batching"), "01_continuous_batching", "zh", catalogue)
+
+
+def code_pairs(english, chinese):
+    assert len(english.cells) == len(chinese.cells)
+    return [(a.source, b.source) for a, b in zip(english.cells, chinese.cells) if a.cell_type == "code"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_chinese_code_is_the_english_code_apart_from_strings(name):
+    """Masters, student and solved editions: same AST once strings are blanked (comments never reach it)."""
+    pairs = code_pairs(masters.read_master(name), masters.read_master(name, "zh"))
+    for folder in ("notebooks", "solutions"):
+        pairs += code_pairs(nbformat.read(ROOT / folder / f"{name}.ipynb", as_version=4),
+                            nbformat.read(ROOT / folder / "zh" / f"{name}.ipynb", as_version=4))
+    assert pairs and all(translation.same_code(en, zh) for en, zh in pairs)
+    changed = sum(en != zh for en, zh in pairs)
+    assert changed >= 10, "the zh code cells carry translated messages"
+
+
+def test_the_ast_guard_catches_changed_code():
+    en = 'expect(got, 3, "TODO 1: three")\nprint(f"{n} jobs")  # a comment'
+    assert translation.same_code(en, 'expect(got, 3, "TODO 1：三")\nprint(f"{n} 个作业")  # 注释')
+    assert not translation.same_code(en, 'expect(got, 4, "TODO 1：三")\nprint(f"{n} 个作业")')
+    assert not translation.same_code(en, 'expect(got, 3, "TODO 1：三")\nprint(f"{m} 个作业")')
+    assert not translation.same_code(en, 'expect(got, 3, "TODO 1：三")\nprint(f"{n} 个作业")\nx = 1')
+    catalogue = copy.deepcopy(translation.load_catalogue("01_continuous_batching", "zh"))
+    catalogue["code-jobs"]["strings"][0]["to"] = '"正确" if True else ""'  # a "translation" that is code
+    nb = translation.translate(master("01_continuous_batching"), "01_continuous_batching", "zh", catalogue)
+    en_cell = next(c for c in masters.read_master("01_continuous_batching").cells if translation.cell_key(c) == "code-jobs")
+    zh_cell = next(c for c in nb.cells if translation.cell_key(c) == "code-jobs")
+    assert not translation.same_code(en_cell.source, zh_cell.source)
+
+
+def numbers(text):
+    return Counter(re.findall(r"\d+(?:[.,]\d+)*", text))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_number_of_the_english_prose_is_in_the_chinese(name):
+    """test_prose_numbers pins the English prose to the outputs; this carries the pins over to the translation."""
+    missing = {}
+    for en, zh in zip(masters.read_master(name).cells, masters.read_master(name, "zh").cells):
+        if en.cell_type == "markdown" and numbers(en.source) - numbers(zh.source):
+            missing[translation.cell_key(en)] = dict(numbers(en.source) - numbers(zh.source))
+    assert missing == {}
+    assert numbers("静态需要 13 个 tick") - numbers("静态需要 12 个 tick")  # a changed number is seen
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_zh_edition_reads_as_chinese_and_links_its_twin(name):
+    zh = nbformat.read(ROOT / "notebooks" / "zh" / f"{name}.ipynb", as_version=4)
+    en = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    prose = "".join(c.source for c in zh.cells if c.cell_type == "markdown")
+    assert sum("\u4e00" <= ch <= "\u9fff" for ch in prose) > 3000
+    for term in ("准入", "抢占", "预填充", "解码", "连续批处理", "KV 缓存块", "槽位利用率", "饥饿"):
+        assert term in prose, term
+    assert "术语表 | Glossary" in zh.cells[1].source and "Glossary | 术语表" in en.cells[1].source
+    assert f"(../{name}.ipynb)" in zh.cells[0].source and f"(zh/{name}.ipynb)" in en.cells[0].source
+    assert (ROOT / "notebooks" / f"zh/{name}.ipynb").exists()
+
+
+# --- messages -----------------------------------------------------------------------------------------
+
+def templates_used(source: str) -> set[str]:
+    """Literal first arguments of tr(...) and label(...) calls."""
+    found = set()
+    for node in ast.walk(ast.parse(translation._code_lines(source))):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("tr", "label")
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.add(node.args[0].value)
+    return found
+
+
+def test_every_lab_message_and_label_has_a_chinese_text():
+    sources = [p.read_text() for p in (ROOT / "lab").glob("*.py")]
+    sources += [c.source for name in assignment_names() for c in masters.read_master(name).cells if c.cell_type == "code"]
+    used = set().union(*(templates_used(s) for s in sources))
+    assert len(used) > 40
+    assert sorted(used - set(lab_i18n.ZH)) == []
+    assert templates_used('tr("a message nobody translated")') - set(lab_i18n.ZH) == {"a message nobody translated"}
+    for template in used:  # the same placeholders in both languages
+        assert sorted(re.findall(r"{\w+}", template)) == sorted(re.findall(r"{\w+}", lab_i18n.ZH[template])), template
+
+
+def test_messages_students_meet_follow_the_language():
+    @lab.todo("TODO 9")
+    def stub():
+        raise NotImplementedError()
+
+    lab.set_language("zh")
+    with pytest.raises(NotImplementedError, match="TODO 9（stub）尚未实现"):
+        stub()
+    @lab.todo("TODO 8")
+    def other_stub():
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        other_stub()
+    with pytest.raises(lab.TodoNotFinished, match="这个单元格需要先完成 TODO 9、TODO 8：请补全它们的答题单元格"):
+        lab.require_todos("TODO 9", "TODO 8")
+    with pytest.raises(lab.CheckFailed, match="期望: 2\n    实际: 1"):
+        lab.expect(1, 2, "规则")
+    with pytest.raises(ValueError, match="slots 必须 >= 1"):
+        lab.schedule([], 0, True)
+    with pytest.raises(ValueError, match="request_id 重复"):
+        sim = lab.DecodeSchedulerBase()
+        sim.queue.append(lab.RequestState(1, 1, 1))
+        sim._check_new_request(1, 1, 1, 0, False, 1, None, True)
+    lab.set_language("en")
+    with pytest.raises(NotImplementedError, match=r"TODO 9 \(stub\) is not implemented yet"):
+        stub()
+    with pytest.raises(ValueError, match="slots must be >= 1"):
+        lab.schedule([], 0, True)
+    with pytest.raises(ValueError, match="language must be one of"):
+        lab.set_language("fr")
+
+
+# --- plots --------------------------------------------------------------------------------------------
+
+def glyph_warnings(draw) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig = draw()
+        fig.canvas.draw()
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return [str(w.message) for w in caught if "missing from font" in str(w.message)]
+
+
+def all_texts(fig) -> str:
+    return " ".join(t.get_text() for t in fig.findobj(matplotlib.text.Text))
+
+
+@pytest.fixture
+def clean_fonts(monkeypatch):
+    monkeypatch.setitem(matplotlib.rcParams, "font.family", ["sans-serif"])
+
+
+def test_chinese_labels_render_with_a_cjk_font(clean_fonts):
+    name = fonts.find_cjk_font()
+    if name is None:
+        pytest.skip("no CJK font installed (Debian: fonts-noto-cjk); the fallback test covers this machine")
+    lab.set_language("zh")
+    fig = lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2)
+    text = all_texts(fig)
+    assert "槽位利用率" in text and "槽位 0" in text
+    # every Hanzi of the labels has a glyph in the font the font manager found for it
+    path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+    face = matplotlib.ft2font.FT2Font(path)
+    assert all(face.get_char_index(ord(ch)) for ch in text if ch > "\u2e80")
+    assert glyph_warnings(lambda: lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2)) == []
+    assert glyph_warnings(lab.plot_lifecycle) == []
+
+
+def test_without_a_cjk_font_labels_fall_back_to_english(clean_fonts, monkeypatch):
+    monkeypatch.setattr(fonts, "CJK_FONTS", ("No Such Font SC",))
+    monkeypatch.setattr(fonts.use_cjk_font, "__defaults__", (("No Such Font SC",),))
+    assert fonts.use_cjk_font() is False
+    lab.set_language("zh")
+    fig = lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2)
+    text = all_texts(fig)
+    assert "utilization" in text and not any("\u4e00" <= ch <= "\u9fff" for ch in text)
+    assert glyph_warnings(lambda: lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2)) == []
+    assert matplotlib.rcParams["font.family"] == ["sans-serif"]
+
+
+def test_the_tofu_detector_fires_when_hanzi_meet_a_latin_font(clean_fonts):
+    """The check above can fail: Chinese text drawn with DejaVu Sans alone is reported as missing glyphs."""
+    import matplotlib.pyplot as plt
+
+    def draw():
+        fig, ax = plt.subplots()
+        ax.set_title("槽位利用率", family="DejaVu Sans")
+        return fig
+
+    assert glyph_warnings(draw)
+
+
+# --- grading ------------------------------------------------------------------------------------------
+
+def zh_reference(name):
+    return {gid: masters.strip_solution_marks(cells[0].source)
+            for gid, cells in masters.cells_by_grade_id(masters.read_master(name, "zh")).items()
+            if masters.nbgrader_meta(cells[0]).get("solution")}
+
+
+@pytest.fixture(scope="module")
+def mixed_class(tmp_path_factory):
+    """One folder, both editions: solved and broken answers, each typed into the English and the zh edition."""
+    name = "01_continuous_batching"
+    en_ref, zh_ref = masters.reference_answers(name), zh_reference(name)
+    assert en_ref != zh_ref  # the zh answers carry Chinese docstrings and messages
+    mutant = next(m for m in MUTANTS[name] if m.answer_id == "todo4")
+    batch = {
+        "en_solved": examples.filled(name, en_ref),
+        "zh_solved": examples.filled(name, zh_ref, "zh"),
+        "en_broken": examples.filled(name, en_ref | {"todo4": mutant.apply(en_ref["todo4"])}),
+        "zh_broken": examples.filled(name, zh_ref | {"todo4": mutant.apply(zh_ref["todo4"])}, "zh"),
+        "zh_untouched": examples.release(name, "zh"),
+    }
+    subs, out = tmp_path_factory.mktemp("subs"), tmp_path_factory.mktemp("out")
+    examples.write(batch, subs)
+    autograde.run(name, subs, out, jobs=0, cell_timeout=20)
+    rows = {row.pop("student_id"): row for row in csv.DictReader(open(out / "grades.csv"))}
+    report = {s["student_id"]: s for s in json.loads((out / "report.json").read_text())["students"]}
+    return out, rows, report
+
+
+def test_a_zh_submission_scores_what_the_english_one_scores(mixed_class):
+    _, rows, report = mixed_class
+    assert rows["zh_solved"] == rows["en_solved"] and rows["en_solved"]["total"] == rows["en_solved"]["max_total"]
+    assert rows["zh_broken"] == rows["en_broken"]
+    assert 0 < float(rows["en_broken"]["todo4"]) < 3 and float(rows["en_broken"]["total"]) < float(rows["en_solved"]["total"])
+    assert float(rows["zh_untouched"]["total"]) == 0
+    assert {s: r["language"] for s, r in report.items()} == {
+        "en_solved": "en", "en_broken": "en", "zh_solved": "zh", "zh_broken": "zh", "zh_untouched": "zh"}
+    assert all(r["status"] == "graded" for r in report.values())
+    # each was repaired against its own edition's release: nothing looks edited, deleted or duplicated
+    assert not [w for r in report.values() for w in r["warnings"] if "edited" in w or "deleted" in w or "appears" in w]
+
+
+def test_feedback_speaks_the_submission_language(mixed_class):
+    out, _, _ = mixed_class
+    zh = visible_text((out / "feedback" / "zh_broken.html").read_text())
+    en = visible_text((out / "feedback" / "en_broken.html").read_text())
+    assert "得分" in zh and "条规则中" in zh and "[未通过] 静态：每组持续到组内最长的作业结束" in zh
+    assert "正确的结果通过检查" in zh and "（在本 notebook 之外评分：隐藏测试单独重放这个 TODO。）" in zh  # zh kernel, zh notes
+    assert "Score" in en and "[FAIL] static: each group lasts as long as its longest job" in en
+    assert "条规则中" not in en and "[未通过]" not in en and "得分" not in en  # headings keep their Chinese subtitles
+
+
+def test_every_rule_name_has_a_chinese_name():
+    names = {rule.name for name in NAMES for task in suites.load(name).build(1) for rule in task.rules}
+    assert sorted(names - set(i18n.RULES_ZH)) == []
+    assert i18n.rule_name("a rule nobody translated", "zh") == "a rule nobody translated"
+
+
+def test_student_bundle_carries_both_languages(capsys):
+    bundle.main()
+    with zipfile.ZipFile(bundle.BUNDLE) as zf:
+        inner = {n.split("/", 1)[1] for n in zf.namelist()}
+        readme = zf.read("decode-scheduling/README.md").decode()
+    for name in NAMES:
+        assert {f"notebooks/{name}.ipynb", f"notebooks/zh/{name}.ipynb"} <= inner
+    assert "简体中文" in readme and "notebooks/zh/" in readme and "fonts-noto-cjk" in readme
+    assert not [n for n in inner if n.startswith("solutions/")]
+
+
+def test_readme_has_a_chinese_section_for_students():
+    readme = (ROOT / "README.md").read_text()
+    assert "## 学生指南（简体中文）" in readme and "ModelScope" in readme and "Colab" in readme
+    assert "fonts-noto-cjk" in readme
+    for name in NAMES:
+        assert f"notebooks/zh/{name}.ipynb" in readme
