@@ -27,6 +27,7 @@ import time
 LEVEL, SOCK_FD, CHILD_SOURCE = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG = 38, 24, 1
 
 os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
@@ -61,12 +62,31 @@ def _last_cap():
         return int(handle.read())
 
 
+def _mounts_under(folder):
+    """Mount points below `folder` (not `folder` itself), outermost first, from this namespace's mountinfo."""
+    with open("/proc/self/mountinfo") as handle:
+        points = [line.split()[4].encode().decode("unicode_escape") for line in handle]
+    below = sorted({p for p in points if p.startswith(folder.rstrip("/") + "/")}, key=lambda p: (p.count("/"), p))
+    return [p for p in below if not any(p != q and p.startswith(q + "/") for q in below)]  # nested ones come along (MS_REC)
+
+
 def enter_bwrap_child(req):
     """In the forked child (root): namespaces of its own, then fork; the grandchild drops to req['uid']."""
     _check(libc.unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWPID), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    for folder, size in (("/tmp", req["scratch"]), ("/dev/shm", 64 << 20)):
-        _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
+    kept = _mounts_under("/tmp")  # the read-only view (venv, lab) of a repository that lives under /tmp
+    stash = []
+    for index, path in enumerate(kept):  # park them in the old /dev/shm before /tmp is replaced
+        parked = f"/dev/shm/.kept-{index}"
+        os.makedirs(parked, exist_ok=True)
+        _mount(path, parked, None, MS_BIND | MS_REC)
+        stash.append((parked, path))
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={req['scratch']},mode=1777")
+    for parked, path in stash:
+        os.makedirs(path, exist_ok=True)
+        _mount(parked, path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={64 << 20},mode=1777")
     pid = os.fork()  # the first process in the new pid namespace: when it ends, everything it started ends
     if pid:
         _, status = os.waitpid(pid, 0)
