@@ -1,4 +1,4 @@
-"""The feedback page: nbgrader's own converter, with hidden tests redacted and our template.
+"""The feedback page: nbgrader's feedback template and ours, rendered in process, hidden tests redacted.
 
 The template (grader/templates/feedback_todo) is set through nbgrader's configuration point,
 `HTMLExporter.template_name`, so a course running stock `nbgrader generate_feedback` can use it too.
@@ -37,24 +37,6 @@ def template_config():
     c.HTMLExporter.template_file = TEMPLATE_FILE
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), str(_nbgrader_templates())]
     return c
-
-
-def generate(course: Path, assignment: str, student: str) -> None:
-    """nbgrader's feedback converter, in this process: its import alone costs seconds per subprocess."""
-    with _LOCK:  # nbgrader's converters are not written for concurrent use; a first import from two threads at
-        # once can fail too (nbconvert's exporters import each other: "partially initialized module")
-        from nbgrader.converters import GenerateFeedback
-        from nbgrader.coursedir import CourseDirectory
-
-        coursedir = CourseDirectory(root=str(course))
-        coursedir.assignment_id, coursedir.student_id = assignment, student
-        converter = GenerateFeedback(coursedir=coursedir, config=template_config())
-        # Our template extends nbgrader's 'feedback/index.html.j2'; nbgrader's __init__ resets this search path.
-        paths = converter.config.HTMLExporter.extra_template_paths
-        converter.config.HTMLExporter.extra_template_paths = [*paths, str(_nbgrader_templates())]
-        converter.force = True
-        converter.log.setLevel("WARNING")
-        converter.start()
 
 
 _EXPORTER = None
