@@ -116,7 +116,7 @@ def bench_fast_engine() -> None:
     """Issue 14: the event-driven engine against notebook 03's step-by-step one, in the same run."""
     from policybench.fast_engine import FastEngine
     from policybench.teaching import teaching_records
-    from policybench.workloads import make_trace
+    from lab.engine.workloads import make_trace
 
     print("\n== policy benchmark engine: notebook 03's step model, Poisson 8 req/s, FCFS, default engine ==")
     teaching_records(make_trace(10, 8, seed=0))  # build the reference teaching engine once, outside the timings

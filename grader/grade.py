@@ -190,7 +190,7 @@ class Grader:
                 if name not in observed:
                     detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
                 elif rule.judge is not None:
-                    verdict = judged(rule.judge, observed[name])
+                    verdict = judged(rule.judge, observed[name], scenario)
                     detail = f"{scenario['name']}: {verdict}" if verdict else ""
                 elif observed[name] != self.expected[name]:
                     shown = explain(scenario["ops"], for_feedback(self.expected[name]), for_feedback(observed[name]), self.driver_name)
@@ -225,12 +225,12 @@ class Grader:
             return list(pool.map(one, self.tasks))
 
 
-def judged(judge, observed) -> str:
-    """A property judge's verdict on a student's value; the judge runs here, so a failure is contained."""
+def judged(judge, observed, scenario: dict) -> str:
+    """A property judge's verdict on a student's value (judge(observed, scenario)); it runs here, so a failure is contained."""
     if problem(observed):  # the protocol already replaced it, but a judge must never see unchecked data
         return f"the value could not be judged: {problem(observed)}"
     try:
-        return short_text(judge(observed), 300)
+        return short_text(judge(observed, scenario), 300)
     except Exception as exc:  # noqa: BLE001 - MemoryError, RecursionError: the rule fails, the batch goes on
         return f"the value could not be judged ({type(exc).__name__})"
 

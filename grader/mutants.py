@@ -107,6 +107,11 @@ BATCH_SCHEDULING_MUTANTS = [
     Mutant("todo4", "goodput checks TTFT only", ' and (row["tpot_ms"] is None or row["tpot_ms"] <= tpot_slo_ms)', "", passes_visible=True),
     Mutant("todo4", "an SLO met exactly counts as missed", 'row["ttft_ms"] <= ttft_slo_ms', 'row["ttft_ms"] < ttft_slo_ms', passes_visible=True),
     Mutant("todo4", "throughput counts requests, not tokens", 'sum(r["num_output_tokens"] for r in records) / span_s', "len(records) / span_s"),
+    Mutant("todo5", "FCFS order", "request.priority * seconds_per_level * 1_000_000 + ", ""),
+    Mutant("todo5", "ages too slowly: fixed priority", "seconds_per_level = 4", "seconds_per_level = 60"),
+    Mutant("todo5", "aging pointed the wrong way", "request.priority * seconds_per_level", "-request.priority * seconds_per_level"),
+    Mutant("todo5", "reads the output length (an oracle)", "+ request.arrival_us,)", "+ request.arrival_us, request.max_tokens)"),
+    Mutant("todo5", "tuned to the edge of the window", "seconds_per_level = 4", "seconds_per_level = 2.5", passes_visible=True),
 ]
 
 MUTANTS = {"02_decode_scheduling": DECODE_MUTANTS, "01_continuous_batching": BATCHING_MUTANTS,

@@ -16,7 +16,7 @@ from pathlib import Path
 from .fast_engine import FastEngine
 from .metrics import SLO, summarize
 from .policies import POLICIES
-from .workloads import make_trace
+from lab.engine.workloads import make_trace
 
 DEFAULT_RATES = (6, 9, 12, 14, 16)  # requests/s; the default engine's knee is near 12-14 (see the report)
 DEFAULT_SEEDS = (0, 1, 2)

@@ -162,3 +162,50 @@ def test_preemption_keeps_output_tokens_and_status():
     assert any(r["num_preemptions"] for r in run.records)
     assert all(s.status is SequenceStatus.FINISHED and not s.block_table for s in sched.finished)
     assert sched.block_manager.num_free_blocks == 16
+
+
+# -- a policy as a key function (TODO 5) ------------------------------------------------------------
+@pytest.mark.parametrize("key, error, message", [
+    (lambda r: "soon", ValueError, "must return a finite number or a tuple of them; for request 5 it returned 'soon'"),
+    (lambda r: (), ValueError, "returned \\(\\)"),
+    (lambda r: float("nan"), ValueError, "returned nan"),
+    (lambda r: (1, float("inf")), ValueError, "returned \\(1, inf\\)"),
+    (lambda r: True, ValueError, "returned True"),
+    (lambda r: r.max_tokens, AttributeError, "not 'max_tokens': an engine does not know the output length"),
+    (lambda r: r.num_computed_tokens, AttributeError, "reads only seq_id, arrival_us, priority and num_prompt_tokens"),
+])
+def test_a_bad_key_fails_on_arrival_naming_the_request(key, error, message):
+    sched = NS["Scheduler"](policy=key)
+    with pytest.raises(error, match=message):
+        sched.add(Sequence(seq_id=5, num_prompt_tokens=3))
+    assert sched.waiting == []
+
+
+def test_a_key_sees_a_frozen_view_and_orders_the_queue():
+    seen = []
+
+    def key(info):
+        seen.append(info)
+        return -info.num_prompt_tokens  # longest prompt first; ties by seq_id
+
+    sched = NS["Scheduler"](policy=key, max_num_seqs=1)
+    for seq_id, prompt in ((3, 10), (1, 30), (2, 30)):
+        sched.add(Sequence(seq_id=seq_id, num_prompt_tokens=prompt))
+    assert [s.seq_id for s in sched.waiting_order()] == [1, 2, 3]
+    with pytest.raises(AttributeError):
+        seen[0].priority = -1  # a key cannot change the request
+    assert len(seen) == 3  # computed once per request, on arrival
+    sched.schedule()
+    assert [s.seq_id for s in sched.running] == [1] and len(seen) == 3
+    with pytest.raises(ValueError, match="policy must be one of .* or a key function, got 42"):
+        NS["Scheduler"](policy=42)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 1000), st.integers(0, 3))
+def test_a_key_that_copies_priority_runs_like_priority(seed, spare):
+    """The named priority policy is one key function (the victim rule aside): with ample KV, identical runs."""
+    requests = [dict(r, priority=r["seq_id"] % 3) for r in poisson_requests(12, 50, seed=seed, prompt_median=30, output_median=8)]
+    runs = [LLMEngine(NS["Scheduler"](policy=policy, num_blocks=4096, max_num_seqs=3 + spare)).run(requests).records
+            for policy in ("priority", lambda r: (r.priority, r.arrival_us))]
+    assert runs[0] == runs[1]

@@ -3,7 +3,7 @@ import nbformat
 import pytest
 
 from conftest import FORMS, ROOT, as_saved
-from grader import masters
+from grader import masters, reference
 from grader.grade import Grader, explain, first_diff
 from grader.mutants import DECODE_MUTANTS, MUTANTS, mutated_answers
 from grader.sandbox import UID_BASE, UID_COUNT, run_child, sandbox_level
@@ -125,7 +125,14 @@ def test_the_child_cannot_see_instructor_files():
     assert tmp == expected_tmp
 
 
-VISIBLE_PASSING = [(name, m) for name, mutants in MUTANTS.items() for m in mutants if m.passes_visible]
+def judged_todos(assignment: str) -> set[str]:
+    """Answer ids whose rules are judged by a property: their failures have no replayable snippet."""
+    from grader import suites
+    return {task.answer_id for task in suites.load(assignment).build(1) if any(rule.judge for rule in task.rules)}
+
+
+VISIBLE_PASSING = [(name, m) for name, mutants in MUTANTS.items() for m in mutants
+                   if m.passes_visible and m.answer_id not in judged_todos(name)]
 
 
 @pytest.mark.parametrize("assignment, mutant", VISIBLE_PASSING, ids=lambda x: x if isinstance(x, str) else x.name)
@@ -197,7 +204,7 @@ def test_open_ended_todo_is_judged_by_properties(batching_grader):
 
 
 BATCH = "03_batch_scheduling"
-BATCH_FULL = {"todo1": 3, "todo2": 2, "todo3": 3, "todo4": 2}
+BATCH_FULL = {"todo1": 3, "todo2": 2, "todo3": 3, "todo4": 2, "todo5": 2}
 
 
 @pytest.fixture(scope="module")
@@ -218,6 +225,8 @@ def test_batch_scheduling_suite_cites_vllm_and_is_randomized(batch_grader):
     names = [sc["name"] for task in batch_grader.tasks for sc in task.scenarios]
     assert sum(name.startswith("vLLM test_") for name in set(names)) >= 8
     for task in batch_grader.tasks:
+        if any(rule.judge for rule in task.rules):  # TODO 5: five whole traces, judged by the SLO
+            continue
         assert len(task.rules) >= 4 and len(task.scenarios) >= 40
     assert batch_scheduling.build(1)[0].scenarios != batch_scheduling.build(2)[0].scenarios
 
@@ -241,3 +250,41 @@ def test_batch_scheduling_variants_that_pass_every_visible_check(mutant):
     ns = reference.namespace(BATCH, mutated_answers(BATCH, mutant))
     test_cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCH))[f"{mutant.answer_id}_tests"][0]
     exec(compile(masters.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)
+
+
+# ------------------------------------------------------------------ TODO 5 of 03: judged by the SLO
+def test_slo_todo_is_judged_by_the_property_not_the_formula(batch_grader):
+    """Other keys that meet the SLO earn full marks: another aging rate, and an aging step per class."""
+    answers = masters.reference_answers(BATCH)
+    for body in ("(request.priority * 6_000_000 + request.arrival_us,)",
+                 "({0: 0, 1: 4_000_000, 2: 6_000_000}[request.priority] + request.arrival_us, request.num_prompt_tokens)"):
+        other = answers["todo5"].replace("(request.priority * seconds_per_level * 1_000_000 + request.arrival_us,)", body)
+        assert other != answers["todo5"]
+        assert scores(batch_grader.grade(answers | {"todo5": other}))["todo5"] == 2
+
+
+@pytest.mark.parametrize("observed, says", [
+    ("timeout", "was not run"),
+    ([{"error": "AttributeError", "state": {}}], "raised AttributeError"),
+    ([{"value": "abc", "state": {}}], "one place per request"),
+    ([{"value": list(range(1999)), "state": {}}], "one place per request"),
+    ([{"value": [0] * 2000, "state": {}}], "one place per request"),
+    ([{"value": [str(i) for i in range(2000)], "state": {}}], "one place per request"),
+    ([{"value": list(range(2000)), "state": {}}], "class-0 p99 TTFT"),          # arrival order = FCFS on trace 0
+    ([{"value": list(range(2000))[::-1], "state": {}}], "class-0 p99 TTFT"),    # newest first
+])
+def test_the_slo_judge_catches_broken_and_failing_orders(observed, says):
+    from grader.suites.batch_scheduling import judge_slo, slo_scenario
+    assert says in judge_slo(observed, slo_scenario(0))
+
+
+def test_the_slo_judge_passes_the_reference_order_and_sees_only_arrival_fields():
+    from grader.suites.batch_scheduling import HELD_OUT_SEEDS, judge_slo, slo_scenario
+    from lab.engine import RequestInfo, policy_key
+    ns = reference.namespace(BATCH)
+    for seed in (0, *HELD_OUT_SEEDS):
+        scenario = slo_scenario(seed)
+        (kind, rows), = scenario["ops"]
+        assert kind == "rank" and all(len(row) == len(RequestInfo.__dataclass_fields__) for row in rows)
+        order = [seq_id for _, seq_id in sorted(policy_key(ns["slo_key"], RequestInfo(*row)) for row in rows)]
+        assert judge_slo([{"value": order, "state": {}}], scenario) == ""

@@ -100,7 +100,19 @@ class _Replay:
             return {"records": run.records, "steps": [[s["num_batched_tokens"], s["num_decode_tokens"], s["preempted"]] for s in run.steps]}
         if kind == "call":
             return ns[args[0]](*args[1])
+        if kind == "rank":  # TODO 5: the serving order slo_key gives these requests; the grader runs the engine
+            return _ranking(ns["slo_key"], args[0])
         raise ValueError(f"unknown op {kind}")
+
+
+def _ranking(key, rows):
+    """seq_ids, first served first, under the key function (checked by lab's policy_key, as the engine does)."""
+    from lab.engine import RequestInfo, policy_key
+    infos = [RequestInfo(*row) for row in rows]
+    keys = [policy_key(key, info) for info in infos]
+    if keys != [policy_key(key, info) for info in reversed(infos)][::-1]:
+        raise ValueError("the key gave one request two different values: it must depend on the request alone")
+    return [seq_id for _, seq_id in sorted(keys)]
 
 
 def observe(namespace, ops):

@@ -9,13 +9,13 @@ from typing import Callable
 class Rule:
     """A behaviour, checked by replaying every scenario and comparing with the reference.
 
-    With a `judge`, open-ended answers are checked instead: judge(observations) runs in the
+    With a `judge`, open-ended answers are checked instead: judge(observations, scenario) runs in the
     grading process (trusted) and returns "" when the property holds, else what is wrong.
     """
 
     name: str
     scenarios: list[dict]
-    judge: Callable[[object], str] | None = None
+    judge: Callable[[object, dict], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Hidden rules of 03_batch_scheduling: op scripts replayed on the student's TODO alone.
+"""Hidden rules of 03_batch_scheduling: op scripts replayed on the student's TODO alone (TODO 5: judged).
 
 Seed scenarios are vLLM V1's own scheduler tests (tests/v1/core/test_scheduler.py), ported as
 op scripts; every rule adds seeded random ones. Expected results are never written here: the
@@ -7,6 +7,10 @@ parent runs the same scripts on the reference and compares.
 from __future__ import annotations
 
 import random
+
+from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
+from policybench.exercise import ranked_policy
+from policybench.fast_engine import FastEngine
 
 from .base import Rule, Task, seeded
 
@@ -265,12 +269,50 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
+# TODO 5 is open-ended: the child reports only the serving order slo_key gives each trace's requests (a key
+# reads a request's arrival fields, so that order is all of it); this process runs the fast engine on that
+# order and checks the SLO. The student's code never touches the engine or the metrics it is judged by.
+# Traces of the same kind the notebook does not name (the master's hidden test repeats them). Aging at 3 to 7 s
+# per level meets them, as it meets traces 0-2; 2.5 s meets 0-2 but misses trace 5: a key tuned to the edge.
+HELD_OUT_SEEDS = (5, 13)
+
+
+def slo_scenario(seed: int, name: str | None = None) -> dict:
+    rows = [[r["seq_id"], r["arrival_us"], r["priority"], r["num_prompt_tokens"]] for r in exercise_trace(seed)]
+    return {"name": name or f"trace {seed}", "seed": seed, "ops": [["rank", rows]]}
+
+
+def judge_slo(observed, scenario) -> str:
+    """'' when the order the key gave meets the SLO on the scenario's trace, else what it missed."""
+    if not isinstance(observed, list) or len(observed) != 1:
+        return f"the key was not run: {str(observed)[:120]}"
+    if "error" in observed[0]:
+        return f"slo_key raised {observed[0]['error']} (TODO 5's check cell shows the message)"
+    trace = exercise_trace(scenario["seed"])
+    ranking = observed[0].get("value")
+    if (not isinstance(ranking, list) or not all(type(seq_id) is int for seq_id in ranking)
+            or sorted(ranking) != sorted(r["seq_id"] for r in trace)):
+        return "the order given is not one place per request"
+    missed = slo_misses(slo_metrics(FastEngine(policy=ranked_policy(ranking)).run(trace)))
+    return "; ".join(missed)
+
+
+def todo5_rules(rng: random.Random) -> list[Rule]:
+    stated = ", ".join(map(str, SLO_EXERCISE["seeds"]))
+    return [
+        Rule(f"meets the SLO on the notebook's traces {stated}", [slo_scenario(s) for s in SLO_EXERCISE["seeds"]], judge=judge_slo),
+        Rule("meets it on two held-out traces of the same kind (not tuned to the three)",
+             [slo_scenario(s, f"held-out trace {'AB'[i]}") for i, s in enumerate(HELD_OUT_SEEDS)], judge=judge_slo),
+    ]
+
+
 def build(seed: int) -> list[Task]:
-    """The four graded tasks, their points and rules, for one random seed."""
+    """The five graded tasks, their points and rules, for one random seed."""
     rng = random.Random(seed)
     return [
         Task("TODO 1", "todo1", "todo1_tests", 3, todo1_rules(rng)),
         Task("TODO 2", "todo2", "todo2_tests", 2, todo2_rules(rng)),
         Task("TODO 3", "todo3", "todo3_tests", 3, todo3_rules(rng)),
         Task("TODO 4", "todo4", "todo4_tests", 2, todo4_rules(rng)),
+        Task("TODO 5", "todo5", "todo5_tests", 2, todo5_rules(rng)),
     ]

@@ -62,11 +62,11 @@ def corrupt(rng: random.Random, how: str) -> list:
     return call("check_served_exactly", jobs, trace)
 
 
-def judge_no_gain(observed) -> str:
+def judge_no_gain(observed, scenario=None) -> str:
     return _judge_workload(observed, want_ratio=None)
 
 
-def judge_double_gain(observed) -> str:
+def judge_double_gain(observed, scenario=None) -> str:
     return _judge_workload(observed, want_ratio=2)
 
 

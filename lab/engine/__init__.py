@@ -6,17 +6,19 @@ Layout after nano-vllm (`nanovllm/engine/`): one file per role. The rules cite v
 """
 from .block_manager import BlockManagerBase
 from .engine import EngineRun, LLMEngine, TimeModel, as_sequence
-from .scheduler import POLICIES, ScheduledBatch, SchedulerBase
-from .sequence import Sequence, SequenceStatus
-from .workloads import poisson_requests
+from .scheduler import POLICIES, ScheduledBatch, SchedulerBase, policy_key
+from .sequence import RequestInfo, Sequence, SequenceStatus
+from .slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
+from .workloads import make_trace, poisson_requests
 
-__all__ = ["Sequence", "SequenceStatus", "BlockManagerBase", "SchedulerBase", "ScheduledBatch", "POLICIES",
+__all__ = ["Sequence", "SequenceStatus", "RequestInfo", "policy_key", "SLO_EXERCISE", "exercise_trace", "slo_metrics",
+           "slo_misses", "plot_slo", "make_trace", "BlockManagerBase", "SchedulerBase", "ScheduledBatch", "POLICIES",
            "LLMEngine", "EngineRun", "TimeModel", "as_sequence", "poisson_requests",
            "plot_batch_composition", "plot_kv_occupancy"]
 
 
 def __getattr__(name: str):
-    if name in ("plot_batch_composition", "plot_kv_occupancy"):
+    if name in ("plot_batch_composition", "plot_kv_occupancy", "plot_slo"):
         from . import plots
         return getattr(plots, name)
     raise AttributeError(f"module 'lab.engine' has no attribute {name!r}")

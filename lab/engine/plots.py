@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from .slo import SLO_EXERCISE
+
 
 def plot_batch_composition(steps: list[dict], title: str = "What each step computes", ax=None):
     """Stacked bars per step: decode tokens, prefill (chunk) tokens, and the unused token budget."""
@@ -38,5 +40,22 @@ def plot_kv_occupancy(steps: list[dict], title: str = "KV blocks in use", ax=Non
     ax.set_ylabel("blocks")
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=8)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def plot_slo(rows: list[dict], exercise: dict = SLO_EXERCISE, title: str = "Policies against the SLO", ax=None):
+    """One point per (policy, trace): max wait against class-0 p99 TTFT; the SLO is the shaded corner."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    ax.fill_between([0, exercise["max_wait_ms"] / 1000], 0, exercise["class0_p99_ttft_ms"], color="#2ca02c", alpha=0.15,
+                    label="meets the SLO")
+    for policy in dict.fromkeys(r["policy"] for r in rows):
+        mine = [r for r in rows if r["policy"] == policy]
+        ax.scatter([r["max_wait_ms"] / 1000 for r in mine], [r["class0_p99_ttft_ms"] for r in mine], label=policy, s=40)
+    ax.set_xlabel("max wait of any request (s)")
+    ax.set_ylabel("class-0 p99 TTFT (ms)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
     ax.figure.tight_layout()
     return ax.figure

@@ -8,13 +8,29 @@ TODO 1 writes `schedule`, TODO 3 writes `_make_room` and `_preempt`.
 """
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 
 from ..decode import _require_bool, _require_int, todo
 from .block_manager import BlockManagerBase
-from .sequence import Sequence, SequenceStatus
+from .sequence import RequestInfo, Sequence, SequenceStatus
 
-POLICIES = ("fcfs", "priority")
+POLICIES = ("fcfs", "priority")  # or a key function: see policy_key
+
+
+def policy_key(key, info: RequestInfo) -> tuple:
+    """A key function's checked value for one request, then seq_id: the queue serves the smallest first.
+
+    The key reads a RequestInfo and returns a number or a tuple of numbers. It is called once per request,
+    when the request arrives, so it must not depend on time or on the engine (vLLM's queues are the same:
+    a request's place is fixed when it is added; `vllm/v1/core/sched/request_queue.py`)."""
+    value = key(info)
+    parts = value if isinstance(value, tuple) else (value,)
+    if not parts or not all(isinstance(p, numbers.Real) and not isinstance(p, bool) and math.isfinite(p) for p in parts):
+        raise ValueError(f"a policy key must return a finite number or a tuple of them; for request {info.seq_id} "
+                         f"it returned {value!r}")
+    return (parts, info.seq_id)
 
 
 @dataclass
@@ -67,29 +83,34 @@ class SchedulerBase:
         _require_bool("enable_chunked_prefill", enable_chunked_prefill)
         if long_prefill_token_threshold and not enable_chunked_prefill:
             raise ValueError("long_prefill_token_threshold needs enable_chunked_prefill=True")
-        if policy not in POLICIES:
-            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        if not (callable(policy) or policy in POLICIES):
+            raise ValueError(f"policy must be one of {POLICIES} or a key function, got {policy!r}")
         self.block_manager = self.block_manager_cls(num_blocks, block_size)
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
         self.long_prefill_token_threshold = long_prefill_token_threshold
         self.policy = policy
         self.enable_chunked_prefill = enable_chunked_prefill
-        self.waiting: list[Sequence] = []  # FCFS: queue order; priority: any order, read through _peek_waiting
+        self.waiting: list[Sequence] = []  # FCFS: queue order; otherwise any order, read through _peek_waiting
+        self.keys: dict[int, tuple] = {}   # seq_id -> its key under a key-function policy, computed once
         self.running: list[Sequence] = []  # admission order
         self.finished: list[Sequence] = []
 
     # -- the waiting queue (vllm/v1/core/sched/request_queue.py) --------------------------------
     def _waiting_key(self, seq: Sequence) -> tuple:
-        """Priority queue order: smaller priority first, then earlier arrival (then lower id)."""
+        """Priority queue order: smaller priority first, then earlier arrival (then lower id); or the key function's."""
+        if callable(self.policy):
+            if seq.seq_id not in self.keys:
+                self.keys[seq.seq_id] = policy_key(self.policy, seq.info())
+            return self.keys[seq.seq_id]
         return (seq.priority, seq.arrival_us, seq.seq_id)
 
     def waiting_order(self) -> list[Sequence]:
         """The waiting queue in the order it will be served."""
-        return sorted(self.waiting, key=self._waiting_key) if self.policy == "priority" else list(self.waiting)
+        return list(self.waiting) if self.policy == "fcfs" else sorted(self.waiting, key=self._waiting_key)
 
     def _peek_waiting(self) -> Sequence:
-        return min(self.waiting, key=self._waiting_key) if self.policy == "priority" else self.waiting[0]
+        return self.waiting[0] if self.policy == "fcfs" else min(self.waiting, key=self._waiting_key)
 
     def _pop_waiting(self) -> Sequence:
         seq = self._peek_waiting()
@@ -97,7 +118,7 @@ class SchedulerBase:
         return seq
 
     def _prepend_waiting(self, seq: Sequence) -> None:
-        """FCFS: back to the front of the queue; priority: back into the heap (its key decides)."""
+        """FCFS: back to the front of the queue; otherwise back into the heap (its key decides)."""
         self.waiting.insert(0, seq)
 
     # -- requests -------------------------------------------------------------------------------
@@ -113,6 +134,8 @@ class SchedulerBase:
         if longest > self.block_manager.num_blocks * self.block_manager.block_size:  # vLLM rejects a request longer than max_model_len
             raise ValueError(f"sequence {seq.seq_id} may grow to {longest} tokens; the pool holds "
                              f"{self.block_manager.num_blocks} blocks of {self.block_manager.block_size}")
+        if callable(self.policy):
+            self._waiting_key(seq)  # a key that fails, fails on arrival, naming the request
         self.waiting.append(seq)
 
     def has_unfinished(self) -> bool:

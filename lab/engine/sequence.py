@@ -72,6 +72,10 @@ class Sequence:
         """True when the next step computes exactly the last sampled token."""
         return self.num_output_tokens > 0 and self.num_tokens - self.num_computed_tokens == 1
 
+    def info(self) -> "RequestInfo":
+        """What a waiting-queue policy may read about this request."""
+        return RequestInfo(self.seq_id, self.arrival_us, self.priority, self.num_prompt_tokens)
+
     def record(self) -> dict:
         """The per-request record: what the metrics (and the fast engine of issue 14) must agree on."""
         return {"seq_id": self.seq_id, "arrival_us": self.arrival_us, "num_prompt_tokens": self.num_prompt_tokens,
@@ -79,3 +83,18 @@ class Sequence:
                 "first_scheduled_step": self.first_scheduled_step, "first_token_step": self.first_token_step,
                 "finish_step": self.finish_step, "first_token_us": self.first_token_us, "finish_us": self.finish_us,
                 "num_preemptions": self.num_preemptions, "num_recomputed_tokens": self.num_recomputed_tokens}
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """A request as a policy sees it: what an engine knows on arrival (not its output length, not its progress)."""
+
+    seq_id: int
+    arrival_us: int
+    priority: int
+    num_prompt_tokens: int
+
+    def __getattr__(self, name: str):
+        # only reached for a missing field: name what a policy may read instead of a bare AttributeError
+        raise AttributeError(f"a policy reads only seq_id, arrival_us, priority and num_prompt_tokens, not {name!r}: "
+                             "an engine does not know the output length of a waiting request")
