@@ -50,6 +50,40 @@ RULES_ZH = {
     "preemptions are recorded in the event and the victim resumes without redoing work": "抢占记录在事件中，被抢占者恢复时不重做工作",
     "deadline order and deadline_missed in events": "事件中的截止时间顺序与 deadline_missed",
     "random workloads with arrivals during the run match the reference": "运行中有新到达的随机工作负载与参考实现一致",
+    # 03_batch_scheduling
+    "vLLM's budget scenarios: one step, chunked prefill with a threshold, chunking on and off":
+        "vLLM 的预算场景：单步、带阈值的分块预填充、开启与关闭分块",
+    "vLLM's priority queue order: priority, then arrival; max_num_seqs holds the rest back":
+        "vLLM 的优先级队列顺序：先比优先级，再比到达；max_num_seqs 挡住其余请求",
+    "running requests first, then the waiting ones, under the token budget (ample KV)":
+        "在词元预算内先调度运行中的请求，再调度等待中的（KV 充足）",
+    "max_num_seqs bounds the running set": "max_num_seqs 限制运行中请求的数量",
+    "the first waiting request that does not fit ends admission": "第一个放不下的等待请求结束准入",
+    "under KV pressure: nobody is admitted in a step that preempted": "KV 紧张时：发生了抢占的一步不准入任何请求",
+    "whole engine runs match the reference": "完整的引擎运行与参考实现一致",
+    "blocks needed = ceil((computed + new) / block_size) - held, never negative":
+        "所需块数 = ceil((已计算 + 新增) / block_size) - 已持有，且不为负",
+    "a growing sequence gets a block only when it crosses a block boundary": "增长中的序列只在跨过块边界时才得到新块",
+    "what does not fit is refused: can_append is False, append raises RuntimeError and changes nothing":
+        "放不下就拒绝：can_append 为 False，append 抛出 RuntimeError 且什么都不改",
+    "deallocate returns every block and empties the table": "deallocate 归还所有块并清空块表",
+    "whole runs under KV pressure match the reference": "KV 紧张时的完整运行与参考实现一致",
+    "FCFS: the last admitted running request is preempted, one at a time until the blocks fit":
+        "FCFS：抢占最后准入的运行中请求，一次一个，直到块放得下",
+    "priority: the largest (priority, arrival, id) is preempted": "priority：抢占 (priority, arrival, id) 最大者",
+    "recompute: blocks freed, computed tokens reset and counted, back to the front of the queue":
+        "重算：释放块，已计算词元清零并计数，回到队列最前面",
+    "a victim already in this step's batch leaves it and gives its tokens back": "已在本步批中的被抢占者离开批，并归还它的词元",
+    "a request that is its own victim cannot run: False": "自己成为被抢占者的请求不能运行：返回 False",
+    "vLLM's preemption scenarios, step by step": "vLLM 的抢占场景，逐步比对",
+    "per request: TTFT, TPOT (None for one token) and E2E in ms": "逐请求：以毫秒计的 TTFT、TPOT（只有一个词元时为 None）和 E2E",
+    "percentiles interpolate linearly between closest ranks": "百分位数在最近的两个秩之间线性插值",
+    "summary: p50/p95/p99, throughput, goodput, SLO attainment, preemption cost":
+        "汇总：p50/p95/p99、吞吐、有效吞吐、SLO 达成率、抢占代价",
+    "edges: single-token requests only, one request, SLO boundaries": "边界：只有单词元请求、只有一个请求、恰在 SLO 边界上",
+    "meets the SLO on the notebook's traces 0, 1, 2": "在 notebook 给出的轨迹 0、1、2 上满足 SLO",
+    "meets it on two held-out traces of the same kind (not tuned to the three)":
+        "在两条同类的保留轨迹上也满足（不是只针对那三条调出来的）",
 }
 
 TEXT = {

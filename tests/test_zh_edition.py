@@ -162,7 +162,7 @@ def templates_used(source: str) -> set[str]:
 
 
 def test_every_lab_message_and_label_has_a_chinese_text():
-    sources = [p.read_text() for p in (ROOT / "lab").glob("*.py")]
+    sources = [p.read_text() for p in (ROOT / "lab").rglob("*.py")]
     sources += [c.source for name in assignment_names() for c in masters.read_master(name).cells if c.cell_type == "code"]
     used = set().union(*(templates_used(s) for s in sources))
     assert len(used) > 40

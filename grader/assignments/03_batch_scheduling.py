@@ -11,8 +11,10 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] key="md-03-batch-scheduling"
 # # 03 · Batch Scheduling | 批调度：一步引擎
+#
+# *简体中文版 | Chinese edition:* [zh/03_batch_scheduling.ipynb](zh/03_batch_scheduling.ipynb)
 #
 # **Level:** hard · **Runs on:** CPU only · **Tags:** inference, serving, batching, KV cache, preemption, latency
 #
@@ -39,6 +41,22 @@
 # replay each TODO on many more scenarios, *one TODO at a time*, with the reference for the others: a
 # bug in TODO 3 costs points on TODO 3 only. Keep each TODO cell self-contained.
 
+# %% [markdown] key="md-glossary"
+# **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.
+#
+# | English | 中文 | English | 中文 |
+# |---|---|---|---|
+# | token / token budget | 词元 / 词元预算 | step, batch | 步、批 |
+# | prefill / decode | 预填充 / 解码 | chunked prefill | 分块预填充 |
+# | waiting / running / preempted / finished | 等待 / 运行中 / 被抢占 / 已完成 | admission | 准入 |
+# | paged KV block, block table | 分页 KV 块、块表 | pool (of blocks) | （块）池 |
+# | preemption by recompute / swap | 重算式抢占 / 换出 | victim | 被抢占者（victim） |
+# | head-of-line (blocking) | 队头（阻塞） | continuous batching | 连续批处理 |
+# | TTFT / TPOT / E2E | 首词元时延 / 每词元时延 / 端到端时延 | tail latency, p99 | 尾延迟、p99 |
+# | throughput / goodput | 吞吐 / 有效吞吐 | SLO (service-level objective) | SLO（服务等级目标） |
+# | priority class | 优先级类别 | aging / starvation | 老化 / 饥饿 |
+# | key function | 键函数 | admission control, backpressure | 准入控制、回压 |
+
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>
 import math
@@ -49,13 +67,15 @@ import lab.engine
 from lab.engine import (BlockManagerBase, LLMEngine, RequestInfo, ScheduledBatch, SchedulerBase, Sequence,
                         SequenceStatus, TimeModel)
 
-# %%
+# %% key="code-imports"
 import matplotlib.pyplot as plt
 import pandas as pd
 
+lab.set_language("en")  # messages and plot labels of this edition
+
 # %matplotlib inline
 
-# %% [markdown]
+# %% [markdown] key="md-step-1-sequence"
 # ## Step 1: a sequence is two counters | 序列：两个计数器
 #
 # vLLM V1 has no "prefill phase" and no "decode phase" in its scheduler. A request (`Sequence` here, as in
@@ -83,13 +103,13 @@ import pandas as pd
 # `finish_step` (0-based engine steps), `first_token_us`, `finish_us`, `num_preemptions` and
 # `num_recomputed_tokens`. Every metric in Step 5 is computed from this record.
 
-# %%
+# %% key="code-sequence"
 seq = Sequence(seq_id=7, num_prompt_tokens=5, max_tokens=3)
 print("new:", seq.num_tokens, "tokens,", seq.num_computed_tokens, "computed, status", seq.status.value)
 seq.num_computed_tokens, seq.num_output_tokens = 5, 1   # the prompt was computed and one token sampled
 print("after its prefill step:", seq.num_tokens, "tokens,", seq.num_computed_tokens, "computed; next step is a decode:", seq.is_decode)
 
-# %% [markdown]
+# %% [markdown] key="md-step-2-budgets"
 # ## Step 2: one step's batch under two budgets | 一步的批：两个预算
 #
 # Seed 003's budgets, in vLLM's names:
@@ -146,16 +166,17 @@ for seq_id in range(3):
 print("waiting:", [s.seq_id for s in sched.waiting_order()], "| tokens request 0 may take now:",
       sched._num_new_tokens(sched.waiting[0], sched.max_num_batched_tokens))
 
-# %%
+# %% key="code-worked-batch"
 # The worked example's three steps, typed in by hand from the table above (no scheduler runs here).
 by_hand = [{"step": 0, "num_decode_tokens": 0, "num_prefill_tokens": 1024},
            {"step": 1, "num_decode_tokens": 0, "num_prefill_tokens": 1024},
            {"step": 2, "num_decode_tokens": 2, "num_prefill_tokens": 352}]
 for row in by_hand:
     row.update(num_batched_tokens=row["num_decode_tokens"] + row["num_prefill_tokens"], max_num_batched_tokens=1024)
-fig = lab.engine.plot_batch_composition(by_hand, title="The worked example by hand: 3 x 800 tokens, budget 1024, threshold 400")
+fig = lab.engine.plot_batch_composition(
+    by_hand, title=lab.label("The worked example by hand: 3 x 800 tokens, budget 1024, threshold 400"))
 
-# %% [markdown]
+# %% [markdown] key="md-todo-1-schedule"
 # ### TODO 1 · `schedule`: build one step's batch
 #
 # **Build:** fill `batch` (a `ScheduledBatch` whose `token_budget` starts at `max_num_batched_tokens`):
@@ -292,7 +313,7 @@ def test_todo1_hidden_budget_runs_out_in_the_running_pass():
 test_todo1_hidden_budget_runs_out_in_the_running_pass()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-step-3-blocks"
 # ## Step 3: paged KV blocks | 分页 KV 块
 #
 # KV memory is cut into **blocks** of `block_size` tokens (16 in vLLM's scheduler tests). A sequence holds a
@@ -316,19 +337,19 @@ test_todo1_hidden_budget_runs_out_in_the_running_pass()
 # The following decodes (tokens 34 … 48) need none. The two-block state is exactly the start of vLLM's test
 # `test_priority_scheduling_preemption`.
 
-# %%
+# %% key="code-block-growth"
 for computed, new in ((0, 32), (32, 1), (33, 1), (47, 1), (48, 1)):
     print(f"computed {computed:2d} + new {new:2d} -> needs {math.ceil((computed + new) / 16)} blocks in all")
 
 fig, ax = plt.subplots(figsize=(7, 2.5))
 tokens = list(range(0, 81))
 ax.step(tokens, [math.ceil(t / 16) for t in tokens], where="post")
-ax.set_xlabel("tokens computed (block_size 16)")
-ax.set_ylabel("blocks held")
-ax.set_title("A new block at tokens 1, 17, 33, 49, 65: one per boundary crossed")
+ax.set_xlabel(lab.label("tokens computed (block_size 16)"))
+ax.set_ylabel(lab.label("blocks held"))
+ax.set_title(lab.label("A new block at tokens 1, 17, 33, 49, 65: one per boundary crossed"))
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] key="md-todo-2-blocks"
 # ### TODO 2 · block accounting: `num_blocks_needed`, `can_append`, `append`, `deallocate`
 #
 # **Build** four methods of `BlockManager` (the free blocks are the deque `self.free_block_ids`):
@@ -440,7 +461,7 @@ def test_todo2_hidden_block_ids_are_reused():
 test_todo2_hidden_block_ids_are_reused()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-step-4-preemption"
 # ## Step 4: preemption by recompute | 重算式抢占
 #
 # A running request must grow, and no block is free. vLLM V1 (`schedule()` in
@@ -476,15 +497,15 @@ test_todo2_hidden_block_ids_are_reused()
 # `(priority, arrival)` among the running is `lo`'s, so `lo` is preempted (and taken out of this step's batch,
 # where it had been scheduled first); `hi` gets a block. `lo` had 33 computed tokens: those are recomputed later.
 
-# %%
+# %% key="code-preemption-by-hand"
 # The worked example's blocks by hand: 2 in use after step 0, 5 after step 1 (the pool is full), and in step 2
 # lo's 3 blocks are freed and hi takes one more: 3 in use, with a preemption.
 by_hand = [{"step": 0, "num_used_blocks": 2, "num_blocks": 5, "preempted": []},
            {"step": 1, "num_used_blocks": 5, "num_blocks": 5, "preempted": []},
            {"step": 2, "num_used_blocks": 3, "num_blocks": 5, "preempted": ["lo"]}]
-fig = lab.engine.plot_kv_occupancy(by_hand, title="vLLM's test_priority_scheduling_preemption, by hand")
+fig = lab.engine.plot_kv_occupancy(by_hand, title=lab.label("vLLM's test_priority_scheduling_preemption, by hand"))
 
-# %% [markdown]
+# %% [markdown] key="md-todo-3-preempt"
 # ### TODO 3 · `_make_room` and `_preempt`: the vLLM V1 victim rules, by recompute
 #
 # **Build** two methods of `Scheduler`:
@@ -591,7 +612,7 @@ def test_todo3_hidden_two_victims_front_of_queue():
 test_todo3_hidden_two_victims_front_of_queue()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-observe-engine"
 # ## Observe: the steps of your engine | 观察：引擎的每一步
 #
 # `lab.engine.LLMEngine` runs your scheduler: each step it admits the requests that have arrived, calls
@@ -599,7 +620,7 @@ test_todo3_hidden_two_victims_front_of_queue()
 # request that caught up; finished requests free their blocks). Twelve requests arrive over 60 ms into a
 # deliberately small pool of 40 blocks of 16 tokens.
 
-# %%
+# %% key="code-engine-run"
 def small_workload():
     """Twelve requests, prompts of 40 to 300 tokens, outputs of 20 to 90, one every 5 ms."""
     return [{"seq_id": i, "arrival_us": 5_000 * i, "num_prompt_tokens": 40 + (97 * i) % 260,
@@ -612,14 +633,15 @@ def run_engine(requests, time_model=None, **config):
 
 
 observed = run_engine(small_workload(), num_blocks=40, block_size=16, max_num_batched_tokens=256, max_num_seqs=8)
-fig = lab.engine.plot_batch_composition(observed.steps, title="Batch composition per step (budget 256 tokens)")
+fig = lab.engine.plot_batch_composition(observed.steps,
+                                        title=lab.label("Batch composition per step (budget 256 tokens)"))
 
-# %%
-fig = lab.engine.plot_kv_occupancy(observed.steps, title="KV blocks in use (pool of 40), preemptions marked")
+# %% key="code-kv-occupancy"
+fig = lab.engine.plot_kv_occupancy(observed.steps, title=lab.label("KV blocks in use (pool of 40), preemptions marked"))
 pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_scheduled_step", "first_token_step",
                                                     "finish_step", "num_preemptions", "num_recomputed_tokens"]]
 
-# %% [markdown]
+# %% [markdown] key="md-step-5-latency"
 # Read the two charts together. While prompts arrive, steps are full of orange prefill chunks; once they are
 # in, steps hold only blue decode tokens, one per running request, and most of the budget is unused: decode
 # steps are cheap in tokens but not in time (the fixed cost per step, Step 5). The KV chart climbs as
@@ -659,13 +681,13 @@ pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_schedul
 # A request arrives at 0 µs, gets its first token at 100 000 µs and its 4th and last at 400 000 µs: TTFT 100 ms,
 # TPOT (400 − 100) / 3 = 100 ms, E2E 400 ms. The p50 of [10, 20, 30, 40] is at rank 1.5: 20 + 0.5 · 10 = 25.
 
-# %%
+# %% key="code-percentile-examples"
 print("numpy-style p50 of [10, 20, 30, 40]:", pd.Series([10, 20, 30, 40]).quantile(0.50),
       "| p95 of [10, 20]:", pd.Series([10, 20]).quantile(0.95))
 print("a 256-token prefill step lasts", TimeModel().step_us(256) / 1000, "ms; a 32-request decode step",
       TimeModel().step_us(32) / 1000, "ms")
 
-# %% [markdown]
+# %% [markdown] key="md-todo-4-metrics"
 # ### TODO 4 · the metrics: `request_latencies`, `percentile`, `latency_summary`
 #
 # **Build** three functions (records are the dicts of `run.records`; times in µs, results in **ms**):
@@ -780,14 +802,14 @@ def test_todo4_hidden_no_tpot_anywhere():
 test_todo4_hidden_no_tpot_anywhere()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-experiments"
 # ## Experiments | 实验
 #
 # Everything below runs your engine and your metrics. The workload is Poisson arrivals with lognormal prompt
 # (median 256 tokens) and output (median 64) lengths: assumptions for teaching, not a published trace.
 # The SLO is TTFT ≤ 500 ms and TPOT ≤ 50 ms.
 
-# %%
+# %% key="code-summarize"
 SLO = {"ttft_slo_ms": 500, "tpot_slo_ms": 50}
 
 
@@ -798,31 +820,31 @@ def summarize(requests, time_model=None, **config):
 
 pd.DataFrame(request_latencies(observed.records)).set_index("seq_id").head(4)
 
-# %% [markdown]
+# %% [markdown] key="md-load-sweep"
 # ### Load sweep: latency against throughput, and the knee
 #
 # The same engine (`max_num_batched_tokens=2048`, 1024 blocks of 16) at rising arrival rates, 300 requests each.
 
-# %%
+# %% key="code-load-sweep"
 rates = [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
 sweep = pd.DataFrame([{"rate_req_s": rate, **summarize(lab.engine.poisson_requests(300, rate, seed=3), num_blocks=1024)}
                       for rate in rates]).set_index("rate_req_s")
 sweep[["throughput_tok_s", "goodput_req_s", "slo_attainment", "p50_ttft_ms", "p99_ttft_ms", "p99_tpot_ms", "num_preemptions"]].round(1)
 
-# %%
+# %% key="code-load-plot"
 fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.plot(sweep["throughput_tok_s"], sweep["p50_ttft_ms"], marker="o", label="p50 TTFT")
-ax.plot(sweep["throughput_tok_s"], sweep["p99_ttft_ms"], marker="s", label="p99 TTFT")
+ax.plot(sweep["throughput_tok_s"], sweep["p50_ttft_ms"], marker="o", label=lab.label("p50 TTFT"))
+ax.plot(sweep["throughput_tok_s"], sweep["p99_ttft_ms"], marker="s", label=lab.label("p99 TTFT"))
 for rate, row in sweep.iterrows():
     ax.annotate(f"{rate}/s", (row["throughput_tok_s"], row["p99_ttft_ms"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
 ax.set_yscale("log")
-ax.set_xlabel("throughput (output tokens/s)")
-ax.set_ylabel("TTFT (ms, log scale)")
-ax.set_title("Latency vs throughput as the arrival rate rises (model time)")
+ax.set_xlabel(lab.label("throughput (output tokens/s)"))
+ax.set_ylabel(lab.label("TTFT (ms, log scale)"))
+ax.set_title(lab.label("Latency vs throughput as the arrival rate rises (model time)"))
 ax.legend()
 fig.tight_layout()
 
-# %% [markdown]
+# %% [markdown] key="md-token-budget"
 # Below the knee, throughput follows the arrival rate and TTFT barely moves: the engine keeps up. Past it,
 # throughput stops growing while TTFT grows without bound: requests queue faster than steps drain them. The
 # p99 turns first. Goodput tells the operator where to stop admitting: it peaks near the knee and then falls,
@@ -833,7 +855,7 @@ fig.tight_layout()
 # Long prompts (median 1024 tokens, up to 4096) at 5 requests/s, below the knee, on 4096 blocks; five values
 # of `max_num_batched_tokens`.
 
-# %%
+# %% key="code-budget-tradeoff"
 budgets = [256, 512, 1024, 2048, 4096]
 long_prompts = lab.engine.poisson_requests(200, 5, seed=3, prompt_median=1024, output_median=128, max_prompt=4096)
 tradeoff = pd.DataFrame([{"max_num_batched_tokens": b, **summarize(long_prompts, num_blocks=4096, max_num_batched_tokens=b)}
@@ -842,13 +864,13 @@ fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.plot(tradeoff["p99_tpot_ms"], tradeoff["p50_ttft_ms"], marker="o")
 for b, row in tradeoff.iterrows():
     ax.annotate(str(b), (row["p99_tpot_ms"], row["p50_ttft_ms"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
-ax.set_xlabel("p99 TPOT (ms)")
-ax.set_ylabel("p50 TTFT (ms)")
-ax.set_title("max_num_batched_tokens (labels): TTFT vs TPOT, long prompts at 5 req/s")
+ax.set_xlabel(lab.label("p99 TPOT (ms)"))
+ax.set_ylabel(lab.label("p50 TTFT (ms)"))
+ax.set_title(lab.label("max_num_batched_tokens (labels): TTFT vs TPOT, long prompts at 5 req/s"))
 fig.tight_layout()
 tradeoff[["p50_ttft_ms", "p99_ttft_ms", "p50_tpot_ms", "p99_tpot_ms", "throughput_tok_s"]].round(1)
 
-# %% [markdown]
+# %% [markdown] key="md-preemption-storm"
 # A small budget keeps every step short, so decoding requests get their tokens at a steady pace (low p99
 # TPOT), but long prompts are cut into many chunks and queue (high TTFT). A large budget admits prompts at
 # once (low TTFT), and every decode token in the same step waits for those prefills: the tail of TPOT grows. That is why vLLM exposes the
@@ -859,17 +881,18 @@ tradeoff[["p50_ttft_ms", "p99_ttft_ms", "p50_tpot_ms", "p99_tpot_ms", "throughpu
 # 8 requests/s with short prompts (median 128 tokens) and long outputs (median 256), each at most 1024 tokens
 # long, on pools of 64 to 1024 blocks of 16 tokens.
 
-# %%
+# %% key="code-storm-table"
 storm_requests = lab.engine.poisson_requests(200, 8, seed=5, prompt_median=128, output_median=256, max_prompt=512, max_output=512)
 pools = [64, 128, 256, 512, 1024]
 storm = pd.DataFrame([{"num_blocks": n, **summarize(storm_requests, num_blocks=n)} for n in pools]).set_index("num_blocks")
 storm[["num_preemptions", "num_recomputed_tokens", "p99_tpot_ms", "p99_e2e_ms", "throughput_tok_s", "slo_attainment"]].round(2)
 
-# %%
+# %% key="code-storm-plot"
 stormy = run_engine(storm_requests, num_blocks=64)
-fig = lab.engine.plot_kv_occupancy(stormy.steps[:600], title="64 blocks: the pool stays full and preemptions repeat")
+fig = lab.engine.plot_kv_occupancy(stormy.steps[:600],
+                                   title=lab.label("64 blocks: the pool stays full and preemptions repeat"))
 
-# %% [markdown]
+# %% [markdown] key="md-monitoring"
 # With a small pool, admitted requests keep growing until someone must be evicted; the victim is readmitted,
 # recomputes everything it had, grows, and evicts someone else. Preemptions and recomputed tokens explode, the
 # p99 TPOT (the pauses) and E2E grow, and throughput falls because steps spend their budget on recompute.
@@ -889,7 +912,7 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600], title="64 blocks: the poo
 # blocks return. Like vLLM, this engine rejects only what could never fit (a request longer than the whole
 # pool); everything else queues.
 
-# %% [markdown]
+# %% [markdown] key="md-step-6-slo"
 # ## Step 6: a policy for an SLO | 为 SLO 选择调度策略
 #
 # Notebook 02 compared fixed priority, aging and deadlines on 14 requests. Here the same question is asked the
@@ -938,13 +961,14 @@ def aging_1s(request):
     return (request.priority * 1_000_000 + request.arrival_us,)
 
 
-# %%
-baselines = [slo_row("fcfs", 0), slo_row("priority", 0), slo_row(aging_1s, 0, "aging, 1 s per level")]
+# %% key="code-slo-baselines"
+baselines = [slo_row("fcfs", 0), slo_row("priority", 0), slo_row(aging_1s, 0, lab.label("aging, 1 s per level"))]
 for row in baselines:
     print(f"{row['policy']:>22}: misses {lab.engine.slo_misses(row) or 'nothing'}")
-fig = lab.engine.plot_slo(baselines, title="Trace 0 at 14 requests/s: each baseline misses a part of the SLO")
+fig = lab.engine.plot_slo(baselines,
+                          title=lab.label("Trace 0 at 14 requests/s: each baseline misses a part of the SLO"))
 
-# %% [markdown]
+# %% [markdown] key="md-todo-5-slo-key"
 # Read the chart against the green corner. **FCFS** serves in arrival order, so an interactive request queues
 # behind every standard and batch request that arrived before it: its tail TTFT is everyone's tail, far above
 # 700 ms. **Fixed priority** serves class 0 at once, but at this load there is almost always a class-0 or
@@ -985,11 +1009,12 @@ def test_todo5_is_a_key_function():
 
 
 def test_todo5_meets_the_slo_on_traces_0_1_2():
-    mine = [slo_row(slo_key, seed, "your slo_key") for seed in lab.engine.SLO_EXERCISE["seeds"]]
+    mine = [slo_row(slo_key, seed, lab.label("your slo_key")) for seed in lab.engine.SLO_EXERCISE["seeds"]]
     for row in mine:
         print(f"trace {row['trace']}: class-0 p99 TTFT {row['class0_p99_ttft_ms']:.0f} ms, max wait "
               f"{row['max_wait_ms'] / 1000:.1f} s; misses {lab.engine.slo_misses(row) or 'nothing'}")
-    lab.engine.plot_slo(mine, title="Your slo_key on traces 0, 1 and 2 (the baselines are in the chart above)")
+    lab.engine.plot_slo(mine,
+                        title=lab.label("Your slo_key on traces 0, 1 and 2 (the baselines are in the chart above)"))
     expect({row["trace"]: lab.engine.slo_misses(row) for row in mine if lab.engine.slo_misses(row)}, {},
            "TODO 5: every trace meets both parts of the SLO")
 
@@ -1006,7 +1031,7 @@ def test_todo5_hidden_held_out_traces():
 test_todo5_hidden_held_out_traces()
 ### END HIDDEN TESTS
 
-# %% [markdown]
+# %% [markdown] key="md-aging-tradeoff"
 # Aging trades the two parts of the SLO against each other through one number. Too fast (one level per
 # second) and it is FCFS: the interactive tail breaks. Too slow (a minute per level) and it is fixed priority:
 # the batch class starves. In between, a range of rates meets both, and a rate in the middle of that range
@@ -1019,7 +1044,7 @@ test_todo5_hidden_held_out_traces()
 # are identical to it, across loads and seeds, and plots p50/p95/p99 TTFT and TPOT, waits, deadline misses and
 # preemptions. Its numbers, like these, are about this model, not about a GPU.
 
-# %% [markdown]
+# %% [markdown] key="md-model-vs-real"
 # ## Model vs real engine | 模型与真实引擎
 #
 # | in this notebook | vLLM V1 (`vllm/v1/core/sched/scheduler.py`, as of November 2026) | nano-vllm / SGLang |
@@ -1037,7 +1062,7 @@ test_todo5_hidden_held_out_traces()
 # split a step, when and whom preemption hits, and how these move TTFT, TPOT and the tail. What cannot: any
 # millisecond figure for a real GPU, the exact knee of a real deployment, or a hardware speedup.
 
-# %% [markdown] tags=["solution-edition"]
+# %% [markdown] key="md-explanations" tags=["solution-edition"]
 # ## Explanations of TODO 1–5 (solved edition) | 参考代码解析
 #
 # **TODO 1: the batch.** The running pass walks `self.running` by index, not with a `for` loop, because

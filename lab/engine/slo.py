@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import tr
 from .workloads import make_trace
 
 # 14 requests/s (Poisson), make_trace's three priority classes, 2000 requests per trace, traces 0, 1 and 2.
@@ -35,7 +36,8 @@ def slo_misses(metrics: dict, exercise: dict = SLO_EXERCISE) -> list[str]:
     """What a run's metrics miss of the SLO, in words (empty when it is met)."""
     missed = []
     if metrics["class0_p99_ttft_ms"] > exercise["class0_p99_ttft_ms"]:
-        missed.append(f"class-0 p99 TTFT {metrics['class0_p99_ttft_ms']:.0f} ms > {exercise['class0_p99_ttft_ms']} ms")
+        missed.append(tr("class-0 p99 TTFT {value} ms > {limit} ms", value=f"{metrics['class0_p99_ttft_ms']:.0f}",
+                         limit=exercise["class0_p99_ttft_ms"]))
     if metrics["max_wait_ms"] > exercise["max_wait_ms"]:
-        missed.append(f"max wait {metrics['max_wait_ms']:.0f} ms > {exercise['max_wait_ms']} ms")
+        missed.append(tr("max wait {value} ms > {limit} ms", value=f"{metrics['max_wait_ms']:.0f}", limit=exercise["max_wait_ms"]))
     return missed
