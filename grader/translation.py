@@ -171,10 +171,12 @@ def stamp(name: str, language: str, keys: list[str]) -> None:
     for key in keys:
         at = lines.index(f"  {key}:") if f"  {key}:" in lines else lines.index(f"  {key}: {{}}")
         lines[at] = f"  {key}:"
+        # a hex fingerprint of digits only (or like 1e5) would load as a number: quote it then
+        value = current[key] if yaml.safe_load(current[key]) == current[key] else f"'{current[key]}'"
         if at + 1 < len(lines) and lines[at + 1].startswith("    en: "):
-            lines[at + 1] = f"    en: {current[key]}"
+            lines[at + 1] = f"    en: {value}"
         else:
-            lines.insert(at + 1, f"    en: {current[key]}")
+            lines.insert(at + 1, f"    en: {value}")
     path.write_text("\n".join(lines), encoding="utf-8")
 
 

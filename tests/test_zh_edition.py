@@ -25,7 +25,11 @@ from grader.paths import assignment_names, master_path
 from lab import fonts
 from lab import i18n as lab_i18n
 
-NAMES = [name for name in assignment_names() if "zh" in translation.languages(name)]  # 01 and 02 so far
+NAMES = [name for name in assignment_names() if "zh" in translation.languages(name)]  # 01, 02 and 03 so far
+# Terms each zh edition must use as its glossary does: the shared ones, then those of its own subject.
+TERMS = ("准入", "抢占", "预填充", "解码", "连续批处理", "饥饿")
+OWN_TERMS = {"01_continuous_batching": ("KV 缓存块", "槽位利用率"), "02_decode_scheduling": ("KV 缓存块", "槽位利用率"),
+             "03_batch_scheduling": ("分块预填充", "KV 块", "重算", "有效吞吐", "队头", "被抢占者")}
 
 
 @pytest.fixture(autouse=True)
@@ -73,6 +77,20 @@ def test_a_stale_translation_fails_and_names_the_cell(key, edit):
     cell.source = edit(cell.source)
     with pytest.raises(translation.TranslationError, match=f"cell '{key}': the English changed"):
         translation.translate(nb, "01_continuous_batching", "zh")
+
+
+def test_a_fingerprint_of_digits_only_is_stamped_as_a_string(tmp_path, monkeypatch):
+    """YAML would read `en: 461758283256` as an int, and the cell would look stale forever; stamp quotes it."""
+    path = tmp_path / "catalogue.yml"
+    path.write_text("cells:\n  md-glossary: {}\n  md-03-batch-scheduling:\n    en: 0\n", encoding="utf-8")
+    monkeypatch.setattr(translation, "catalogue_path", lambda name, language: path)
+    monkeypatch.setattr(translation, "fingerprint", lambda cell: "461758283256")
+    translation.stamp("03_batch_scheduling", "zh", ["md-glossary", "md-03-batch-scheduling"])
+    cells = translation.load_catalogue("03_batch_scheduling", "zh", path)
+    assert cells["md-glossary"]["en"] == cells["md-03-batch-scheduling"]["en"] == "461758283256"
+    assert translation.load_catalogue("03_batch_scheduling", "zh", path)  # still valid YAML
+    path.write_text("cells:\n  md-glossary:\n    en: 461758283256\n", encoding="utf-8")  # what stamp used to write
+    assert translation.load_catalogue("03_batch_scheduling", "zh", path)["md-glossary"]["en"] != "461758283256"
 
 
 def test_a_code_change_outside_strings_keeps_the_translation():
@@ -142,7 +160,7 @@ def test_zh_edition_reads_as_chinese_and_links_its_twin(name):
     en = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
     prose = "".join(c.source for c in zh.cells if c.cell_type == "markdown")
     assert sum("\u4e00" <= ch <= "\u9fff" for ch in prose) > 3000
-    for term in ("准入", "抢占", "预填充", "解码", "连续批处理", "KV 缓存块", "槽位利用率", "饥饿"):
+    for term in TERMS + OWN_TERMS[name]:
         assert term in prose, term
     assert "术语表 | Glossary" in zh.cells[1].source and "Glossary | 术语表" in en.cells[1].source
     assert f"(../{name}.ipynb)" in zh.cells[0].source and f"(zh/{name}.ipynb)" in en.cells[0].source
