@@ -272,6 +272,42 @@ def test_without_a_cjk_font_labels_fall_back_to_english(clean_fonts, monkeypatch
     assert matplotlib.rcParams["font.family"] == ["sans-serif"]
 
 
+STEPS = [{"step": 0, "num_decode_tokens": 0, "num_prefill_tokens": 8, "num_batched_tokens": 8, "max_num_batched_tokens": 16,
+          "num_used_blocks": 2, "num_blocks": 4, "preempted": []},
+         {"step": 1, "num_decode_tokens": 1, "num_prefill_tokens": 0, "num_batched_tokens": 1, "max_num_batched_tokens": 16,
+          "num_used_blocks": 3, "num_blocks": 4, "preempted": [7]}]
+SLO_ROWS = [{"policy": "fcfs", "trace": 0, "class0_p99_ttft_ms": 900.0, "max_wait_ms": 4000.0}]
+ENGINE_PLOTS = {"batch": lambda: lab.engine.plot_batch_composition(STEPS), "kv": lambda: lab.engine.plot_kv_occupancy(STEPS),
+                "slo": lambda: lab.engine.plot_slo(SLO_ROWS)}
+
+
+def test_notebook_03_plots_and_slo_messages_follow_the_language(clean_fonts):
+    """lab.engine's plots (notebook 03) label in Chinese with a CJK font, in English without; its SLO verdicts too."""
+    misses = lab.engine.slo_misses(SLO_ROWS[0])
+    assert misses == ["class-0 p99 TTFT 900 ms > 700 ms"]
+    lab.set_language("zh")
+    assert lab.engine.slo_misses(SLO_ROWS[0]) == ["类别 0 的 p99 TTFT 900 ms > 700 ms"]
+    if fonts.find_cjk_font() is None:
+        pytest.skip("no CJK font installed (Debian: fonts-noto-cjk)")
+    texts = {name: all_texts(draw()) for name, draw in ENGINE_PLOTS.items()}
+    assert "解码词元" in texts["batch"] and "引擎步" in texts["batch"] and "每一步计算什么" in texts["batch"]
+    assert "抢占（共 1 次）" in texts["kv"] and "池大小" in texts["kv"]
+    assert "满足 SLO" in texts["slo"] and "类别 0 的 p99 TTFT（毫秒）" in texts["slo"]
+    assert all(glyph_warnings(draw) == [] for draw in ENGINE_PLOTS.values())
+    lab.set_language("en")
+    assert "engine step" in all_texts(ENGINE_PLOTS["batch"]()) and "preemption (1 in all)" in all_texts(ENGINE_PLOTS["kv"]())
+
+
+def test_notebook_03_plots_fall_back_to_english_without_a_cjk_font(clean_fonts, monkeypatch):
+    monkeypatch.setattr(fonts.use_cjk_font, "__defaults__", (("No Such Font SC",),))
+    lab.set_language("zh")
+    english = {"batch": "engine step", "kv": "pool size", "slo": "meets the SLO"}
+    for name, draw in ENGINE_PLOTS.items():
+        text = all_texts(draw())
+        assert english[name] in text and not any("\u4e00" <= ch <= "\u9fff" for ch in text), name
+        assert glyph_warnings(draw) == []
+
+
 def test_the_tofu_detector_fires_when_hanzi_meet_a_latin_font(clean_fonts):
     """The check above can fail: Chinese text drawn with DejaVu Sans alone is reported as missing glyphs."""
     import matplotlib.pyplot as plt
