@@ -373,6 +373,28 @@ def test_feedback_speaks_the_submission_language(mixed_class):
     assert "条规则中" not in en and "[未通过]" not in en and "得分" not in en  # headings keep their Chinese subtitles
 
 
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "01_continuous_batching"])  # 01: mixed_class above
+def test_every_zh_edition_is_graded_like_the_english_one(name, tmp_path):
+    """Full marks for the zh reference, zero for the untouched zh release, and feedback with the Chinese rule names."""
+    en_ref, zh_ref = masters.reference_answers(name), zh_reference(name)
+    assert en_ref != zh_ref  # the zh answers carry Chinese docstrings and messages
+    batch = {"en_solved": examples.filled(name, en_ref), "zh_solved": examples.filled(name, zh_ref, "zh"),
+             "zh_untouched": examples.release(name, "zh")}
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    examples.write(batch, subs)
+    autograde.run(name, subs, out, jobs=0, cell_timeout=30)
+    rows = {row.pop("student_id"): row for row in csv.DictReader(open(out / "grades.csv"))}
+    report = {s["student_id"]: s for s in json.loads((out / "report.json").read_text())["students"]}
+    assert rows["zh_solved"] == rows["en_solved"] and rows["zh_solved"]["total"] == rows["zh_solved"]["max_total"]
+    assert float(rows["zh_untouched"]["total"]) == 0
+    assert report["zh_solved"]["language"] == "zh" and report["en_solved"]["language"] == "en"
+    assert not [w for r in report.values() for w in r["warnings"] if "edited" in w or "deleted" in w or "appears" in w]
+    page = visible_text((out / "feedback" / "zh_solved.html").read_text())
+    last_rule = {"02_decode_scheduling": "服务键最小的请求", "03_batch_scheduling": "在 notebook 给出的轨迹 0、1、2 上满足 SLO"}
+    assert i18n.rule_name(suites.load(name).build(1)[-1].rules[0].name, "zh") == last_rule[name]
+    assert "得分" in page and f"[通过] {last_rule[name]}" in page and "[未通过]" not in page
+
+
 def test_every_rule_name_has_a_chinese_name():
     names = {rule.name for name in NAMES for task in suites.load(name).build(1) for rule in task.rules}
     assert sorted(names - set(i18n.RULES_ZH)) == []
