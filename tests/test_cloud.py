@@ -14,7 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import ROOT
-from grader import bundle, course, masters
+from grader import bundle, course, masters, translation
 from grader.paths import assignment_names
 from lab import __version__
 
@@ -22,6 +22,8 @@ CLOUD_PYTHON = os.environ.get("CLOUD_PYTHON")
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not CLOUD_PYTHON, reason="needs the cloud-like venv: run `make e2e-cloud`")]
 NAMES = assignment_names()
+EDITIONS = [(name, lang) for lang in ("en", "zh") for name in NAMES if lang in translation.languages(name)]
+PASSED = {"en": "visible checks passed", "zh": "项可见检查全部通过"}
 INSTALLED = "Installing the course package `lab`"
 FAILED = "Could not install the course package `lab`"
 
@@ -117,15 +119,17 @@ def test_student_notebook_alone_runs_to_its_todos(name, wheelhouse, cloud_kernel
     assert all(i >= first_check for i, *_ in errors(nb)), "a given cell before the first TODO check failed"
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_solved_notebook_alone_runs_clean(name, wheelhouse, cloud_kernel, tmp_path):
+@pytest.mark.parametrize("name, lang", EDITIONS)
+def test_solved_notebook_alone_runs_clean(name, lang, wheelhouse, cloud_kernel, tmp_path):
+    """Both editions: a zh student on Colab or ModelScope opens notebooks/zh/ in the same bare kernel."""
     folder = tmp_path / "alone"
-    nb = run(only_the_notebook(ROOT / "solutions" / f"{name}.ipynb", folder), folder, cloud_kernel(wheelhouse), False)
+    path = ROOT / "solutions" / ("" if lang == "en" else lang) / f"{name}.ipynb"
+    nb = run(only_the_notebook(path, folder), folder, cloud_kernel(wheelhouse), False)
     assert not errors(nb)
     assert INSTALLED in text_of(setup_cell(nb))
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
-    assert sum("visible checks passed" in o.get("text", "") for o in outputs) >= 4
+    assert sum(PASSED[lang] in o.get("text", "") for o in outputs) >= 4
 
 
 def test_without_the_wheelhouse_the_setup_cell_fails_with_one_clear_message(cloud_kernel, tmp_path):
