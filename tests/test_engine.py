@@ -171,7 +171,7 @@ def test_preemption_keeps_output_tokens_and_status():
     (lambda r: float("nan"), ValueError, "returned nan"),
     (lambda r: (1, float("inf")), ValueError, "returned \\(1, inf\\)"),
     (lambda r: True, ValueError, "returned True"),
-    (lambda r: r.max_tokens, AttributeError, "not 'max_tokens': an engine does not know the output length"),
+    (lambda r: r.max_tokens, AttributeError, "not 'max_tokens': what an engine knows when a request arrives \\(not its output length"),
     (lambda r: r.num_computed_tokens, AttributeError, "reads only seq_id, arrival_us, priority and num_prompt_tokens"),
 ])
 def test_a_bad_key_fails_on_arrival_naming_the_request(key, error, message):
