@@ -894,7 +894,7 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600], title="64 blocks: the poo
 #
 # Notebook 02 compared fixed priority, aging and deadlines on 14 requests. Here the same question is asked the
 # way a serving team asks it: **which waiting-queue policy keeps a stated SLO at a stated load?** The load is
-# `lab.engine.make_trace`: Poisson arrivals at 14 requests/s (past the knee of the load sweep above), the
+# `lab.engine.make_trace`: Poisson arrivals at 14 requests/s (at the knee of the load sweep above), the
 # lengths of the experiments, and three **priority classes**: 0 interactive (20 % of requests), 1 standard
 # (50 %), 2 batch (30 %). Shares and lengths are assumptions for teaching, not a published trace. The SLO
 # has two parts, one for each kind of user:
