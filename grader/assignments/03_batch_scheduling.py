@@ -947,7 +947,7 @@ fig = lab.engine.plot_slo(baselines, title="Trace 0 at 14 requests/s: each basel
 # %% [markdown]
 # Read the chart against the green corner. **FCFS** serves in arrival order, so an interactive request queues
 # behind every standard and batch request that arrived before it: its tail TTFT is everyone's tail, far above
-# 700 ms. **Fixed priority** serves class 0 at once, but at this load there is almost always a class-0 or
+# 700 ms. **Fixed priority** serves class 0 first, but at this load there is almost always a class-0 or
 # class-1 request waiting, so batch requests wait until a lull: their wait, the largest, breaks the second
 # part. This is **starvation**, and it grows with the length of the trace. **Aging at one level per second**
 # lets a batch request overtake fresh interactive ones after two seconds, which at this load is too soon:
@@ -961,7 +961,7 @@ fig = lab.engine.plot_slo(baselines, title="Trace 0 at 14 requests/s: each basel
 # range of rates that works rather than one value.
 #
 # **Check:** the cell under it runs your engine with `policy=slo_key` on the three traces (about 3 s), plots
-# them with the baselines and checks the SLO. The grader runs the same three traces, and **two more traces of
+# them against the SLO and checks it. The grader runs the same three traces, and **two more traces of
 # the same kind** that this notebook does not name, with its own engine (the reference of TODO 1–3), so a bug
 # in TODO 1–3 does not cost points here, and a key tuned to the three traces alone may miss the other two:
 # leave a margin. *Worked example:* `aging_1s` above is a valid key; it misses the interactive part.
