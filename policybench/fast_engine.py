@@ -153,7 +153,7 @@ class FastEngine:
             while nxt < total and reqs[nxt].arrival_us <= self.clock:
                 self._add(reqs[nxt])
                 nxt += 1
-            if self.running:
+            if self.running and self.decoding and len(self.running) <= self.budget:  # _jump's preconditions, checked here: most calls fail them
                 jumped, nxt = self._jump(reqs, nxt)
                 if jumped:
                     continue  # back to the top: arrivals and idle time before the next step
@@ -166,13 +166,11 @@ class FastEngine:
 
     # -- a run of identical decode steps ------------------------------------------------------------------
     def _jump(self, reqs: list, nxt: int) -> tuple[bool, int]:
-        """Apply k >= 1 identical decode-only steps if the state allows; return (whether it did, next arrival index)."""
+        """Apply k >= 1 identical decode-only steps if the state allows; return (whether it did, next arrival index).
+
+        The caller has checked that every running request decodes next (`decoding`) within the budget."""
         running, bs = self.running, self.block_size
         num_running = len(running)
-        if num_running > self.budget:
-            return False, nxt
-        if not self.decoding:
-            return False, nxt  # someone is still prefilling (or recomputing): not a decode-only step
         left_budget = self.budget - num_running
         blocked_any = num_running >= self.max_num_seqs or left_budget == 0  # no admission, whoever waits
         if self.waiting and not blocked_any and self._admissible(self._peek(), left_budget):
@@ -199,18 +197,20 @@ class FastEngine:
             nxt += 1
         self.clock += k * duration
         self.step += k
-        finished = False
-        for r in running:
-            r.comp += k
-            r.out += k
-            new_blocks = -(-r.comp // bs)
-            self.free -= new_blocks - r.blocks
-            r.blocks = new_blocks
-            if r.out >= r.max_tokens:
-                r.finish_step, r.finish_us = self.step - 1, self.clock
-                self.free += r.blocks
+        last_step, clock, free, finished = self.step - 1, self.clock, self.free, False
+        for r in running:  # the hot loop: locals, one read and one write per field
+            comp, out = r.comp + k, r.out + k
+            r.comp, r.out = comp, out
+            new_blocks = -(-comp // bs)
+            free -= new_blocks - r.blocks
+            if out >= r.max_tokens:
+                r.finish_step, r.finish_us = last_step, clock
+                free += new_blocks
                 r.blocks = 0
                 finished = True
+            else:
+                r.blocks = new_blocks
+        self.free = free
         if finished:
             self.running = [r for r in running if r.finish_us is None]
         return True, nxt
@@ -279,24 +279,29 @@ class FastEngine:
             raise RuntimeError(f"step {self.step} scheduled nothing with {len(self.waiting)} waiting and "
                                f"{len(self.running)} running: the scheduler is stuck")
         self.clock += self.a + self.b * (self.budget - budget)
-        finished, sampled = 0, 0
-        for r, n in batch.items():
+        step, clock, finished, sampled, prefill = self.step, self.clock, 0, 0, 0
+        for r, n in batch.items():  # the hot loop: locals, one read and one write per field
             if r.first_scheduled_step is None:
-                r.first_scheduled_step = self.step
-            if not (r.out and r.num_prompt_tokens + r.out - r.comp == 1):
-                self.prefill_tokens += n  # not a decode token: counts for hrrn's token-based aging
-            r.comp += n
-            if r.comp < r.num_prompt_tokens + r.out:
+                r.first_scheduled_step = step
+            out, comp = r.out, r.comp
+            tokens = r.num_prompt_tokens + out
+            if not (out and tokens - comp == 1):
+                prefill += n  # not a decode token: counts for hrrn's token-based aging
+            comp += n
+            r.comp = comp
+            if comp < tokens:
                 continue
-            r.out += 1
+            out += 1
+            r.out = out
             sampled += 1
             if r.first_token_step is None:
-                r.first_token_step, r.first_token_us = self.step, self.clock
-            if r.out >= r.max_tokens:
-                r.finish_step, r.finish_us = self.step, self.clock
+                r.first_token_step, r.first_token_us = step, clock
+            if out >= r.max_tokens:
+                r.finish_step, r.finish_us = step, clock
                 self.free += r.blocks
                 r.blocks = 0
                 finished += 1
+        self.prefill_tokens += prefill
         if finished:
             self.running = [r for r in self.running if r.finish_us is None]
         # All decode next step iff every running request was scheduled and sampled a token in this one.
