@@ -8,7 +8,8 @@ summaries, so no step touches every member:
 
 - KV blocks: a member needs a new block on the step where its computed tokens cross a multiple of
   `block_size`, so it crosses once every `block_size` steps at a fixed phase. `phase_count[p]` counts the
-  members of phase `p`; the blocks needed over the next `k` steps follow from it (`crossings`).
+  members of phase `p` (stored twice over, so that the phases crossing in the next `k` steps are one slice);
+  the blocks needed over those steps follow from it (`crossings`).
 - finishes: a heap of the step count at which each member reaches `max_tokens`.
 
 `sync` makes a member's fields exact and takes it out (before anything reads them: preemption, its
@@ -27,7 +28,7 @@ class DecodeGroup:
         self.block_size = block_size
         self.steps = 0                       # lockstep steps applied to the group since the run began
         self.size = 0
-        self.phase_count = [0] * block_size  # members whose next block is needed `phase` steps after a multiple
+        self.phase_count = [0] * (2 * block_size)  # members per phase, written twice: a window is one slice
         self.finishes: list = []             # (steps at which it finishes, seq_id, request); stale entries skipped
 
     def add(self, r) -> None:
@@ -35,6 +36,7 @@ class DecodeGroup:
         r.in_group, r.d0 = True, self.steps
         r.phase = (r.comp - self.steps) % self.block_size
         self.phase_count[r.phase] += 1
+        self.phase_count[r.phase + self.block_size] += 1
         self.size += 1
         r.group_finish = self.steps + r.max_tokens - r.out
         heapq.heappush(self.finishes, (r.group_finish, r.seq_id, r))
@@ -47,12 +49,15 @@ class DecodeGroup:
         r.blocks = -(-r.comp // self.block_size)
         r.in_group = False
         self.phase_count[r.phase] -= 1
+        self.phase_count[r.phase + self.block_size] -= 1
         self.size -= 1
 
     def crossings(self, k: int) -> int:
         """KV blocks the members need for the next k steps."""
-        cycles, part = divmod(k, self.block_size)
-        return cycles * self.size + sum(self.phase_count[(-(self.steps + j)) % self.block_size] for j in range(part))
+        bs = self.block_size
+        cycles, part = divmod(k, bs)
+        first = (-self.steps) % bs + bs  # the phase that crosses on the next step; later steps count down from it
+        return cycles * self.size + sum(self.phase_count[first - part + 1:first + 1])
 
     def steps_within(self, free: int) -> int:
         """The most steps whose block crossings `free` blocks cover (the group must not be empty)."""
