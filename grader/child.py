@@ -1,7 +1,7 @@
 # Bootstrap of a grading child process. The sandbox passes this file's text to `python -I -c`;
 # it imports nothing from grader/, so a child never needs (or sees) instructor files.
 #
-# stdin:  JSON {setup: [src], cells: [[grade_id, src]], driver: src, scenarios: [{name, ops}], scenario_timeout}
+# stdin:  JSON {setup: [src], cells: [[grade_id, src]], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_timeout}
 # fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}
 # The parent judges; this process only reports what the code under test did.
 import json
@@ -66,7 +66,8 @@ def grade(payload, emit):
             emit({"kind": "scenario", "name": scenario["name"], "obs": "skipped after 3 timeouts in a row"})
             continue
         # After a timeout the next scenarios get a short limit: honest code needs milliseconds, a hang costs little.
-        signal.setitimer(TIMER, payload["scenario_timeout"] if not consecutive_timeouts else payload.get("retry_timeout", 0.25))
+        limit = scenario.get("cpu_seconds", payload["scenario_timeout"])  # a suite may give a big scenario more
+        signal.setitimer(TIMER, limit if not consecutive_timeouts else payload.get("retry_timeout", 0.25))
         try:
             observed = driver["observe"](namespace, scenario["ops"])
         except ScenarioTimeout:

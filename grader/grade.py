@@ -140,7 +140,7 @@ class Grader:
         return f"{task.answer_id}|{rule_index}|{scenario_index}"
 
     def _named(self, task: Task) -> list[dict]:
-        return [{"name": self._key(task, ri, si), "ops": sc["ops"]}
+        return [{"name": self._key(task, ri, si), "ops": sc["ops"], **{k: sc[k] for k in ("cpu_seconds",) if k in sc}}
                 for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)]
 
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict]) -> ChildRun:

@@ -75,6 +75,7 @@ RULES_ZH = {
         "重算：释放块，已计算词元清零并计数，回到队列最前面",
     "a victim already in this step's batch leaves it and gives its tokens back": "已在本步批中的被抢占者离开批，并归还它的词元",
     "a request that is its own victim cannot run: False": "自己成为被抢占者的请求不能运行：返回 False",
+    "a key-function policy (Step 6) preempts the last admitted, as FCFS does": "键函数策略（第 6 步）和 FCFS 一样抢占最后准入的请求",
     "vLLM's preemption scenarios, step by step": "vLLM 的抢占场景，逐步比对",
     "per request: TTFT, TPOT (None for one token) and E2E in ms": "逐请求：以毫秒计的 TTFT、TPOT（只有一个词元时为 None）和 E2E",
     "percentiles interpolate linearly between closest ranks": "百分位数在最近的两个秩之间线性插值",

@@ -98,6 +98,8 @@ BATCH_SCHEDULING_MUTANTS = [
     Mutant("todo3", "priority ties go to the earliest arrival", "(s.priority, s.arrival_us, s.seq_id)", "(s.priority, -s.arrival_us, s.seq_id)"),
     Mutant("todo3", "full priority ties go to the lowest id", "(s.priority, s.arrival_us, s.seq_id)", "(s.priority, s.arrival_us, -s.seq_id)",
            passes_visible=True),
+    Mutant("todo3", "a key-function policy gets priority's victim", 'if self.policy == "priority":', 'if self.policy != "fcfs":',
+           passes_visible=True),
     Mutant("todo3", "keeps the KV: no recompute", "    seq.num_computed_tokens = 0\n", ""),
     Mutant("todo3", "victim goes to the back of the queue", "self._prepend_waiting(seq)", "self.waiting.append(seq)", passes_visible=True),
     Mutant("todo3", "a scheduled victim keeps its tokens in the batch",

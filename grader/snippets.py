@@ -40,6 +40,14 @@ def function_call(op: list) -> str:
     return f"{name}({', '.join(repr(a) for a in args)})"
 
 
+def _config(args: dict) -> str:
+    """Scheduler keyword arguments; a key-function policy (the driver's KEY_POLICIES) is named, not quoted."""
+    policy = args.get("policy")
+    if isinstance(policy, str) and policy not in ("fcfs", "priority"):
+        return _kwargs({k: v for k, v in args.items() if k != "policy"}) + f", policy={policy}"
+    return _kwargs(args)
+
+
 def _find(seq_id) -> str:
     return f"next(s for s in (*sched.running, *sched.waiting) if s.seq_id == {seq_id!r})"
 
@@ -51,7 +59,7 @@ def engine_call(op: list) -> str:
     """One op of the engine driver (notebook 03) as code; `step` counts engine steps as the driver does."""
     kind, *args = op
     simple = {
-        "sched": lambda: f"sched, step = Scheduler({_kwargs(args[0])}), 0",
+        "sched": lambda: f"sched, step = Scheduler({_config(args[0])}), 0",
         "add": lambda: f"sched.add(Sequence({_kwargs(args[0])}))",
         "schedule": lambda: "batch = sched.schedule()",
         "update": lambda: "done = sched.update_from_batch(batch, step, step + 1); step += 1",
@@ -68,7 +76,7 @@ def engine_call(op: list) -> str:
         "pool": lambda: f"pool, seqs = BlockManager({_kwargs(args[0])}), []",
         "seq": lambda: f"seqs.append(Sequence({_kwargs(args[0])}))",
         "set_seq": lambda: f"seqs[{args[0]}].{args[1]} = {args[2]!r}",
-        "engine": lambda: f"LLMEngine(Scheduler({_kwargs(args[0])}), TimeModel({_kwargs(args[2])})).run({args[1]!r})",
+        "engine": lambda: f"LLMEngine(Scheduler({_config(args[0])}), TimeModel({_kwargs(args[2])})).run({args[1]!r})",
         "call": lambda: function_call([args[0], args[1]]),
     }
     if kind in simple:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import heapq
 
+from .decode_group import DecodeGroup
 from .policies import DYNAMIC, POLICIES, policy_key
 
 RECORD_KEYS = ("seq_id", "arrival_us", "num_prompt_tokens", "num_output_tokens", "priority", "first_scheduled_step",
@@ -27,7 +28,8 @@ class Req:
 
     __slots__ = ("seq_id", "arrival_us", "num_prompt_tokens", "max_tokens", "priority", "deadline_us", "out", "comp",
                  "blocks", "preempt_stamp", "arrival_prefill_tokens", "num_preemptions", "num_recomputed_tokens",
-                 "first_scheduled_step", "first_token_step", "first_token_us", "finish_step", "finish_us")
+                 "first_scheduled_step", "first_token_step", "first_token_us", "finish_step", "finish_us",
+                 "in_group", "d0", "phase", "group_finish")  # the last four: decode_group.DecodeGroup's
 
     def __init__(self, spec: dict):
         for name in ("seq_id", "arrival_us", "num_prompt_tokens", "max_tokens"):
@@ -42,6 +44,7 @@ class Req:
             raise ValueError(f"request {self.seq_id}: priority and deadline_us must be ints")
         self.out = self.comp = self.blocks = self.preempt_stamp = self.arrival_prefill_tokens = 0
         self.num_preemptions = self.num_recomputed_tokens = 0
+        self.in_group = False
         self.first_scheduled_step = self.first_token_step = self.first_token_us = None
         self.finish_step = self.finish_us = None
 
@@ -145,7 +148,7 @@ class FastEngine:
         self.waiting, self.fallback = ({}, []) if self.dynamic else ([], None)
         self.running, self.free = [], self.num_blocks
         self.clock = self.step = self.prefill_tokens = self.stamp = 0
-        self.decoding = True  # every running request decodes next step (set by _step, kept by _jump)
+        self.group = DecodeGroup(self.block_size)  # running requests that decode in lockstep
         nxt, total = 0, len(reqs)
         while nxt < total or self.waiting or self.running:
             if not self.waiting and not self.running and reqs[nxt].arrival_us > self.clock:
@@ -153,7 +156,7 @@ class FastEngine:
             while nxt < total and reqs[nxt].arrival_us <= self.clock:
                 self._add(reqs[nxt])
                 nxt += 1
-            if self.running:
+            if self.running and self.group.size == len(self.running) <= self.budget:  # _jump's preconditions: most calls fail them
                 jumped, nxt = self._jump(reqs, nxt)
                 if jumped:
                     continue  # back to the top: arrivals and idle time before the next step
@@ -166,24 +169,17 @@ class FastEngine:
 
     # -- a run of identical decode steps ------------------------------------------------------------------
     def _jump(self, reqs: list, nxt: int) -> tuple[bool, int]:
-        """Apply k >= 1 identical decode-only steps if the state allows; return (whether it did, next arrival index)."""
-        running, bs = self.running, self.block_size
-        num_running = len(running)
-        if num_running > self.budget:
-            return False, nxt
-        if not self.decoding:
-            return False, nxt  # someone is still prefilling (or recomputing): not a decode-only step
+        """Apply k >= 1 identical decode-only steps if the state allows; return (whether it did, next arrival index).
+
+        The caller has checked that every running request is in the decode group, within the budget."""
+        group, num_running = self.group, len(self.running)
         left_budget = self.budget - num_running
         blocked_any = num_running >= self.max_num_seqs or left_budget == 0  # no admission, whoever waits
         if self.waiting and not blocked_any and self._admissible(self._peek(), left_budget):
             return False, nxt
-        k = min([r.max_tokens - r.out for r in running])  # the last step before the first finish
-        if self.free < num_running * (k // bs + 1):
-            # The most steps whose block-boundary crossings the free blocks cover: k = q*bs + r needs
-            # q*R + #{crossing offsets <= r} blocks, the offset being the step of a request's next crossing.
-            offsets = sorted([-r.comp % bs + 1 for r in running])
-            cycles, spare = divmod(self.free, num_running)
-            k = min(k, cycles * bs + offsets[spare] - 1)
+        k = group.steps_to_first_finish()  # the last step before the first finish
+        if self.free < num_running * (k // self.block_size + 1):  # the free blocks may not cover k steps
+            k = min(k, group.steps_within(self.free))
             if k <= 0:
                 return False, nxt
         duration = self.a + self.b * num_running
@@ -197,23 +193,20 @@ class FastEngine:
                 break
             self._add(r)
             nxt += 1
+        self.free -= group.crossings(k)
         self.clock += k * duration
         self.step += k
-        finished = False
-        for r in running:
-            r.comp += k
-            r.out += k
-            new_blocks = -(-r.comp // bs)
-            self.free -= new_blocks - r.blocks
-            r.blocks = new_blocks
-            if r.out >= r.max_tokens:
-                r.finish_step, r.finish_us = self.step - 1, self.clock
-                self.free += r.blocks
-                r.blocks = 0
-                finished = True
-        if finished:
-            self.running = [r for r in running if r.finish_us is None]
+        self._finish(group.advance(k), self.step - 1)
         return True, nxt
+
+    def _finish(self, done: list, step: int) -> None:
+        """Record the finish of these requests at `step` (now) and free their blocks."""
+        for r in done:
+            r.finish_step, r.finish_us = step, self.clock
+            self.free += r.blocks
+            r.blocks = 0
+        if done:
+            self.running = [r for r in self.running if r.finish_us is None]
 
     # -- one full step --------------------------------------------------------------------------------------
     def _victim(self) -> Req:
@@ -236,6 +229,55 @@ class FastEngine:
         return given_back
 
     def _step(self) -> None:
+        """One step: the running pass (the group in bulk when everyone's tokens and blocks fit, else request by
+        request), the waiting pass unless someone was preempted, then the results."""
+        batch = self._running_in_bulk() if self.group.size else None
+        bulk = batch is not None
+        if bulk:
+            budget, preempted = self.budget - self.group.size - sum(batch.values()), False
+        else:
+            for r in self.running:
+                if r.in_group:
+                    self.group.sync(r)
+            batch, budget, preempted = self._running_one_by_one()
+        if not preempted:
+            budget = self._admit(batch, budget)
+        if not batch and not preempted and not self.group.size:
+            raise RuntimeError(f"step {self.step} scheduled nothing with {len(self.waiting)} waiting and "
+                               f"{len(self.running)} running: the scheduler is stuck")
+        self.clock += self.a + self.b * (self.budget - budget)
+        self._apply(batch)
+        self._finish(self.group.advance(1), self.step)
+        for r in (batch if bulk else self.running):
+            if not r.in_group and r.finish_us is None and r.out and r.num_prompt_tokens + r.out - r.comp == 1:
+                self.group.add(r)  # decodes from the next step on
+        self.step += 1
+
+    def _running_in_bulk(self) -> dict | None:
+        """The running pass when its outcome does not depend on order: every request's tokens fit the budget and
+        its blocks the free pool, so nobody is cut or preempted. The group takes one token each (in bulk);
+        the others, their next chunk. None when that does not hold."""
+        bs, threshold = self.block_size, self.threshold
+        budget, free = self.budget - self.group.size, self.free - self.group.crossings(1)
+        batch = {}
+        for r in self.running:
+            if r.in_group:
+                continue
+            n = r.num_prompt_tokens + r.out - r.comp
+            if 0 < threshold < n:
+                n = threshold
+            budget -= n
+            free -= -(-(r.comp + n) // bs) - r.blocks
+            batch[r] = n
+        if budget < 0 or free < 0:
+            return None
+        for r, n in batch.items():
+            r.blocks = -(-(r.comp + n) // bs)
+        self.free = free
+        return batch
+
+    def _running_one_by_one(self) -> tuple[dict, int, bool]:
+        """The running pass request by request, as vLLM's schedule() does it: budget cuts, preemption by recompute."""
         bs, budget, batch, preempted, threshold = self.block_size, self.budget, {}, False, self.threshold
         index, running = 0, self.running
         while index < len(running) and budget > 0:
@@ -262,43 +304,43 @@ class FastEngine:
             batch[r] = n
             budget -= n
             index = running.index(r) + 1 if preempted else index + 1
-        if not preempted:
-            while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
-                r = self._peek()
-                if not self._admissible(r, budget):
-                    break
-                n = self._n(r, budget)
-                self._pop(r)
-                need = -(-n // bs)
-                r.blocks = need
-                self.free -= need
-                self.running.append(r)
-                batch[r] = n
-                budget -= n
-        if not batch and not preempted:
-            raise RuntimeError(f"step {self.step} scheduled nothing with {len(self.waiting)} waiting and "
-                               f"{len(self.running)} running: the scheduler is stuck")
-        self.clock += self.a + self.b * (self.budget - budget)
-        finished, sampled = 0, 0
-        for r, n in batch.items():
+        return batch, budget, preempted
+
+    def _admit(self, batch: dict, budget: int) -> int:
+        """The waiting pass: admit the head of the queue while it fits (head-of-line); returns the budget left."""
+        while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
+            r = self._peek()
+            if not self._admissible(r, budget):
+                break
+            n = self._n(r, budget)
+            self._pop(r)
+            need = -(-n // self.block_size)
+            r.blocks = need
+            self.free -= need
+            self.running.append(r)
+            batch[r] = n
+            budget -= n
+        return budget
+
+    def _apply(self, batch: dict) -> None:
+        """The step's results for the requests scheduled one by one (the group's come from its counter)."""
+        step, clock, prefill, done = self.step, self.clock, 0, []
+        for r, n in batch.items():  # the hot loop: locals, one read and one write per field
             if r.first_scheduled_step is None:
-                r.first_scheduled_step = self.step
-            if not (r.out and r.num_prompt_tokens + r.out - r.comp == 1):
-                self.prefill_tokens += n  # not a decode token: counts for hrrn's token-based aging
-            r.comp += n
-            if r.comp < r.num_prompt_tokens + r.out:
+                r.first_scheduled_step = step
+            out, comp = r.out, r.comp
+            tokens = r.num_prompt_tokens + out
+            if not (out and tokens - comp == 1):
+                prefill += n  # not a decode token: counts for hrrn's token-based aging
+            comp += n
+            r.comp = comp
+            if comp < tokens:
                 continue
-            r.out += 1
-            sampled += 1
+            out += 1
+            r.out = out
             if r.first_token_step is None:
-                r.first_token_step, r.first_token_us = self.step, self.clock
-            if r.out >= r.max_tokens:
-                r.finish_step, r.finish_us = self.step, self.clock
-                self.free += r.blocks
-                r.blocks = 0
-                finished += 1
-        if finished:
-            self.running = [r for r in self.running if r.finish_us is None]
-        # All decode next step iff every running request was scheduled and sampled a token in this one.
-        self.decoding = sampled == len(batch) and len(batch) - finished == len(self.running)
-        self.step += 1
+                r.first_token_step, r.first_token_us = step, clock
+            if out >= r.max_tokens:
+                done.append(r)
+        self.prefill_tokens += prefill
+        self._finish(done, step)

@@ -264,7 +264,9 @@ def test_slo_todo_is_judged_by_the_property_not_the_formula(batch_grader):
 
 
 @pytest.mark.parametrize("observed, says", [
-    ("timeout", "was not run"),
+    ("timeout", "took more than"),
+    ("skipped after 3 timeouts in a row", "was not run"),
+    ([{"error": "NameError", "state": {}}], "no slo_key function"),
     ([{"error": "AttributeError", "state": {}}], "raised AttributeError"),
     ([{"value": "abc", "state": {}}], "one place per request"),
     ([{"value": list(range(1999)), "state": {}}], "one place per request"),
@@ -280,11 +282,58 @@ def test_the_slo_judge_catches_broken_and_failing_orders(observed, says):
 
 def test_the_slo_judge_passes_the_reference_order_and_sees_only_arrival_fields():
     from grader.suites.batch_scheduling import HELD_OUT_SEEDS, judge_slo, slo_scenario
-    from lab.engine import RequestInfo, policy_key
+    from lab.engine import RequestInfo, serving_order
     ns = reference.namespace(BATCH)
     for seed in (0, *HELD_OUT_SEEDS):
         scenario = slo_scenario(seed)
         (kind, rows), = scenario["ops"]
         assert kind == "rank" and all(len(row) == len(RequestInfo.__dataclass_fields__) for row in rows)
-        order = [seq_id for _, seq_id in sorted(policy_key(ns["slo_key"], RequestInfo(*row)) for row in rows)]
+        order = serving_order(ns["slo_key"], [RequestInfo(*row) for row in rows])
         assert judge_slo([{"value": order, "state": {}}], scenario) == ""
+
+
+def test_the_held_out_traces_are_the_masters_hidden_ones():
+    """The master's hidden TODO 5 test (for stock nbgrader runs) names the suite's held-out traces."""
+    import re
+
+    from grader.suites.batch_scheduling import HELD_OUT_SEEDS
+    cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCH))["todo5_tests"][0].source
+    hidden = cell[cell.index("### BEGIN HIDDEN TESTS"):]
+    assert tuple(int(s) for s in re.search(r"for seed in \(([\d, ]+)\)", hidden).group(1).split(",")) == HELD_OUT_SEEDS
+
+
+SLOW_KEY = """
+@todo("TODO 5")
+def slo_key(request):
+    spin = sum(range(8_000))  # about half a millisecond of CPU a call: slow, but within what the task allows
+    return (request.priority * 4_000_000 + request.arrival_us + spin * 0,)
+"""
+STATEFUL_KEY = """
+calls = []
+
+
+@todo("TODO 5")
+def slo_key(request):
+    calls.append(request.seq_id)  # remembers earlier calls: not a function of the request alone
+    return (request.priority * 4_000_000 + request.arrival_us + len(calls),)
+"""
+SWEEP_THEN_KEY = """
+for rate in range(150):  # a sweep in the answer cell, before the definition: runs past the cell's time limit
+    sum(range(2_000_000))
+
+
+@todo("TODO 5")
+def slo_key(request):
+    return (request.priority * 4_000_000 + request.arrival_us,)
+"""
+
+
+@pytest.mark.parametrize("source, score, says", [
+    (SLOW_KEY, 2, ""),
+    (STATEFUL_KEY, 0, "raised ValueError"),
+    (SWEEP_THEN_KEY, 0, "there is no slo_key function"),
+])
+def test_slo_keys_the_grader_must_read_fairly(batch_grader, source, score, says):
+    verdict = batch_grader.grade(masters.reference_answers(BATCH) | {"todo5": source})[-1]
+    assert verdict.score == score, verdict.summary()
+    assert says in verdict.summary()

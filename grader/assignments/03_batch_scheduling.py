@@ -511,8 +511,8 @@ fig = lab.engine.plot_kv_occupancy(by_hand, title=lab.label("vLLM's test_priorit
 # **Build** two methods of `Scheduler`:
 #
 # - `_make_room(seq, n, batch)`: while `self.block_manager.can_append(seq, n)` is false, pick the victim by the
-#   rules above (the last of `self.running` under `"fcfs"`; the largest `(priority, arrival_us, seq_id)`
-#   under `"priority"`) and preempt it with `_preempt`. Return `False` as soon as the victim is `seq`
+#   rules above (the largest `(priority, arrival_us, seq_id)` under `"priority"`; otherwise, under `"fcfs"` or
+#   a key function (Step 6), the last of `self.running`) and preempt it with `_preempt`. Return `False` as soon as the victim is `seq`
 #   itself, `True` once the blocks fit.
 # - `_preempt(seq, batch)`: remove `seq` from `self.running`; if it is in this step's batch, `batch.remove(seq)`
 #   (do this first: it reads the counters); free its blocks; add its `num_computed_tokens` to
@@ -917,7 +917,7 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600],
 #
 # Notebook 02 compared fixed priority, aging and deadlines on 14 requests. Here the same question is asked the
 # way a serving team asks it: **which waiting-queue policy keeps a stated SLO at a stated load?** The load is
-# `lab.engine.make_trace`: Poisson arrivals at 14 requests/s (past the knee of the load sweep above), the
+# `lab.engine.make_trace`: Poisson arrivals at 14 requests/s (at the knee of the load sweep above), the
 # lengths of the experiments, and three **priority classes**: 0 interactive (20 % of requests), 1 standard
 # (50 %), 2 batch (30 %). Shares and lengths are assumptions for teaching, not a published trace. The SLO
 # has two parts, one for each kind of user:
@@ -940,10 +940,11 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600],
 #
 # **In real engines.** vLLM V1's `--scheduling-policy fcfs` and `priority` queues
 # (`vllm/v1/core/sched/request_queue.py`, as of November 2026: a deque, and a heap on (priority, arrival
-# time)) fix a request's place when it is added, as here, and neither ages priorities; SGLang's policies
-# (`python/sglang/srt/managers/schedule_policy.py`) have no priority aging either. An operator who needs both
-# parts of this SLO gets them from separate queues or replicas per class, from admission control, or from a
-# patched policy like the one you will write.
+# time)) fix a request's place when it is added, as here, and neither ages priorities. SGLang
+# (`python/sglang/srt/managers/schedule_policy.py`, `SchedulePolicy`) can sort its queue by request priority
+# (`--enable-priority-scheduling`), and its `hrrn` policy ages requests by how long they have waited, but not
+# by class. An operator who needs both parts of this SLO gets them from separate queues or replicas per class,
+# from admission control, or from a patched policy like the one you will write.
 #
 # ### Worked example: three policies on trace 0
 # FCFS, fixed priority (vLLM's `priority`), and notebook 02's aging at one level per second. Each run below is
@@ -971,7 +972,7 @@ fig = lab.engine.plot_slo(baselines,
 # %% [markdown] key="md-todo-5-slo-key"
 # Read the chart against the green corner. **FCFS** serves in arrival order, so an interactive request queues
 # behind every standard and batch request that arrived before it: its tail TTFT is everyone's tail, far above
-# 700 ms. **Fixed priority** serves class 0 at once, but at this load there is almost always a class-0 or
+# 700 ms. **Fixed priority** serves class 0 first, but at this load there is almost always a class-0 or
 # class-1 request waiting, so batch requests wait until a lull: their wait, the largest, breaks the second
 # part. This is **starvation**, and it grows with the length of the trace. **Aging at one level per second**
 # lets a batch request overtake fresh interactive ones after two seconds, which at this load is too soon:
@@ -980,15 +981,20 @@ fig = lab.engine.plot_slo(baselines,
 # ### TODO 5 · `slo_key`: a policy that meets the SLO
 #
 # **Build** `slo_key(request)` in the cell below: a key function (smallest first) that meets **both** parts of
-# the SLO on traces 0, 1 and 2 at 14 requests/s. Read only the fields of `RequestInfo`, and return a number or
-# a tuple of numbers. A hint, if you want one: aging is a good family, and its rate is the knob; find the
-# range of rates that works rather than one value.
+# the SLO on traces 0, 1 and 2 at 14 requests/s. It must be a pure function of the request: read only the
+# fields of `RequestInfo`, keep no state between calls, return a number or a tuple of numbers, and stay fast
+# (well under a millisecond a call). A hint, if you want one: aging is a good family, and its rate is the knob;
+# find the range of rates that works rather than one value. Try rates in a scratch cell, not in the answer
+# cell: the grader runs the answer cell with a time limit of about a second, so it should only define
+# `slo_key`.
 #
-# **Check:** the cell under it runs your engine with `policy=slo_key` on the three traces (about 3 s), plots
-# them with the baselines and checks the SLO. The grader runs the same three traces, and **two more traces of
-# the same kind** that this notebook does not name, with its own engine (the reference of TODO 1–3), so a bug
-# in TODO 1–3 does not cost points here, and a key tuned to the three traces alone may miss the other two:
-# leave a margin. *Worked example:* `aging_1s` above is a valid key; it misses the interactive part.
+# **Check:** the cell under it checks that `slo_key` is a pure key (`lab.engine.serving_order`, which the
+# grader uses too), runs your engine with `policy=slo_key` on the three traces (about 3 s), plots them against
+# the SLO and checks it. **Grading:** 1 point for the three traces, 1 point for **two more traces of the same
+# kind** that this notebook does not name. The grader sorts each trace's requests by your key and runs that
+# order on its own engine (the reference of TODO 1–3), so a bug in TODO 1–3 does not cost points here, and a
+# key tuned to the three traces alone may miss the other two: leave a margin. *Worked example:* `aging_1s`
+# above is a valid key; it misses the interactive part.
 
 # %% nbgrader={"grade": false, "grade_id": "todo5", "locked": false, "schema_version": 3, "solution": true}
 @todo("TODO 5")
@@ -1001,11 +1007,10 @@ def slo_key(request: RequestInfo) -> tuple:
 
 
 # %% nbgrader={"grade": true, "grade_id": "todo5_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-def test_todo5_is_a_key_function():
-    info = RequestInfo(seq_id=7, arrival_us=2_000_000, priority=2, num_prompt_tokens=100)
-    expect_true(lab.engine.policy_key(slo_key, info)[1] == 7, "TODO 5: slo_key returns a number or a tuple of numbers")
-    expect(lab.engine.policy_key(slo_key, info), lab.engine.policy_key(slo_key, info),
-           "TODO 5: slo_key gives a request the same key every time")
+def test_todo5_is_a_pure_key_function():
+    infos = [Sequence(**request).info() for request in lab.engine.exercise_trace(0)]
+    order = lab.engine.serving_order(slo_key, infos)  # raises if a value is not a number, or changes between calls
+    expect(sorted(order), [info.seq_id for info in infos], "TODO 5: slo_key puts every request in one place")
 
 
 def test_todo5_meets_the_slo_on_traces_0_1_2():
@@ -1019,7 +1024,7 @@ def test_todo5_meets_the_slo_on_traces_0_1_2():
            "TODO 5: every trace meets both parts of the SLO")
 
 
-test_todo5_is_a_key_function()
+test_todo5_is_a_pure_key_function()
 test_todo5_meets_the_slo_on_traces_0_1_2()
 passed("TODO 5", 2)
 ### BEGIN HIDDEN TESTS
@@ -1034,9 +1039,10 @@ test_todo5_hidden_held_out_traces()
 # %% [markdown] key="md-aging-tradeoff"
 # Aging trades the two parts of the SLO against each other through one number. Too fast (one level per
 # second) and it is FCFS: the interactive tail breaks. Too slow (a minute per level) and it is fixed priority:
-# the batch class starves. In between, a range of rates meets both, and a rate in the middle of that range
-# still meets both on traces the notebook did not show. Class 0 pays a little for it: its tail is a bit above
-# fixed priority's, because an old batch request now and then goes first.
+# the batch class starves. In between, a range of rates meets both on these traces, and a rate in the middle
+# of that range also meets both on the two held-out ones. None meets it on every trace of this load: a few
+# traces in twenty are too bursty for every rate we tried. On most traces class 0 pays a little for it: its tail
+# is a bit above fixed priority's, because an old batch request now and then goes first.
 #
 # **At scale.** The course repository's policy benchmark (`make bench-policies`, in `policybench/`, not in the
 # student bundle) runs six policies (FCFS, priority, aging, earliest deadline first, shortest job first as an

@@ -6,12 +6,12 @@ Layout after nano-vllm (`nanovllm/engine/`): one file per role. The rules cite v
 """
 from .block_manager import BlockManagerBase
 from .engine import EngineRun, LLMEngine, TimeModel, as_sequence
-from .scheduler import POLICIES, ScheduledBatch, SchedulerBase, policy_key
+from .scheduler import POLICIES, ScheduledBatch, SchedulerBase, checked_key, serving_order
 from .sequence import RequestInfo, Sequence, SequenceStatus
 from .slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
 from .workloads import make_trace, poisson_requests
 
-__all__ = ["Sequence", "SequenceStatus", "RequestInfo", "policy_key", "SLO_EXERCISE", "exercise_trace", "slo_metrics",
+__all__ = ["Sequence", "SequenceStatus", "RequestInfo", "checked_key", "serving_order", "SLO_EXERCISE", "exercise_trace", "slo_metrics",
            "slo_misses", "plot_slo", "make_trace", "BlockManagerBase", "SchedulerBase", "ScheduledBatch", "POLICIES",
            "LLMEngine", "EngineRun", "TimeModel", "as_sequence", "poisson_requests",
            "plot_batch_composition", "plot_kv_occupancy"]

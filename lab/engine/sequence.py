@@ -97,4 +97,4 @@ class RequestInfo:
     def __getattr__(self, name: str):
         # only reached for a missing field: name what a policy may read instead of a bare AttributeError
         raise AttributeError(f"a policy reads only seq_id, arrival_us, priority and num_prompt_tokens, not {name!r}: "
-                             "an engine does not know the output length of a waiting request")
+                             "what an engine knows when a request arrives (not its output length, not its progress)")

@@ -42,6 +42,7 @@ def poisson_requests(num_requests: int, rate_per_s: float, seed: int = 0, prompt
                          "max_tokens": _lognormal_int(rng, output_median, 0.8, 1, max_output)})
     return requests
 
+
 CLASS_SHARES = (0.2, 0.5, 0.3)  # priority 0, 1, 2
 CLASS_SLACK = (4.0, 8.0, 30.0)   # deadline = arrival + slack * ideal latency, per class
 
