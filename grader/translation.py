@@ -187,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     from .paths import assignment_names
 
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["stamp"] and len(args) >= 4:
+    if args[:1] == ["stamp"]:
+        if len(args) < 4:
+            print("usage: python -m grader.translation stamp NAME LANG KEY ...  (e.g. stamp 03_batch_scheduling zh md-explanations)")
+            return 2
         stamp(args[1], args[2], args[3:])
         return 0
     problems = [f"{name}.{lang}: {p}" for name in (args[1:] or assignment_names()) for lang in languages(name)[1:]

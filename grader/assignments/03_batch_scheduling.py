@@ -965,7 +965,7 @@ def aging_1s(request):
 # %% key="code-slo-baselines"
 baselines = [slo_row("fcfs", 0), slo_row("priority", 0), slo_row(aging_1s, 0, lab.label("aging, 1 s per level"))]
 for row in baselines:
-    print(f"{row['policy']:>22}: misses {lab.engine.slo_misses(row) or 'nothing'}")
+    print(f"{row['policy']}: misses {lab.engine.slo_misses(row) or 'nothing'}")
 fig = lab.engine.plot_slo(baselines,
                           title=lab.label("Trace 0 at 14 requests/s: each baseline misses a part of the SLO"))
 
@@ -1089,7 +1089,7 @@ test_todo5_hidden_held_out_traces()
 #
 # **TODO 4: the metrics.** TPOT divides by the gaps between tokens, not by the tokens; requests with one
 # token have no gap and are left out of the TPOT percentiles but still count for goodput. Goodput and
-# throughput share the span, so their ratio is the SLO attainment scaled by tokens per request.
+# throughput share the span, so goodput ÷ throughput = SLO attainment ÷ mean output tokens per request.
 #
 # **TODO 5: the policy.** The reference ages one class per 4 s: key = priority × 4 s + arrival. A batch request
 # (class 2) therefore goes ahead of an interactive request that arrived more than 8 s after it, so no request
