@@ -236,7 +236,11 @@ def glyph_warnings(draw) -> list[str]:
 
 
 def all_texts(fig) -> str:
-    return " ".join(t.get_text() for t in fig.findobj(matplotlib.text.Text))
+    """Every text of a figure, which is then closed (tests draw many)."""
+    import matplotlib.pyplot as plt
+    text = " ".join(t.get_text() for t in fig.findobj(matplotlib.text.Text))
+    plt.close(fig)
+    return text
 
 
 @pytest.fixture
