@@ -127,7 +127,7 @@ def bench_fast_engine() -> None:
         steps = max(r["finish_step"] for r in records) + 1
         print(f"  fast engine  n={n:>7,}: {fast[n]:6.2f} s  ({fast[n] / n * 1e6:5.1f} us/request, {steps:,} engine steps)")
     print(f"  growth: 10x the requests -> {fast[10_000] / fast[1_000]:.1f}x, then {fast[100_000] / fast[10_000]:.1f}x the time")
-    # The ratio depends on the load: past the knee more steps admit someone and fewer decode steps repeat.
+    # The ratio depends on the load: at 14 req/s the KV pool fills, and the steps that preempt go request by request.
     for rate in (4, 8, 14):
         trace = make_trace(10_000, rate, seed=1)
         gc.disable()  # the fast engine pauses the cyclic GC inside run(); give the teaching engine the same

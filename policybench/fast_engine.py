@@ -254,22 +254,34 @@ class FastEngine:
         self.step += 1
 
     def _running_in_bulk(self) -> dict | None:
-        """The running pass when its outcome does not depend on order: every request's tokens fit the budget and
-        its blocks the free pool, so nobody is cut or preempted. The group takes one token each (in bulk);
-        the others, their next chunk. None when that does not hold."""
-        bs, threshold = self.block_size, self.threshold
+        """The running pass when its outcome does not depend on order, or only on the order of the others.
+
+        The group takes one token each (in bulk), the others their next chunk, in running order. That is the
+        one-by-one result when the blocks suffice for all (nobody is preempted) and the budget runs out, if at
+        all, only at others that no group member follows in the running order (the group is never cut).
+        None when that does not hold."""
+        bs, threshold, running = self.block_size, self.threshold, self.running
         budget, free = self.budget - self.group.size, self.free - self.group.crossings(1)
+        if budget < 0:
+            return None
+        others = [r for r in running if not r.in_group]
         batch = {}
-        for r in self.running:
-            if r.in_group:
-                continue
+        for index, r in enumerate(others):
             n = r.num_prompt_tokens + r.out - r.comp
             if 0 < threshold < n:
                 n = threshold
+            if n >= budget:  # the budget runs out here: this one is cut (or ends it), the later others get nothing
+                if running[len(running) - len(others) + index:] != others[index:]:
+                    # Defensive: a request admitted behind a cut one was admitted when the budget was left over,
+                    # and what runs ahead of the cut one only shrinks, so this is not expected to happen.
+                    return None  # a group member comes later in the running order: it would go without
+                n = budget
+            if n == 0:
+                break
             budget -= n
             free -= -(-(r.comp + n) // bs) - r.blocks
             batch[r] = n
-        if budget < 0 or free < 0:
+        if free < 0:
             return None
         for r, n in batch.items():
             r.blocks = -(-(r.comp + n) // bs)

@@ -63,6 +63,15 @@ def test_differential_covers_long_decode_runs_and_preemption():
         assert sum(r["num_preemptions"] for r in fast) > 0, policy  # the pool is small enough to preempt
 
 
+def test_differential_covers_steps_whose_budget_runs_out():
+    """Long prompts, a small budget and ample KV: the budget runs out inside the running pass on most steps, which
+    the engine takes in bulk only when no decoding request would go without; records as the teaching engine's."""
+    for seed, policy in enumerate(("fcfs", "priority", "hrrn")):
+        reqs = make_trace(200, 30, seed=seed, max_prompt=400)
+        config = {"num_blocks": 2000, "max_num_batched_tokens": 128, "long_prefill_token_threshold": seed * 40}
+        assert FastEngine(policy=policy, **config).run(reqs) == teaching_records(reqs, policy, **config), policy
+
+
 def test_fast_engine_takes_long_jumps():
     """Decode-only runs are applied at once: far fewer loop turns than engine steps."""
     engine = FastEngine()
