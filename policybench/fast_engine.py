@@ -32,16 +32,17 @@ class Req:
                  "in_group", "d0", "phase", "group_finish")  # the last four: decode_group.DecodeGroup's
 
     def __init__(self, spec: dict):
-        for name in ("seq_id", "arrival_us", "num_prompt_tokens", "max_tokens"):
-            if type(spec.get(name)) is not int:
-                raise ValueError(f"request {spec!r}: {name} must be an int")
-        if spec["num_prompt_tokens"] < 1 or spec["max_tokens"] < 1 or spec["arrival_us"] < 0:
-            raise ValueError(f"request {spec['seq_id']}: needs num_prompt_tokens >= 1, max_tokens >= 1, arrival_us >= 0")
-        self.seq_id, self.arrival_us = spec["seq_id"], spec["arrival_us"]
-        self.num_prompt_tokens, self.max_tokens = spec["num_prompt_tokens"], spec["max_tokens"]
-        self.priority, self.deadline_us = spec.get("priority", 0), spec.get("deadline_us", 0)
-        if type(self.priority) is not int or type(self.deadline_us) is not int:
-            raise ValueError(f"request {self.seq_id}: priority and deadline_us must be ints")
+        get = spec.get
+        seq_id, arrival, prompt, max_tokens = get("seq_id"), get("arrival_us"), get("num_prompt_tokens"), get("max_tokens")
+        priority, deadline = get("priority", 0), get("deadline_us", 0)
+        if not (type(seq_id) is type(arrival) is type(prompt) is type(max_tokens) is type(priority) is type(deadline) is int):
+            bad = [name for name in ("seq_id", "arrival_us", "num_prompt_tokens", "max_tokens", "priority", "deadline_us")
+                   if type(get(name, 0)) is not int or name not in spec and name not in ("priority", "deadline_us")]
+            raise ValueError(f"request {spec!r}: {', '.join(bad)} must be an int")
+        if prompt < 1 or max_tokens < 1 or arrival < 0:
+            raise ValueError(f"request {seq_id}: needs num_prompt_tokens >= 1, max_tokens >= 1, arrival_us >= 0")
+        self.seq_id, self.arrival_us, self.num_prompt_tokens, self.max_tokens = seq_id, arrival, prompt, max_tokens
+        self.priority, self.deadline_us = priority, deadline
         self.out = self.comp = self.blocks = self.preempt_stamp = self.arrival_prefill_tokens = 0
         self.num_preemptions = self.num_recomputed_tokens = 0
         self.in_group = False
@@ -148,15 +149,15 @@ class FastEngine:
         self.waiting, self.fallback = ({}, []) if self.dynamic else ([], None)
         self.running, self.free = [], self.num_blocks
         self.clock = self.step = self.prefill_tokens = self.stamp = 0
-        self.group = DecodeGroup(self.block_size)  # running requests that decode in lockstep
-        nxt, total = 0, len(reqs)
+        self.group = group = DecodeGroup(self.block_size)  # running requests that decode in lockstep
+        nxt, total, budget = 0, len(reqs), self.budget
         while nxt < total or self.waiting or self.running:
             if not self.waiting and not self.running and reqs[nxt].arrival_us > self.clock:
                 self.clock = reqs[nxt].arrival_us  # idle: jump to the next arrival
             while nxt < total and reqs[nxt].arrival_us <= self.clock:
                 self._add(reqs[nxt])
                 nxt += 1
-            if self.running and self.group.size == len(self.running) <= self.budget:  # _jump's preconditions: most calls fail them
+            if self.running and group.size == len(self.running) <= budget:  # _jump's preconditions: most calls fail them
                 jumped, nxt = self._jump(reqs, nxt)
                 if jumped:
                     continue  # back to the top: arrivals and idle time before the next step
@@ -196,17 +197,18 @@ class FastEngine:
         self.free -= group.crossings(k)
         self.clock += k * duration
         self.step += k
-        self._finish(group.advance(k), self.step - 1)
+        done = group.advance(k)
+        if done:
+            self._finish(done, self.step - 1)
         return True, nxt
 
     def _finish(self, done: list, step: int) -> None:
-        """Record the finish of these requests at `step` (now) and free their blocks."""
+        """Record the finish of these requests (not none) at `step` (now) and free their blocks."""
         for r in done:
             r.finish_step, r.finish_us = step, self.clock
             self.free += r.blocks
             r.blocks = 0
-        if done:
-            self.running = [r for r in self.running if r.finish_us is None]
+        self.running = [r for r in self.running if r.finish_us is None]
 
     # -- one full step --------------------------------------------------------------------------------------
     def _victim(self) -> Req:
@@ -247,7 +249,9 @@ class FastEngine:
                                f"{len(self.running)} running: the scheduler is stuck")
         self.clock += self.a + self.b * (self.budget - budget)
         self._apply(batch)
-        self._finish(self.group.advance(1), self.step)
+        done = self.group.advance(1)
+        if done:
+            self._finish(done, self.step)
         for r in (batch if bulk else self.running):
             if not r.in_group and r.finish_us is None and r.out and r.num_prompt_tokens + r.out - r.comp == 1:
                 self.group.add(r)  # decodes from the next step on
@@ -355,4 +359,5 @@ class FastEngine:
             if out >= r.max_tokens:
                 done.append(r)
         self.prefill_tokens += prefill
-        self._finish(done, step)
+        if done:
+            self._finish(done, step)
