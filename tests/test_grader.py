@@ -57,15 +57,6 @@ def test_at_least_three_variants_per_todo():
         assert sum(m.answer_id == gid for m in DECODE_MUTANTS) >= 3
 
 
-@pytest.mark.parametrize("mutant", [m for m in DECODE_MUTANTS if m.passes_visible], ids=lambda m: m.name)
-def test_variants_that_pass_every_visible_check(mutant):
-    """Hidden rules catch what the visible checks cannot (see the test above for the verdict)."""
-    from grader import reference
-    ns = reference.namespace(NAME, mutated_answers(NAME, mutant))
-    test_cell = masters.cells_by_grade_id(masters.nbgrader_source(NAME))[f"{mutant.answer_id}_tests"][0]
-    exec(compile(masters.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)
-
-
 def test_a_hang_costs_only_its_todo_and_is_reported(grader):
     answers = masters.reference_answers(NAME)
     lines = answers["todo3"].splitlines(keepends=True)
@@ -131,8 +122,17 @@ def judged_todos(assignment: str) -> set[str]:
     return {task.answer_id for task in suites.load(assignment).build(1) if any(rule.judge for rule in task.rules)}
 
 
-VISIBLE_PASSING = [(name, m) for name, mutants in MUTANTS.items() for m in mutants
-                   if m.passes_visible and m.answer_id not in judged_todos(name)]
+PASSES_VISIBLE = [(name, m) for name, mutants in MUTANTS.items() for m in mutants if m.passes_visible]
+VISIBLE_PASSING = [(name, m) for name, m in PASSES_VISIBLE if m.answer_id not in judged_todos(name)]
+
+
+@pytest.mark.parametrize("assignment, mutant", PASSES_VISIBLE, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_variants_that_pass_every_visible_check(assignment, mutant):
+    """Hidden rules catch what the visible checks cannot (the variant tests give the verdicts)."""
+    from grader import reference
+    ns = reference.namespace(assignment, mutated_answers(assignment, mutant))
+    test_cell = masters.cells_by_grade_id(masters.nbgrader_source(assignment))[f"{mutant.answer_id}_tests"][0]
+    exec(compile(masters.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)
 
 
 @pytest.mark.parametrize("assignment, mutant", VISIBLE_PASSING, ids=lambda x: x if isinstance(x, str) else x.name)
@@ -244,12 +244,6 @@ def test_batch_scheduling_variants_per_todo():
         assert any(m.answer_id == gid and m.passes_visible for m in MUTANTS[BATCH])
 
 
-@pytest.mark.parametrize("mutant", [m for m in MUTANTS[BATCH] if m.passes_visible], ids=lambda m: m.name)
-def test_batch_scheduling_variants_that_pass_every_visible_check(mutant):
-    from grader import reference
-    ns = reference.namespace(BATCH, mutated_answers(BATCH, mutant))
-    test_cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCH))[f"{mutant.answer_id}_tests"][0]
-    exec(compile(masters.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)
 
 
 # ------------------------------------------------------------------ TODO 5 of 03: judged by the SLO
