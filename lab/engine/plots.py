@@ -7,6 +7,16 @@ from ..i18n import label
 from .slo import SLO_EXERCISE
 
 
+def _labelled(ax, xlabel: str, ylabel: str, title: str, legend_loc: str):
+    """Axis labels, title and a small legend; the figure laid out and returned."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(loc=legend_loc, fontsize=8)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
 def plot_batch_composition(steps: list[dict], title: str | None = None, ax=None):
     """Stacked bars per step: decode tokens, prefill (chunk) tokens, and the unused token budget."""
     if ax is None:
@@ -18,12 +28,7 @@ def plot_batch_composition(steps: list[dict], title: str | None = None, ax=None)
     ax.bar(x, decode, color="#1f77b4", label=label("decode tokens"), width=0.9)
     ax.bar(x, prefill, bottom=decode, color="#ff7f0e", label=label("prefill (chunk) tokens"), width=0.9)
     ax.bar(x, unused, bottom=[d + p for d, p in zip(decode, prefill)], color="#dddddd", label=label("unused budget"), width=0.9)
-    ax.set_xlabel(label("engine step"))
-    ax.set_ylabel(label("tokens"))
-    ax.set_title(title or label("What each step computes"))
-    ax.legend(loc="upper right", fontsize=8)
-    ax.figure.tight_layout()
-    return ax.figure
+    return _labelled(ax, label("engine step"), label("tokens"), title or label("What each step computes"), "upper right")
 
 
 def plot_kv_occupancy(steps: list[dict], title: str | None = None, ax=None):
@@ -37,12 +42,7 @@ def plot_kv_occupancy(steps: list[dict], title: str | None = None, ax=None):
     if hits:
         ax.scatter(*zip(*hits), marker="x", color="red", s=50, zorder=3,
                    label=label("preemption ({count} in all)", count=sum(len(s["preempted"]) for s in steps)))
-    ax.set_xlabel(label("engine step"))
-    ax.set_ylabel(label("blocks"))
-    ax.set_title(title or label("KV blocks in use"))
-    ax.legend(loc="lower right", fontsize=8)
-    ax.figure.tight_layout()
-    return ax.figure
+    return _labelled(ax, label("engine step"), label("blocks"), title or label("KV blocks in use"), "lower right")
 
 
 def plot_slo(rows: list[dict], exercise: dict = SLO_EXERCISE, title: str | None = None, ax=None):
@@ -54,9 +54,5 @@ def plot_slo(rows: list[dict], exercise: dict = SLO_EXERCISE, title: str | None 
     for policy in dict.fromkeys(r["policy"] for r in rows):
         mine = [r for r in rows if r["policy"] == policy]
         ax.scatter([r["max_wait_ms"] / 1000 for r in mine], [r["class0_p99_ttft_ms"] for r in mine], label=policy, s=40)
-    ax.set_xlabel(label("max wait of any request (s)"))
-    ax.set_ylabel(label("class-0 p99 TTFT (ms)"))
-    ax.set_title(title or label("Policies against the SLO"))
-    ax.legend(fontsize=8)
-    ax.figure.tight_layout()
-    return ax.figure
+    return _labelled(ax, label("max wait of any request (s)"), label("class-0 p99 TTFT (ms)"),
+                     title or label("Policies against the SLO"), "best")
