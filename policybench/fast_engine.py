@@ -231,12 +231,12 @@ class FastEngine:
         return given_back
 
     def _step(self) -> None:
-        """One step: the running pass (the group in bulk when everyone's tokens and blocks fit, else request by
-        request), the waiting pass unless someone was preempted, then the results."""
-        batch = self._running_in_bulk() if self.group.size else None
-        bulk = batch is not None
+        """One step: the running pass (the group in bulk when its outcome does not depend on order, else request
+        by request), the waiting pass unless someone was preempted, then the results."""
+        in_bulk = self._running_in_bulk() if self.group.size else None
+        bulk = in_bulk is not None
         if bulk:
-            budget, preempted = self.budget - self.group.size - sum(batch.values()), False
+            (batch, budget), preempted = in_bulk, False
         else:
             for r in self.running:
                 if r.in_group:
@@ -257,40 +257,39 @@ class FastEngine:
                 self.group.add(r)  # decodes from the next step on
         self.step += 1
 
-    def _running_in_bulk(self) -> dict | None:
+    def _running_in_bulk(self) -> tuple[dict, int] | None:
         """The running pass when its outcome does not depend on order, or only on the order of the others.
 
         The group takes one token each (in bulk), the others their next chunk, in running order. That is the
         one-by-one result when the blocks suffice for all (nobody is preempted) and the budget runs out, if at
         all, only at others that no group member follows in the running order (the group is never cut).
-        None when that does not hold."""
-        bs, threshold, running = self.block_size, self.threshold, self.running
+        Returns (batch, budget left), or None when that does not hold."""
+        bs, running = self.block_size, self.running
         budget, free = self.budget - self.group.size, self.free - self.group.crossings(1)
         if budget < 0:
             return None
         others = [r for r in running if not r.in_group]
-        batch = {}
+        batch, blocks = {}, []
         for index, r in enumerate(others):
-            n = r.num_prompt_tokens + r.out - r.comp
-            if 0 < threshold < n:
-                n = threshold
-            if n >= budget:  # the budget runs out here: this one is cut (or ends it), the later others get nothing
+            n = self._n(r, budget)
+            if n == budget:  # the budget runs out here: this one takes the rest (or none is left), later ones get nothing
                 if running[len(running) - len(others) + index:] != others[index:]:
                     # Defensive: a request admitted behind a cut one was admitted when the budget was left over,
                     # and what runs ahead of the cut one only shrinks, so this is not expected to happen.
                     return None  # a group member comes later in the running order: it would go without
-                n = budget
             if n == 0:
                 break
-            budget -= n
-            free -= -(-(r.comp + n) // bs) - r.blocks
+            held = -(-(r.comp + n) // bs)
+            free -= held - r.blocks
+            blocks.append(held)
             batch[r] = n
+            budget -= n
         if free < 0:
             return None
-        for r, n in batch.items():
-            r.blocks = -(-(r.comp + n) // bs)
+        for r, held in zip(batch, blocks):
+            r.blocks = held
         self.free = free
-        return batch
+        return batch, budget
 
     def _running_one_by_one(self) -> tuple[dict, int, bool]:
         """The running pass request by request, as vLLM's schedule() does it: budget cuts, preemption by recompute."""
