@@ -7,6 +7,7 @@ parent runs the same scripts on the reference and compares.
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
 from policybench.exercise import ranked_policy
@@ -285,8 +286,14 @@ HELD_OUT_SEEDS = (5, 13)
 KEY_CPU_SECONDS = 5.0  # per trace: 2000 requests and 200 asked again; the notebook tells students to keep keys fast
 
 
+@lru_cache(maxsize=None)
+def _trace(seed: int) -> tuple:
+    """A trace of the exercise, made once per process: every verdict on TODO 5 reads the same five."""
+    return tuple(exercise_trace(seed))
+
+
 def slo_scenario(seed: int, name: str | None = None) -> dict:
-    rows = [[r["seq_id"], r["arrival_us"], r["priority"], r["num_prompt_tokens"]] for r in exercise_trace(seed)]
+    rows = [[r["seq_id"], r["arrival_us"], r["priority"], r["num_prompt_tokens"]] for r in _trace(seed)]
     return {"name": name or f"trace {seed}", "seed": seed, "ops": [["rank", rows]], "cpu_seconds": KEY_CPU_SECONDS}
 
 
@@ -302,7 +309,7 @@ def judge_slo(observed, scenario) -> str:
             return "there is no slo_key function in the TODO 5 cell"
         return (f"calling slo_key on this trace's requests raised {error} (lab.engine.serving_order(slo_key, infos) "
                 "gives the same error where you can read it)")
-    trace = exercise_trace(scenario["seed"])
+    trace = _trace(scenario["seed"])
     ranking = observed[0].get("value")
     if (not isinstance(ranking, list) or not all(type(seq_id) is int for seq_id in ranking)
             or sorted(ranking) != sorted(r["seq_id"] for r in trace)):
