@@ -54,6 +54,14 @@ def test_add_rejects_what_could_never_run():
     assert [s.seq_id for s in sched.waiting] == [1]
 
 
+def test_add_refuses_the_id_of_a_finished_request():
+    sched = NS["Scheduler"](num_blocks=8, block_size=4)
+    LLMEngine(sched).run([{"seq_id": 1, "num_prompt_tokens": 3, "max_tokens": 2}])
+    assert [s.seq_id for s in sched.finished] == [1]
+    with pytest.raises(ValueError, match="duplicate seq_id: 1"):
+        sched.add(Sequence(seq_id=1, num_prompt_tokens=2))
+
+
 def test_lab_ships_stubs_that_name_their_todo():
     sched, pool, seq = SchedulerBase(), BlockManagerBase(4), Sequence(seq_id=1, num_prompt_tokens=3)
     for call, task in ((sched.schedule, "TODO 1"), (lambda: pool.can_append(seq, 1), "TODO 2"),

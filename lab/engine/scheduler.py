@@ -117,6 +117,7 @@ class SchedulerBase:
         self.keys: dict[int, tuple] = {}   # seq_id -> its key under a key-function policy, computed once
         self.running: list[Sequence] = []  # admission order
         self.finished: list[Sequence] = []
+        self.finished_ids: set[int] = set()  # the finished list grows with the run: look ids up here, not there
 
     # -- the waiting queue (vllm/v1/core/sched/request_queue.py) --------------------------------
     def _waiting_key(self, seq: Sequence) -> tuple:
@@ -150,7 +151,7 @@ class SchedulerBase:
             raise ValueError(f"add() takes a Sequence, got {type(seq).__name__}")
         if seq.status is not SequenceStatus.WAITING or seq.num_computed_tokens or seq.block_table:
             raise ValueError(f"sequence {seq.seq_id} is not new (status {seq.status.value})")
-        if any(s.seq_id == seq.seq_id for s in (*self.waiting, *self.running, *self.finished)):
+        if seq.seq_id in self.finished_ids or any(s.seq_id == seq.seq_id for s in (*self.waiting, *self.running)):
             raise ValueError(f"duplicate seq_id: {seq.seq_id}")
         longest = seq.num_prompt_tokens + seq.max_tokens
         if longest > self.block_manager.num_blocks * self.block_manager.block_size:  # vLLM rejects a request longer than max_model_len
@@ -207,5 +208,6 @@ class SchedulerBase:
                 self.block_manager.deallocate(seq)
                 self.running.remove(seq)
                 self.finished.append(seq)
+                self.finished_ids.add(seq.seq_id)
                 finished.append(seq)
         return finished
