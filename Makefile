@@ -22,7 +22,7 @@ help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite (with the cloud path, make e2e-cloud)"
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
-	@echo "make bench           timings: schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
+	@echo "make bench           timings: fast vs teaching engine, schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
 	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"
 	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/"
 	@echo "make release         regenerate the student editions only"

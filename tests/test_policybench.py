@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policybench import grid, policies
+from policybench.decode_group import DecodeGroup
 from policybench.fast_engine import FastEngine
 from policybench.metrics import summarize
 from policybench.teaching import teaching_records
@@ -87,20 +88,14 @@ def test_fast_engine_takes_long_jumps():
     assert turns["step"] * 5 < engine.step
 
 
-def test_a_broken_fast_engine_is_caught():
-    """The differential comparison fails when the jump miscounts one step (the checker can fail)."""
+def test_a_broken_fast_engine_is_caught(monkeypatch):
+    """The differential comparison fails when a jump miscounts one step (the checker can fail)."""
     reqs = make_trace(40, 8, seed=3)
     good = teaching_records(reqs, "fcfs")
-
-    class OffByOne(FastEngine):
-        def _jump(self, reqs, nxt):
-            jumped, nxt = super()._jump(reqs, nxt)
-            if jumped:
-                self.clock += 1
-            return jumped, nxt
-
     assert FastEngine().run(reqs) == good
-    assert OffByOne().run(reqs) != good
+    advance = DecodeGroup.advance
+    monkeypatch.setattr(DecodeGroup, "advance", lambda group, k: advance(group, k + 1 if k > 1 else k))  # only jumps: k > 1
+    assert FastEngine().run(reqs) != good
 
 
 def test_policies_order_the_queue():
@@ -247,7 +242,7 @@ def key_runs(draw):
 def test_a_key_function_runs_the_same_on_both_engines(run):
     """How TODO 5 is graded: the teaching engine under a key function equals the fast engine under the order
     `lab.engine.serving_order` (the grader's reading of the key) gives, preemptions included."""
-    from lab.engine import LLMEngine, RequestInfo, Sequence, serving_order
+    from lab.engine import LLMEngine, Sequence, serving_order
     from policybench.exercise import ranked_policy
     from policybench.teaching import _namespace
 
@@ -255,6 +250,46 @@ def test_a_key_function_runs_the_same_on_both_engines(run):
     teaching = LLMEngine(_namespace()["Scheduler"](policy=key, **config)).run([Sequence(**r) for r in trace]).records
     order = serving_order(key, [Sequence(**r).info() for r in trace])
     assert FastEngine(policy=ranked_policy(order), **config).run(trace) == teaching
+
+
+GENERAL_PASSES_ONLY = {"_arrival_step": lambda engine, r: False, "_group_step": lambda engine, arrival=None: False,
+                       "_group_preempts": lambda engine: False}
+
+
+@pytest.mark.parametrize("shortcut", [*GENERAL_PASSES_ONLY, "all"])
+def test_group_step_shortcuts_match_the_general_passes(shortcut, monkeypatch):
+    """group_step.py's shortcuts give the records the general passes give, on traces too long for the teaching
+    engine: saturated, preempting, chunked, under several policies."""
+    cases = [("fcfs", 14, {"num_blocks": 300}), ("priority", 14, {"num_blocks": 300}), ("hrrn", 10, {"num_blocks": 400}),
+             ("edf", 8, {"max_num_batched_tokens": 512, "long_prefill_token_threshold": 96}),
+             ("fcfs", 6, {"enable_chunked_prefill": False, "max_num_batched_tokens": 4096, "num_blocks": 500})]
+    expected = [FastEngine(policy=policy, **config).run(make_trace(1500, rate, seed=7)) for policy, rate, config in cases]
+    assert sum(r["num_preemptions"] for r in expected[0]) > 0  # the first case preempts
+    for name, general in GENERAL_PASSES_ONLY.items():
+        if shortcut in (name, "all"):
+            monkeypatch.setattr(FastEngine, name, general)
+    for (policy, rate, config), records in zip(cases, expected):
+        assert FastEngine(policy=policy, **config).run(make_trace(1500, rate, seed=7)) == records, (policy, rate, config)
+
+
+def test_a_broken_shortcut_is_caught(monkeypatch):
+    """The comparison above can fail: the group's bulk preemption evicting the first admitted instead of the last."""
+    trace, config = make_trace(1500, 14, seed=7), {"num_blocks": 300}
+    good = FastEngine(**config).run(trace)
+    calls = []
+    group_preempts = FastEngine._group_preempts
+    monkeypatch.setattr(FastEngine, "_group_preempts", lambda engine: calls.append(1) or group_preempts(engine))
+    monkeypatch.setattr(FastEngine, "_victim", lambda engine: next(iter(engine.running)))
+    assert FastEngine(**config).run(trace) != good
+    assert calls  # the shortcut ran (with the wrong victim)
+
+
+def test_fcfs_queue_orders_as_the_fcfs_key():
+    """FCFS runs on a deque (vLLM's FCFSRequestQueue); the same key through the heap gives the same records."""
+    trace, config = make_trace(1500, 14, seed=3), {"num_blocks": 300}
+    by_key = FastEngine(policy=lambda req, sched: policies.fcfs(req, sched), **config).run(trace)
+    assert sum(r["num_preemptions"] for r in by_key) > 0
+    assert FastEngine(policy="fcfs", **config).run(trace) == by_key
 
 
 def test_custom_key_function_is_a_policy():
