@@ -1,6 +1,9 @@
 """One request in the fast engine: its input, its progress, and its record (the teaching engine's keys)."""
 from __future__ import annotations
 
+from operator import itemgetter
+
+_INPUTS = itemgetter("seq_id", "arrival_us", "num_prompt_tokens", "max_tokens")
 _INT_FIELDS = ("seq_id", "arrival_us", "num_prompt_tokens", "max_tokens", "priority", "deadline_us")
 
 
@@ -14,7 +17,7 @@ class Req:
 
     def __init__(self, spec: dict):
         try:
-            seq_id, arrival, prompt, max_tokens = spec["seq_id"], spec["arrival_us"], spec["num_prompt_tokens"], spec["max_tokens"]
+            seq_id, arrival, prompt, max_tokens = _INPUTS(spec)
         except KeyError as missing:
             raise ValueError(f"request {spec!r}: needs {missing}") from None
         priority = spec["priority"] if "priority" in spec else 0
