@@ -23,12 +23,13 @@ from operator import attrgetter
 
 from .decode_group import NEVER, DecodeGroup
 from .full_step import FullStep
+from .quiet_run import QuietRun
 from .policies import DYNAMIC, POLICIES, policy_key
 from .request import Req
 from .waiting_queue import DynamicQueue, FCFSQueue, HeapQueue
 
 
-class FastEngine(FullStep):
+class FastEngine(QuietRun, FullStep):
     """Runs a request list under one configuration and policy; `run()` returns the per-request records."""
 
     def __init__(self, num_blocks: int = 1024, block_size: int = 16, max_num_seqs: int = 256,
@@ -127,6 +128,8 @@ class FastEngine(FullStep):
         arrival_us = [r.arrival_us for r in reqs] + [NEVER, NEVER]  # the sentinels end every scan for arrivals
         nxt, full_step_next = 0, False  # locals: this loop turns once per event
         while True:
+            if not waiting and not others:
+                nxt = self._quiet_run(reqs, arrival_us, nxt)  # most of a run below saturation (quiet_run.py)
             clock = self.clock
             if arrival_us[nxt] <= clock:
                 if not waiting and not others and arrival_us[nxt + 1] > clock:

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import csv
+import inspect
 import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policybench import grid, policies
+from policybench import grid, policies, quiet_run
 from policybench.decode_group import DecodeGroup
 from policybench.fast_engine import FastEngine
 from policybench.metrics import summarize
@@ -88,13 +89,27 @@ def test_fast_engine_takes_long_jumps():
     assert turns["step"] * 5 < engine.step
 
 
-def test_a_broken_fast_engine_is_caught(monkeypatch):
-    """The differential comparison fails when a jump miscounts one step (the checker can fail)."""
+QUIET_JUMP = "steps, step, clock = steps + j, step + j, clock + j * duration"
+
+
+@pytest.mark.parametrize("where", ["general loop", "quiet loop"])
+def test_a_broken_fast_engine_is_caught(where, monkeypatch):
+    """The differential comparison fails when a jump miscounts one step (the checker can fail), in either loop."""
     reqs = make_trace(40, 8, seed=3)
     good = teaching_records(reqs, "fcfs")
     assert FastEngine().run(reqs) == good
-    advance = DecodeGroup.advance
-    monkeypatch.setattr(DecodeGroup, "advance", lambda group, k: advance(group, k + 1 if k > 1 else k))  # only jumps: k > 1
+    if where == "general loop":
+        monkeypatch.setattr(FastEngine, "_quiet_run", lambda engine, reqs, arrival_us, nxt: nxt)
+        assert FastEngine().run(reqs) == good
+        advance = DecodeGroup.advance
+        monkeypatch.setattr(DecodeGroup, "advance", lambda group, k: advance(group, k + 1 if k > 1 else k))  # jumps: k > 1
+    else:  # a mutant of quiet_run.py: each jump counts one engine step too many
+        source = inspect.getsource(quiet_run)
+        assert source.count(QUIET_JUMP) == 1
+        namespace = {"__name__": "policybench.quiet_run", "__package__": "policybench"}
+        exec(compile(source.replace(QUIET_JUMP, QUIET_JUMP.replace("step + j,", "step + j + 1,")), "quiet_run mutant", "exec"),
+             namespace)
+        monkeypatch.setattr(FastEngine, "_quiet_run", namespace["QuietRun"]._quiet_run)
     assert FastEngine().run(reqs) != good
 
 
@@ -252,14 +267,14 @@ def test_a_key_function_runs_the_same_on_both_engines(run):
     assert FastEngine(policy=ranked_policy(order), **config).run(trace) == teaching
 
 
-GENERAL_PASSES_ONLY = {"_arrival_step": lambda engine, r: False, "_group_step": lambda engine, arrival=None: False,
-                       "_group_preempts": lambda engine: False}
+GENERAL_PASSES_ONLY = {"_quiet_run": lambda engine, reqs, arrival_us, nxt: nxt, "_arrival_step": lambda engine, r: False,
+                       "_group_step": lambda engine, arrival=None: False, "_group_preempts": lambda engine: False}
 
 
 @pytest.mark.parametrize("shortcut", [*GENERAL_PASSES_ONLY, "all"])
 def test_group_step_shortcuts_match_the_general_passes(shortcut, monkeypatch):
-    """group_step.py's shortcuts give the records the general passes give, on traces too long for the teaching
-    engine: saturated, preempting, chunked, under several policies."""
+    """quiet_run.py's loop and group_step.py's shortcuts give the records the general passes give, on traces too
+    long for the teaching engine: saturated, preempting, chunked, under several policies."""
     cases = [("fcfs", 14, {"num_blocks": 300}), ("priority", 14, {"num_blocks": 300}), ("hrrn", 10, {"num_blocks": 400}),
              ("edf", 8, {"max_num_batched_tokens": 512, "long_prefill_token_threshold": 96}),
              ("fcfs", 6, {"enable_chunked_prefill": False, "max_num_batched_tokens": 4096, "num_blocks": 500})]
