@@ -136,7 +136,10 @@ class Batch:
         """Render the graded notebook (executed in the sandbox, inert, redacted) as nbgrader's feedback page."""
         feedback.scrub_outputs(nb, [Path(self.work)])
         page = feedback.render(nb, self.assignment, outcome.verdicts)
-        if [line for line in self.hidden_snippets if line in feedback.visible_text(page)]:
+        # A verdict's failing case is shown on purpose (built from scenario data) and may coincide with a line of a
+        # hidden test, a bare constructor call say: as in feedback.redact, such a line is no leak.
+        on_purpose = {line.strip() for v in outcome.verdicts for rule in v.rules for line in rule.snippet.splitlines()}
+        if [line for line in self.hidden_snippets if line not in on_purpose and line in feedback.visible_text(page)]:
             raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
         page, why = sanitize.clean_page(page)
         if page is None:
