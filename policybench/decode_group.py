@@ -33,7 +33,7 @@ class DecodeGroup:
 
     def __init__(self, block_size: int):
         self.block_size = block_size
-        self.steps = 0                       # lockstep steps applied to the group since the run began
+        self.steps = 0                       # the lockstep step counter (only differences of it matter)
         self.size = 0
         self.phase_count = [0] * (2 * block_size)  # members per phase, written twice: a window is one slice
         self.finishes: list = []             # (steps at which it finishes, seq_id, request); stale entries skipped

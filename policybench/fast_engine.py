@@ -4,14 +4,15 @@ The rules are the contract in `lab/engine/engine.py` (arrivals at step start, ru
 admission, recompute preemption with vLLM V1's victims, integer-µs step time `a + b * tokens`). A step in
 which every running request decodes one token, nobody is admitted, nobody needs a KV block the pool cannot
 give and nobody finishes before the last of them is the same step repeated: only counters change. Such a
-run of k steps is applied at once (a jump, in `_simulate`): clock += k * step time, every counter += k, free
-blocks -= the block-boundary crossings. Every other step is simulated in full: by group_step.py when only
-the decode group runs (most steps), else by full_step.py. Results are per-request records identical to
+run of k steps is applied at once (a jump, in `_simulate` or quiet_run.py): clock += k * step time, every
+counter += k, free blocks -= the block-boundary crossings. While nobody waits and nothing prefills,
+quiet_run.py takes the run event by event (most steps below saturation). Every other step is simulated in
+full: by group_step.py when only the decode group runs, else by full_step.py. Results are per-request records identical to
 `LLMEngine.run(...).records`; differential tests (tests/test_policybench.py) check it.
 
 The parts, one role per file: request.py (a request, its record), waiting_queue.py (the queue per policy),
-decode_group.py (the decoders in lockstep), group_step.py and full_step.py (full steps), this file (the
-loop and its jumps).
+decode_group.py (the decoders in lockstep), quiet_run.py (the decode-only loop), group_step.py and
+full_step.py (full steps), this file (the general loop and its jumps).
 
 Not the teaching engine's code: this package is excluded from the student bundle because it encodes the
 answers of notebook 03's TODO 1-3.
@@ -46,6 +47,7 @@ class FastEngine(QuietRun, FullStep):
             raise ValueError("long_prefill_token_threshold needs enable_chunked_prefill=True")
         # A policy is a name from POLICIES, or your own key function key(req, sched) -> tuple that must not
         # change while a request waits (read only the request's fields); its victims are the last admitted.
+        # (A function of POLICIES passed as itself behaves as its name: its queue, its victims.)
         self.key = policy if callable(policy) else policy_key(policy)
         self.policy = getattr(policy, "__name__", "custom") if callable(policy) else policy
         self.dynamic = not callable(policy) and policy in DYNAMIC
@@ -130,10 +132,11 @@ class FastEngine(QuietRun, FullStep):
         while True:
             if not waiting and not others:
                 nxt = self._quiet_run(reqs, arrival_us, nxt)  # most of a run below saturation (quiet_run.py)
+                full_step_next = False  # a hint only (a full step is always exact): the loop above may have used it up
             clock = self.clock
             if arrival_us[nxt] <= clock:
                 if not waiting and not others and arrival_us[nxt + 1] > clock:
-                    # One arrival for this step and nobody waiting: admitted then (most are), it never queues.
+                    # One arrival for this step and nobody waiting: it enters the queue only if not admitted.
                     r = reqs[nxt]
                     nxt, r.arrival_prefill_tokens, full_step_next = nxt + 1, self.prefill_tokens, False
                     if not self._arrival_step(r):

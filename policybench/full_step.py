@@ -14,7 +14,7 @@ from .policies import POLICIES
 
 
 class FullStep(GroupStep):
-    """The full-step half of FastEngine (it owns the state: running, others, group, free, the queue, the clock)."""
+    """The full-step half of FastEngine (the state is the engine's: running, others, group, free, the queue, the clock)."""
 
     def _step(self) -> None:
         """One step: the running pass, the waiting pass unless someone was preempted, then the results."""

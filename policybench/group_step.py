@@ -3,7 +3,7 @@
 Then the running pass is the group's, in bulk: every member decodes one token and those at a block boundary
 take a block. Three cases, each returning False (having changed nothing) when it does not apply:
 
-- `_arrival_step(r)`: r arrived alone for this step and is admitted whole (most steps at moderate load);
+- `_arrival_step(r)`: r arrived alone for this step and is admitted whole (when quiet_run.py could not);
 - `_group_step()`: the blocks suffice; the waiting pass admits whom it can (full_step.FullStep._admit);
 - `_group_preempts()`: the blocks fall short and the victim is the last admitted (every policy but
   "priority"): vLLM's pass preempts from the tail until the rest fit, which leaves the shortest tail whose

@@ -1,4 +1,5 @@
-"""The fast engine's waiting queue, in three forms, each with push / peek / pop (the head) and len().
+"""The fast engine's waiting queue, in three forms, each with push(r), peek() (the head), pop(r) (r: the head just
+peeked) and len().
 
 - `FCFSQueue`: vLLM's default order as a deque, like vLLM's own `FCFSRequestQueue`
   (`vllm/v1/core/sched/request_queue.py`): arrivals at the back, a preempted request back at the front.
