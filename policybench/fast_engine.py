@@ -139,7 +139,7 @@ class FastEngine(QuietRun, FullStep):
                     # One arrival for this step and nobody waiting: it enters the queue only if not admitted.
                     r = reqs[nxt]
                     nxt, r.arrival_prefill_tokens, full_step_next = nxt + 1, self.prefill_tokens, False
-                    if not self._arrival_step(r):
+                    if not self._group_step(r):
                         self._push(r)
                         self._step()
                     continue

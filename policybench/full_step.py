@@ -56,29 +56,28 @@ class FullStep(GroupStep):
         The group takes one token each (in bulk), the others their next chunk, in running order. That is the
         one-by-one result when the blocks suffice for all (nobody is preempted) and the budget runs out, if at
         all, only at others that no group member follows in the running order (the group is never cut).
-        Returns (batch of the others, budget left), or None when that does not hold."""
+        Called with others running. Returns (batch of the others, budget left), or None when that does not hold."""
         group, batch = self.group, {}
         budget = self.budget - group.size
         free = self.free - group.crossings(1) if group.size else self.free
         if budget < 0 or free < 0:
             return None
-        if self.others:
-            bs, blocks = self.block_size, []
-            for r in self.others:
-                n = self._n(r, budget)
-                if n == budget and group.size and self._member_after(r):
-                    return None  # the budget runs out at r: a group member behind it would go without
-                if n == 0:
-                    break
-                held = -(-(r.comp + n) // bs)
-                free -= held - r.blocks
-                blocks.append(held)
-                batch[r] = n
-                budget -= n
-            if free < 0:
-                return None
-            for r, held in zip(batch, blocks):
-                r.blocks = held
+        bs, blocks = self.block_size, []
+        for r in self.others:
+            n = self._n(r, budget)
+            if n == budget and group.size and self._member_after(r):
+                return None  # the budget runs out at r: a group member behind it would go without
+            if n == 0:
+                break
+            held = -(-(r.comp + n) // bs)
+            free -= held - r.blocks
+            blocks.append(held)
+            batch[r] = n
+            budget -= n
+        if free < 0:
+            return None
+        for r, held in zip(batch, blocks):
+            r.blocks = held
         self.free = free
         return batch, budget
 
@@ -210,9 +209,7 @@ class FullStep(GroupStep):
         """The step's results for the running others (the group's come from its counter; the admitted's from _sample);
         returns those that now decode."""
         step, clock, prefill, done, joining = self.step, self.clock, 0, [], []
-        for r, n in batch.items():  # the hot loop: locals, one read and one write per field
-            if r.first_scheduled_step is None:
-                r.first_scheduled_step = step
+        for r, n in batch.items():  # the hot loop: locals, one read and one write per field (admission set the first step)
             out, comp = r.out, r.comp
             tokens = r.num_prompt_tokens + out
             if not (out and tokens - comp == 1):

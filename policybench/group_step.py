@@ -1,10 +1,10 @@
 """The commonest full steps, taken without the general passes: only the decode group runs (nothing prefills).
 
 Then the running pass is the group's, in bulk: every member decodes one token and those at a block boundary
-take a block. Three cases, each returning False (having changed nothing) when it does not apply:
+take a block. Two cases, each returning False (having changed nothing) when it does not apply (an arrival
+admitted whole while nobody waits is quiet_run.py's):
 
-- `_arrival_step(r)`: r arrived alone for this step and is admitted whole (when quiet_run.py could not);
-- `_group_step()`: the blocks suffice; the waiting pass admits whom it can (full_step.FullStep._admit);
+- `_group_step(arrival)`: the blocks suffice; the waiting pass admits whom it can (full_step.FullStep._admit);
 - `_group_preempts()`: the blocks fall short and the victim is the last admitted (every policy but
   "priority"): vLLM's pass preempts from the tail until the rest fit, which leaves the shortest tail whose
   freed blocks cover the others' needs (the one-by-one pass finds that same tail); nobody is admitted.
@@ -19,27 +19,6 @@ from .policies import POLICIES
 
 class GroupStep:
     """The group-only steps of FastEngine (the state is the engine's)."""
-
-    def _arrival_step(self, r) -> bool:
-        """r arrived alone (not queued), fits whole and samples its first token; else _group_step(r)."""
-        group, n = self.group, r.num_prompt_tokens
-        budget, free, need = self.budget - group.size, self.free - group.crossings(1), -(-n // self.block_size)
-        if n > budget or 0 < self.threshold < n or need > free or len(self.running) >= self.max_num_seqs:
-            return self._group_step(r)
-        step = self.step
-        self.free, self.running[r], self.prefill_tokens = free - need, None, self.prefill_tokens + n
-        self.clock = clock = self.clock + self.a + self.b * (group.size + n)
-        r.blocks, r.comp, r.out = need, n, 1
-        r.first_scheduled_step, r.first_token_step, r.first_token_us = step, step, clock
-        done = group.advance(1)
-        if done:
-            self._finish(done, step)
-        if r.max_tokens == 1:
-            self._finish((r,), step)
-        else:
-            group.add(r)  # decodes from the next step on
-        self.step = step + 1
-        return True
 
     def _group_step(self, arrival=None) -> bool:
         """The group decodes in bulk if its blocks suffice, then the waiting pass (with `arrival` first: a request

@@ -3,7 +3,7 @@
 Then only two events change anything: an arrival, admitted whole at the first step after it, and a finish.
 Between them every step is the same decode step. `_quiet_run` goes from event to event with the engine's
 and the group's counters in local variables: the jumps, the admission step and the finishes are the ones
-fast_engine.py, group_step.py (`_arrival_step`) and decode_group.py (`add`, `advance`, `crossings`) do,
+fast_engine.py, group_step.py (`_group_step`) and decode_group.py (`add`, `advance`, `crossings`) do,
 written out here because this loop carries most requests of a run below saturation. It returns, at a step
 boundary and with every counter written back, as soon as anything else would happen: two arrivals for one
 step, an arrival that is not admitted whole, blocks that may run short, the end of the trace. The general

@@ -267,7 +267,7 @@ def test_a_key_function_runs_the_same_on_both_engines(run):
     assert FastEngine(policy=ranked_policy(order), **config).run(trace) == teaching
 
 
-GENERAL_PASSES_ONLY = {"_quiet_run": lambda engine, reqs, arrival_us, nxt: nxt, "_arrival_step": lambda engine, r: False,
+GENERAL_PASSES_ONLY = {"_quiet_run": lambda engine, reqs, arrival_us, nxt: nxt,
                        "_group_step": lambda engine, arrival=None: False, "_group_preempts": lambda engine: False}
 
 
