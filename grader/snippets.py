@@ -5,6 +5,8 @@ into the calls they stand for, so feedback shows a case, not just a verdict.
 """
 from __future__ import annotations
 
+from .drivers.engine import KEY_POLICIES  # the driver's own list: a scenario's policy means the same in both
+
 MAX_CHARS = 2500
 
 
@@ -43,7 +45,7 @@ def function_call(op: list) -> str:
 def _config(args: dict) -> str:
     """Scheduler keyword arguments; a key-function policy (the driver's KEY_POLICIES) is named, not quoted."""
     policy = args.get("policy")
-    if isinstance(policy, str) and policy not in ("fcfs", "priority"):
+    if policy in KEY_POLICIES:
         return _kwargs({k: v for k, v in args.items() if k != "policy"}) + f", policy={policy}"
     return _kwargs(args)
 
