@@ -11,7 +11,7 @@ from .decode import (EVENT_KEYS, DecodeSchedulerBase, RequestState, TodoNotFinis
 from .examples import A_TO_E, BATCHING_EXAMPLES, DECODE_SCENARIOS, FOUR_ON_TWO, NO_GAIN, jobs_from_tokens, play
 from .invariants import ScheduleInvariantError, check_schedule
 from .checks import CheckFailed, expect, expect_raises, expect_true
-from .i18n import get_language, label, set_language
+from .i18n import get_language, label, set_language, tr
 from . import engine
 
 _LAZY = {
@@ -24,7 +24,7 @@ __all__ = [
     "Job", "JobStatus", "schedule", "check_schedule", "ScheduleInvariantError",
     "CheckFailed", "expect", "expect_true", "expect_raises",
     "RequestState", "DecodeSchedulerBase", "EVENT_KEYS", "add_to_class", "todo", "require_todos",
-    "TodoNotFinished", "set_language", "get_language", "label",
+    "TodoNotFinished", "set_language", "get_language", "label", "tr",
     "engine",
     "FOUR_ON_TWO", "NO_GAIN", "A_TO_E", "BATCHING_EXAMPLES", "DECODE_SCENARIOS", "jobs_from_tokens", "play",
     *_LAZY,

@@ -1,7 +1,10 @@
 """The language of what students read: check and stub messages, errors they meet, plot labels.
 
 The English template is the key, so the code reads as before; the zh edition calls set_language("zh").
-Grading never depends on it: the hidden rules compare observations, not messages.
+tr() is for everything printed, raised or tabulated: it follows the language alone. label() is for text
+drawn into a figure, and only there: it falls back to English when no CJK font can draw Chinese, so the
+installed fonts change a figure's glyphs and nothing else. Grading never depends on either: the hidden
+rules compare observations, not messages.
 """
 from __future__ import annotations
 
@@ -156,16 +159,24 @@ def get_language() -> str:
 
 
 def tr(template: str, **fields) -> str:
-    """`template` in the current language, filled with `fields`."""
+    """`template` in the current language, filled with `fields`; printed text never depends on fonts."""
     text = ZH.get(template, template) if _state["language"] == "zh" else template
     return text.format(**fields) if fields else text
 
 
-def label(template: str, **fields) -> str:
-    """A plot label: Chinese only if a CJK font can draw it, else English (never tofu boxes)."""
+# A name tr() already translated (a policy's name in a table, say) back to its English template, for label().
+_ENGLISH = {zh: en for en, zh in ZH.items() if "{" not in en}
+
+
+def label(text: str, **fields) -> str:
+    """Text drawn into a figure: Chinese only if a CJK font can draw it, else English (never tofu boxes).
+
+    `text` is an English template or a name tr() returned; call it when drawing, never for printed text.
+    """
+    english = _ENGLISH.get(text, text)
     if _state["language"] == "zh":
         from .fonts import use_cjk_font
 
         if use_cjk_font():
-            return ZH.get(template, template).format(**fields) if fields else ZH.get(template, template)
-    return template.format(**fields) if fields else template
+            return tr(english, **fields)
+    return english.format(**fields) if fields else english

@@ -951,10 +951,10 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600],
 # 2000 requests on your engine (TODO 1–3), about a second each.
 
 # %% nbgrader={"grade": false, "grade_id": "setup_slo", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
-def slo_row(policy, seed, label=None):
+def slo_row(policy, seed, name=None):
     """Run trace `seed` of the exercise on your engine under `policy`; return the SLO's two numbers."""
     run = LLMEngine(Scheduler(policy=policy)).run(lab.engine.exercise_trace(seed))
-    return {"policy": label or getattr(policy, "__name__", policy), "trace": seed, **lab.engine.slo_metrics(run.records)}
+    return {"policy": name or getattr(policy, "__name__", policy), "trace": seed, **lab.engine.slo_metrics(run.records)}
 
 
 def aging_1s(request):
@@ -963,7 +963,7 @@ def aging_1s(request):
 
 
 # %% key="code-slo-baselines"
-baselines = [slo_row("fcfs", 0), slo_row("priority", 0), slo_row(aging_1s, 0, lab.label("aging, 1 s per level"))]
+baselines = [slo_row("fcfs", 0), slo_row("priority", 0), slo_row(aging_1s, 0, lab.tr("aging, 1 s per level"))]
 for row in baselines:
     print(f"{row['policy']}: misses {lab.engine.slo_misses(row) or 'nothing'}")
 fig = lab.engine.plot_slo(baselines,
@@ -1014,7 +1014,7 @@ def test_todo5_is_a_pure_key_function():
 
 
 def test_todo5_meets_the_slo_on_traces_0_1_2():
-    mine = [slo_row(slo_key, seed, lab.label("your slo_key")) for seed in lab.engine.SLO_EXERCISE["seeds"]]
+    mine = [slo_row(slo_key, seed, lab.tr("your slo_key")) for seed in lab.engine.SLO_EXERCISE["seeds"]]
     for row in mine:
         print(f"trace {row['trace']}: class-0 p99 TTFT {row['class0_p99_ttft_ms']:.0f} ms, max wait "
               f"{row['max_wait_ms'] / 1000:.1f} s; misses {lab.engine.slo_misses(row) or 'nothing'}")

@@ -53,6 +53,7 @@ def plot_slo(rows: list[dict], exercise: dict = SLO_EXERCISE, title: str | None 
                     label=label("meets the SLO"))
     for policy in dict.fromkeys(r["policy"] for r in rows):
         mine = [r for r in rows if r["policy"] == policy]
-        ax.scatter([r["max_wait_ms"] / 1000 for r in mine], [r["class0_p99_ttft_ms"] for r in mine], label=policy, s=40)
+        # a row's name is printed too, so it comes in the edition's language (tr); drawn, it may need English
+        ax.scatter([r["max_wait_ms"] / 1000 for r in mine], [r["class0_p99_ttft_ms"] for r in mine], label=label(str(policy)), s=40)
     return _labelled(ax, label("max wait of any request (s)"), label("class-0 p99 TTFT (ms)"),
                      title or label("Policies against the SLO"), "best")
