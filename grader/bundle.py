@@ -123,7 +123,8 @@ delete, copy or reorder the given cells. Hand in the `.ipynb` file.
 `.ipynb`，打开后 Run > Run All Cells（第一个单元格会在缺少时自动安装课程包 `lab`；连不上软件源时，把 `dist/{wheel}`
 上传到 notebook 旁边，先在新单元格里运行 `%pip install {wheel}`）。按顺序运行各单元格，只在标为 TODO 的单元格里写代码；
 每个 TODO 下面的检查单元格会写明违反了哪条规则。完成后提交 `.ipynb` 文件。图中的中文需要系统装有中文字体
-（如 Debian/Ubuntu 的 `fonts-noto-cjk`）；没有中文字体时，图中标签自动改用英文，不会出现方框。
+（如 Debian/Ubuntu 的 `fonts-noto-cjk`）；没有中文字体时，图中标签自动改用英文，不会出现方框；打印的文字、
+检查消息和报错始终是中文。
 """
 
 

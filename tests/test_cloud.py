@@ -13,16 +13,19 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import ROOT
+from conftest import FONT_STATES, ROOT
 from grader import bundle, course, masters, translation
 from grader.paths import assignment_names
 from lab import __version__
+from lab.fonts import HIDE_ENV
 
 CLOUD_PYTHON = os.environ.get("CLOUD_PYTHON")
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not CLOUD_PYTHON, reason="needs the cloud-like venv: run `make e2e-cloud`")]
 NAMES = assignment_names()
 EDITIONS = [(name, lang) for lang in ("en", "zh") for name in NAMES if lang in translation.languages(name)]
+# zh editions run with the CJK fonts as installed and hidden (a Colab or ModelScope image has none); English ones never look.
+SOLVED = [(name, lang, fonts) for name, lang in EDITIONS for fonts in (FONT_STATES if lang == "zh" else FONT_STATES[:1])]
 PASSED = {"en": "visible checks passed", "zh": "项可见检查全部通过"}
 INSTALLED = "Installing the course package `lab`"
 FAILED = "Could not install the course package `lab`"
@@ -45,7 +48,7 @@ def cloud_kernel(tmp_path, monkeypatch):
     """Returns start(find_links): a kernelspec on the bare venv, with lab uninstalled and pip kept offline."""
     monkeypatch.delenv("PYTHONPATH", raising=False)
 
-    def start(find_links):
+    def start(find_links, fonts="installed"):
         cloud_pip("uninstall", "--yes", "--quiet", course.DIST_NAME)
         probe = subprocess.run([CLOUD_PYTHON, "-c", "import lab"], capture_output=True, cwd=tmp_path)
         assert probe.returncode != 0, "the cloud venv must start without lab"
@@ -53,7 +56,7 @@ def cloud_kernel(tmp_path, monkeypatch):
         spec.mkdir(parents=True, exist_ok=True)
         env = {course.SOURCE_ENV: f"{course.DIST_NAME}=={__version__}", "PIP_NO_INDEX": "1",
                "PIP_FIND_LINKS": str(find_links), "PYTHONNOUSERSITE": "1",
-               "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+               "MPLBACKEND": "module://matplotlib_inline.backend_inline", HIDE_ENV: "1" if fonts == "hidden" else "0"}
         (spec / "kernel.json").write_text(json.dumps({
             "argv": [CLOUD_PYTHON, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "cloud-like", "language": "python", "env": env}))
@@ -119,13 +122,22 @@ def test_student_notebook_alone_runs_to_its_todos(name, wheelhouse, cloud_kernel
     assert all(i >= first_check for i, *_ in errors(nb)), "a given cell before the first TODO check failed"
 
 
-@pytest.mark.parametrize("name, lang", EDITIONS)
-def test_solved_notebook_alone_runs_clean(name, lang, wheelhouse, cloud_kernel, tmp_path):
-    """Both editions: a zh student on Colab or ModelScope opens notebooks/zh/ in the same bare kernel."""
+def printed_lines(nb) -> list[str]:
+    """What the code cells after the set-up cell print (stdout), line by line."""
+    cells = [c for c in nb.cells if c.cell_type == "code"][1:]
+    return "".join(o.get("text", "") for c in cells for o in c.outputs if o.get("name") == "stdout").splitlines()
+
+
+@pytest.mark.parametrize("name, lang, fonts", SOLVED)
+def test_solved_notebook_alone_runs_clean(name, lang, fonts, wheelhouse, cloud_kernel, tmp_path):
+    """Both editions: a zh student on Colab or ModelScope opens notebooks/zh/ in the same bare kernel, and reads
+    what the committed edition prints, with a CJK font or without."""
     folder = tmp_path / "alone"
     path = ROOT / "solutions" / ("" if lang == "en" else lang) / f"{name}.ipynb"
-    nb = run(only_the_notebook(path, folder), folder, cloud_kernel(wheelhouse), False)
+    nb = run(only_the_notebook(path, folder), folder, cloud_kernel(wheelhouse, fonts), False)
     assert not errors(nb)
+    committed = printed_lines(nbformat.read(path, as_version=4))
+    assert printed_lines(nb) == committed, "printed differently from the committed edition"
     assert INSTALLED in text_of(setup_cell(nb))
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3

@@ -6,14 +6,18 @@ import sys
 
 import nbformat
 import pytest
+from nbclient import NotebookClient
 
-from conftest import ROOT
+from conftest import FONT_STATES, ROOT, font_env, stand_in_cjk_font_env
 from grader import course, masters, translation
 from grader.feedback import hidden_snippets
 from grader.paths import assignment_names
 
 NAMES = assignment_names()
 EDITIONS = [(name, lang) for lang in ("en", "zh") for name in NAMES if lang in translation.languages(name)]
+ZH_NAMES = [name for name, lang in EDITIONS if lang == "zh"]
+# The zh solved editions are rebuilt with the CJK fonts as installed and hidden; English ones never look at fonts.
+SOLVED = [(name, lang, fonts) for name, lang in EDITIONS for fonts in (FONT_STATES if lang == "zh" else FONT_STATES[:1])]
 PASSED = {"en": "visible checks passed", "zh": "项可见检查全部通过"}
 
 
@@ -29,11 +33,34 @@ def solved_path(name, lang="en"):
     return ROOT / "solutions" / f"{edition(lang)}{name}.ipynb"
 
 
+def build(out, *args, env):
+    """`python -m grader.build ARGS --out OUT` in `env`; returns OUT."""
+    subprocess.run([sys.executable, "-m", "grader.build", *args, "--out", str(out)], check=True, cwd=ROOT, capture_output=True, env=env)
+    return out
+
+
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("regen")
-    subprocess.run([sys.executable, "-m", "grader.build", "all", "--out", str(out)], check=True, cwd=ROOT, capture_output=True)
-    return out
+    """Every edition rebuilt, with the CJK fonts as installed."""
+    return build(tmp_path_factory.mktemp("regen"), "all", env=font_env("installed"))
+
+
+@pytest.fixture(scope="module")
+def regenerated_fonts_hidden(tmp_path_factory):
+    """The zh solved editions rebuilt as on a fresh machine: no CJK font to be found (LAB_HIDE_CJK_FONTS=1)."""
+    return build(tmp_path_factory.mktemp("regen-hidden"), "solutions", "--language", "zh", env=font_env("hidden"))
+
+
+@pytest.fixture(scope="module")
+def stand_in_font(tmp_path_factory):
+    """An environment with a CJK font on any machine (conftest.stand_in_cjk_font_env)."""
+    return stand_in_cjk_font_env(tmp_path_factory.mktemp("stand-in-font"))
+
+
+@pytest.fixture(scope="module")
+def regenerated_with_a_cjk_font(tmp_path_factory, stand_in_font):
+    """The zh solved editions rebuilt where lab finds a CJK font, whatever this machine has installed."""
+    return build(tmp_path_factory.mktemp("regen-cjk"), "solutions", "--language", "zh", env=stand_in_font)
 
 
 def comparable(path, with_outputs):
@@ -72,10 +99,58 @@ def test_student_edition_has_not_drifted(regenerated, name, lang):
         "notebooks/ is stale: run `make notebooks` and commit"
 
 
-@pytest.mark.parametrize("name,lang", EDITIONS)
-def test_solved_edition_has_not_drifted(regenerated, name, lang):
+@pytest.mark.parametrize("name,lang,fonts", SOLVED)
+def test_solved_edition_has_not_drifted(request, name, lang, fonts):
+    """The committed outputs, PNGs aside, are what a build gives with the CJK fonts installed and hidden alike."""
+    regenerated = request.getfixturevalue("regenerated" if fonts == "installed" else "regenerated_fonts_hidden")
     fresh, committed = comparable(regenerated / "solutions" / f"{edition(lang)}{name}.ipynb", True), comparable(solved_path(name, lang), True)
     assert fresh == committed, f"solutions/ is stale (run `make notebooks` and commit): {first_difference(fresh, committed)}"
+
+
+def printed(path) -> list:
+    """Per code cell, what a reader sees besides figures: printed text, tables, errors (stderr and PNGs left out)."""
+    return [cell["outputs"] for cell in comparable(path, True) if cell["type"] == "code"]
+
+
+def lines_of(outputs: list) -> list[str]:
+    """The lines of a cell's outputs: streams, text of rich outputs, errors."""
+    def text(value):  # a saved notebook holds a multi-line text as one string or as a list of lines
+        return "".join(value) if isinstance(value, list) else str(value)
+
+    texts = [text(o.get("text", "")) + "".join(map(text, o.get("data", {}).values())) + o.get("evalue", "") for o in outputs]
+    return "\n".join(texts).splitlines()
+
+
+def font_dependent(without_font, with_font) -> list[str]:
+    """The code cells whose printed output differs between a run without a CJK font and one with, and their lines."""
+    found = []
+    for index, (a, b) in enumerate(zip(printed(without_font), printed(with_font))):
+        if a != b:
+            only_a, only_b = [x for x in lines_of(a) if x not in lines_of(b)], [x for x in lines_of(b) if x not in lines_of(a)]
+            found.append(f"code cell {index}: without a CJK font {only_a}, with one {only_b}" if only_a or only_b else
+                         f"code cell {index}: {json.dumps(a)[:200]} vs {json.dumps(b)[:200]}")
+    return found
+
+
+@pytest.mark.parametrize("name", ZH_NAMES)
+def test_zh_printed_output_does_not_depend_on_fonts(regenerated_fonts_hidden, regenerated_with_a_cjk_font, name):
+    """Only figures may change with the fonts: each printed line of a zh edition is the same with a CJK font and without."""
+    without, with_font = (folder / "solutions" / "zh" / f"{name}.ipynb" for folder in (regenerated_fonts_hidden, regenerated_with_a_cjk_font))
+    assert font_dependent(without, with_font) == []
+    assert len(printed(without)) == len(printed(with_font)) > 10
+
+
+def test_the_font_check_fails_when_printed_text_goes_through_label(tmp_path, stand_in_font):
+    """The check above can fail: a printed lab.label(...) (figure text, English without a CJK font) is reported."""
+    cells = ['import lab\nlab.set_language("zh")', 'print(lab.tr("aging, 1 s per level"))', 'print(lab.label("aging, 1 s per level"))']
+    runs = {}
+    for state, env in (("hidden", font_env("hidden")), ("cjk", stand_in_font)):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+        NotebookClient(nb, timeout=60, kernel_name="python3").execute(env=env)
+        nbformat.write(nb, tmp_path / f"{state}.ipynb")
+        runs[state] = tmp_path / f"{state}.ipynb"
+    [difference] = font_dependent(runs["hidden"], runs["cjk"])
+    assert difference.startswith("code cell 2:") and "aging, 1 s per level" in difference and "老化，每级 1 秒" in difference
 
 
 @pytest.mark.parametrize("name,lang", EDITIONS)
