@@ -1,14 +1,109 @@
+"""Shared helpers, and a test run made independent of the machine it runs on (see hermetic_environment)."""
+import atexit
+import fcntl
+import locale
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-os.environ.setdefault("MPLBACKEND", "Agg")
+
+DEFAULT_UID_BASE, UID_COUNT = 1_900_000_000, 4096  # grader.sandbox's defaults (read from there after the set-up below)
+_HELD = []  # the uid-range lock, held until this test run exits
+
+
+def _uids_in_use() -> set[int]:
+    uids = set()
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/status") as handle:
+                uids.update(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
+        except (OSError, ValueError, IndexError):
+            continue
+    return uids
+
+
+def _forget_uids(base: int) -> None:
+    """Remove the per-uid lock files and /etc folders this run's sandboxes left in the grader's state folder."""
+    from grader.sandbox import _state_dir
+
+    state = _state_dir()
+    for uid in range(base, base + UID_COUNT):
+        (state / f"{uid}.lock").unlink(missing_ok=True)
+        shutil.rmtree(state / "etc" / str(uid), ignore_errors=True)
+
+
+def private_uid_base() -> int:
+    """A sandbox uid range of this run's own, never the graders' default one: tests that look at every process
+    in the range (tests/test_sandbox.py) would otherwise see, and kill, another grading or test run's sandboxes."""
+    locks = Path(tempfile.gettempdir()) / f"course-tests-uid-ranges-{os.geteuid()}"
+    locks.mkdir(mode=0o700, exist_ok=True)
+    in_use = _uids_in_use()
+    for block in range(1, 64):
+        base = DEFAULT_UID_BASE + block * UID_COUNT
+        fd = os.open(locks / f"{block}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another test run holds it
+            os.close(fd)
+            continue
+        if any(base <= uid < base + UID_COUNT for uid in in_use):  # left over from a crashed run
+            os.close(fd)
+            continue
+        _HELD.append(fd)
+        atexit.register(_forget_uids, base)
+        return base
+    raise RuntimeError("no free sandbox uid range for this test run (63 concurrent runs?)")
+
+
+def hermetic_environment() -> None:
+    """Before anything reads them: what the machine would otherwise leak into results.
+
+    - HOME: a fresh one per run. Dotfiles there change what tests see: a matplotlibrc, IPython startup files
+      run in every notebook kernel, Jupyter kernelspecs, and matplotlib's font cache, which lists the fonts
+      installed when it was built, not now (a CJK font added or removed later would go unseen). The user's
+      own font folders stay visible: fonts "as installed" are the user's too.
+    - Locale: C.UTF-8, for this process and its children (files and subprocess output are read as UTF-8).
+    - LAB_LANGUAGE, LAB_HIDE_CJK_FONTS: dropped; tests that need them set them (font_env).
+    - GRADER_UID_BASE: a range of this run's own, unless set by hand (private_uid_base).
+    """
+    git_config = Path.home() / ".gitconfig"
+    user_fonts = {".local/share/fonts": Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "fonts",
+                  ".fonts": Path.home() / ".fonts"}
+    home = Path(tempfile.mkdtemp(prefix="course-tests-home-"))
+    atexit.register(shutil.rmtree, home, True)
+    for name, folder in user_fonts.items():
+        if folder.is_dir():
+            (home / name).parent.mkdir(parents=True, exist_ok=True)
+            (home / name).symlink_to(folder.resolve())
+    if git_config.exists():  # git keeps the user's settings (safe.directory), which decide nothing a test checks
+        os.environ.setdefault("GIT_CONFIG_GLOBAL", str(git_config))
+    os.environ["HOME"] = str(home)
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_CONFIG_DIR",
+                 "JUPYTER_DATA_DIR", "JUPYTER_PATH", "JUPYTER_RUNTIME_DIR", "LANGUAGE", "LAB_LANGUAGE", "LAB_HIDE_CJK_FONTS"):
+        os.environ.pop(name, None)
+    os.environ["LANG"] = os.environ["LC_ALL"] = "C.UTF-8"
+    try:
+        locale.setlocale(locale.LC_ALL, "C.UTF-8")
+    except locale.Error:  # no C.UTF-8 locale: Python's UTF-8 mode still makes children read UTF-8
+        os.environ["PYTHONUTF8"] = "1"
+    os.environ.setdefault("GRADER_UID_BASE", str(private_uid_base()))
+    os.environ["MPLBACKEND"] = "Agg"
+
+
+hermetic_environment()
+
+import matplotlib  # noqa: E402  (after HOME is set: matplotlib reads its config and cache folders once)
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+matplotlib.use("Agg")
+# Property tests are judged on results, never on speed: a loaded machine must not fail them.
+settings.register_profile("course", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("course")
 
 FORMS = ("lines", "string")  # as nbformat.write / JupyterLab save, and one string per source
 FONT_STATES = ("installed", "hidden")  # the machine's CJK fonts as installed, and hidden with LAB_HIDE_CJK_FONTS=1

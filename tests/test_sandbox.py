@@ -67,8 +67,9 @@ report({'files': files, 'writable': writable, 'uid': os.getuid(), 'status': open
     outside = [f for f in seen["files"] if not any(f.startswith(a + "/") for a in allowed)]
     assert outside == [] and not any("course-copy" in f for f in seen["files"])
     assert not any(f.startswith(str(ROOT / "grader")) or f.startswith(str(ROOT / "solutions")) for f in seen["files"])
-    assert sorted(f for f in seen["files"] if f.startswith("/etc/")) == ["/etc/group", "/etc/hosts", "/etc/ld.so.cache",
-                                                                        "/etc/ld.so.conf", "/etc/localtime", "/etc/passwd"]
+    # the sandbox's own passwd, group and hosts, and those of the loader's and the time zone's files this machine has
+    host_etc = [name for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime") if os.path.exists(name)]
+    assert sorted(f for f in seen["files"] if f.startswith("/etc/")) == sorted(["/etc/group", "/etc/hosts", "/etc/passwd", *host_etc])
     assert seen["writable"] == ["/tmp", "/dev/shm"]
     assert UID_BASE <= seen["uid"] < UID_BASE + UID_COUNT
     status = dict(line.split(":\t", 1) for line in seen["status"].splitlines() if ":\t" in line)

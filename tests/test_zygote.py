@@ -4,7 +4,7 @@ import json
 import pytest
 
 from conftest import ROOT
-from grader.sandbox import Limits, _processes_of, sandbox_level
+from grader.sandbox import UID_BASE, UID_COUNT, Limits, _processes_of, sandbox_level
 from grader.zygote import Zygote
 
 DRIVER = "def observe(ns, ops):\n    return ns['probe']()\n"
@@ -53,7 +53,7 @@ def zygote():
 
 def test_a_fork_drops_every_privilege_and_sees_no_instructor_file(zygote):
     first = probe(zygote, LEAVE % {"grader": str(ROOT / "grader"), "solutions": str(ROOT / "solutions")})
-    assert first["uid"] >= 1900000000 and first["pid"] == 1           # its own uid, its own pid namespace
+    assert UID_BASE <= first["uid"] < UID_BASE + UID_COUNT and first["pid"] == 1  # its own uid, its own pid namespace
     assert first["caps"] == ["0000000000000000"] * 3 and first["no_new_privs"] == "1"
     assert first["grader"] is False and first["solutions"] is False and first["segment"] is True
     assert _processes_of(first["uid"]) == []  # its background process ended with it
