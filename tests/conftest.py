@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-DEFAULT_UID_BASE, UID_COUNT = 1_900_000_000, 4096  # grader.sandbox's defaults (read from there after the set-up below)
+# grader.sandbox's default range, written out: importing it here would fix its UID_BASE before this run picks one
+DEFAULT_UID_BASE, UID_COUNT = 1_900_000_000, 4096
 _HELD = []  # the uid-range lock, held until this test run exits
 
 
@@ -91,7 +92,8 @@ def hermetic_environment() -> None:
         locale.setlocale(locale.LC_ALL, "C.UTF-8")
     except locale.Error:  # no C.UTF-8 locale: Python's UTF-8 mode still makes children read UTF-8
         os.environ["PYTHONUTF8"] = "1"
-    os.environ.setdefault("GRADER_UID_BASE", str(private_uid_base()))
+    if "GRADER_UID_BASE" not in os.environ:
+        os.environ["GRADER_UID_BASE"] = str(private_uid_base())
     os.environ["MPLBACKEND"] = "Agg"
 
 
