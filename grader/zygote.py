@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from . import seccomp
 from .sandbox import (CHILD_SOURCE, MAX_RESULT, SCRATCH_BYTES, SYSTEM_PATH, Finished, Limits, _cpu_seconds, _tool, python_view, sandbox_argv, sandbox_level, sandbox_uid, sweep)
 
 BOOT_SOURCE = Path(__file__).with_name("zygote_boot.py").read_text()
@@ -50,7 +51,7 @@ class Zygote:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-I", "-c", BOOT_SOURCE, self.level, str(theirs.fileno()), CHILD_SOURCE]
+        argv = [sys.executable, "-I", "-c", BOOT_SOURCE, self.level, str(theirs.fileno()), CHILD_SOURCE, seccomp.encoded()]
         env = {"PATH": f"{Path(sys.executable).parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", "USER": "student",
                "LOGNAME": "student", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "JUPYTER_PLATFORM_DIRS": "1"}
         if self.level == "bwrap":
