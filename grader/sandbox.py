@@ -5,7 +5,7 @@ The sandbox sees, read-only, the system libraries, the Python prefix, the venv, 
 inputs; a private size-capped tmpfs on /tmp and /dev/shm; nothing else. It has its own mount,
 pid, network (loopback only), IPC, UTS and cgroup namespaces, runs in a new session as a uid of
 its own (one per running sandbox, from a reserved range) with no capabilities and no-new-privs,
-a seccomp filter (grader/seccomp.py), and dies with its parent. When it
+a seccomp filter (grader/seccomp.py) and a fresh session keyring, and dies with its parent. When it
 ends, everything it started and wrote ends with it.
 
 Level "process" (no root, no bubblewrap, or a machine the filter does not know): a separate process
@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import seccomp
+from . import kernel_state, seccomp
 from .paths import ROOT
 from .schema import Protocol
 
@@ -273,8 +273,9 @@ def _env(scratch: str, result_fd: int, inputs: dict[str, str]) -> dict[str, str]
 
 
 def _preexec(limits: Limits, level: str):
-    def apply() -> None:  # in the child before exec: own session, and caps the code cannot raise
+    def apply() -> None:  # in the child before exec: own session and keyring, and caps the code cannot raise
         os.setsid()
+        kernel_state.new_session_keyring()
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))

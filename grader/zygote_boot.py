@@ -12,8 +12,8 @@
 # Level "bwrap": this process runs as root with capabilities, inside bubblewrap's allow-list view (read-only
 # system, Python, venv and lab; no network). Each child, before any student code runs: new mount, IPC, UTS,
 # network and pid namespaces; fresh size-capped tmpfs on /tmp and /dev/shm; its own /proc; rlimits; every
-# capability dropped from the bounding set; the uid the grader allocated for it; no-new-privs;
-# the seccomp filter (no keyrings, locks, namespaces, ptrace, ...: see grader/seccomp.py).
+# capability dropped from the bounding set; a fresh session keyring; the uid the grader allocated for it;
+# no-new-privs; the seccomp filter (no keyrings, locks, namespaces, ptrace, ...: see grader/seccomp.py).
 # So children share nothing with each other or with the zygote but the read-only view, and cannot signal
 # each other through what the kernel shares beyond namespaces (keys, locks on the shared files).
 import base64
@@ -33,6 +33,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 24, 1, 22, 2
+SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine), 1
 
 os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
 os.environ.setdefault("MPLCONFIGDIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mpl"))
@@ -69,6 +70,12 @@ def _seccomp():
     """Install the filter on this (single-threaded, just forked) process; no-new-privs must be set."""
     program = SockFprog(len(SECCOMP) // 8, SECCOMP)
     _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) if SECCOMP else -1, "seccomp")
+
+
+def _new_session_keyring():
+    """Leave the zygote's session keyring (root's login keyring, under pam_keyinit) for an empty one of our own."""
+    if SYS_KEYCTL is None or libc.syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        raise OSError(ctypes.get_errno(), "new session keyring")
 
 
 def _last_cap():
@@ -111,6 +118,7 @@ def enter_bwrap_child(req):
     for cap in range(_last_cap() + 1):
         _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop capability")
     uid = req["uid"]
+    _new_session_keyring()  # as root, before the uid changes: the keyring belongs to root, charged to no sandbox uid
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)  # from root to another uid: effective and permitted capabilities are cleared
@@ -132,6 +140,7 @@ def enter_process_child(req):
     os.environ.update(HOME=scratch, TMPDIR=scratch, GRADER_SCRATCH=scratch)
     _limits(req)
     try:  # best effort: this level promises no isolation, but closes what an unprivileged process can
+        _new_session_keyring()
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _seccomp()
     except OSError:

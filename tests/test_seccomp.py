@@ -1,5 +1,6 @@
-"""Issue 19, item 2: what namespaces do not separate is closed in every sandbox (the seccomp filter).
-Each check has a control that shows it can fail."""
+"""Issue 19, item 2: what namespaces do not separate is closed in every sandbox (seccomp filter, fresh session
+keyring, a sweep of what sandbox uids leave in the kernel). Each check has a control that shows it can fail."""
+import ctypes
 import json
 import os
 import platform
@@ -8,6 +9,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -399,3 +401,67 @@ def test_two_sandboxes_at_the_same_time_relay_nothing(zygote, channel):
     made, seen = results["producer"], results["consumer"]
     assert seen["from"] < made["to"] and made["from"] < seen["to"]  # they did run at the same time
     assert made["said"] == {"key": DENY, "lock": LOCK}[channel] and seen["got"] == ""
+
+
+# --- the session keyring of the grader (root's login keyring, under pam_keyinit) is not the sandbox's ----------
+
+IN_LOGIN_KEYRING = r'''
+import ctypes, json, os, struct, sys
+sys.path.insert(0, %(root)r)
+sys.path.insert(0, %(tests)r)
+import test_seccomp as t
+from grader.sandbox import run_sandboxed
+from grader.zygote import Zygote
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+keyctl = lambda *args: libc.syscall(t.NR["keyctl"], *[L(a) if isinstance(a, int) else a for a in args])
+ring = keyctl(1, b"grader-login-probe")                       # KEYCTL_JOIN_SESSION_KEYRING, as pam_keyinit does
+key = libc.syscall(t.NR["add_key"], b"user", b"instructor-secret", b"the instructor's token", ctypes.c_size_t(22), L(-3))
+LOOK = """
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+def attempt(result):
+    return "ok" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+def probe():
+    buffer = ctypes.create_string_buffer(256)
+    return {"listed": "instructor-secret" in open("/proc/keys").read(),
+            "read": attempt(libc.syscall(%%(keyctl)d, L(11), L(%%(key)d), buffer, L(256))),
+            "added": attempt(libc.syscall(%%(add_key)d, b"user", b"planted", b"x", ctypes.c_size_t(1), L(-3))),
+            "revoked": attempt(libc.syscall(%%(keyctl)d, L(3), L(%%(key)d)))}
+""" %% {"keyctl": t.NR["keyctl"], "add_key": t.NR["add_key"], "key": key}
+seen = {}
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:  # the control: a plain child as a sandbox uid, in the login keyring (only the read-only probes)
+    os.setgroups([]); os.setresgid(%(uid)d, %(uid)d, %(uid)d); os.setresuid(%(uid)d, %(uid)d, %(uid)d)
+    scope = {}
+    exec(LOOK.replace('"revoked"', '"not_revoked"').replace("L(3)", "L(0)").replace('L(-3)))', 'L(-2)))'), scope)
+    os.write(write, json.dumps(scope["probe"]()).encode())
+    os._exit(0)
+os.close(write)
+seen["plain"] = json.loads(os.read(read, 4096))
+os.waitpid(pid, 0)
+done = run_sandboxed([sys.executable, "-I", "-c", LOOK + "\nimport os, json\nos.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(probe()).encode())"], timeout=60)
+seen["cold"] = json.loads(done.output)
+warm = Zygote("bwrap")
+seen["warm"] = t.run_grade(warm, LOOK)
+warm.close()
+buffer, members = ctypes.create_string_buffer(256), ctypes.create_string_buffer(64)
+size, count = keyctl(11, key, buffer, 256), keyctl(11, ring, members, 64)   # KEYCTL_READ: the value; the ring's members
+seen["after"] = {"value": buffer.raw[:max(size, 0)].decode(), "ring": list(struct.unpack(f"{max(count, 0) // 4}i", members.raw[:max(count, 0)]))}
+seen["key"] = key
+print(json.dumps(seen))
+'''
+
+
+@bwrap_only
+def test_a_sandbox_does_not_possess_the_graders_session_keyring():
+    code = IN_LOGIN_KEYRING % {"root": str(ROOT), "tests": str(ROOT / "tests"), "uid": UID_BASE + 13}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT, env=os.environ)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["plain"] == {"listed": True, "read": "ok", "added": "ok", "not_revoked": "ok"}  # the control sees and uses it
+    for where in ("cold", "warm"):
+        assert seen[where] == {"listed": False, "read": DENY, "added": DENY, "revoked": DENY}, where
+    assert seen["after"] == {"value": "the instructor's token", "ring": [seen["key"]]}  # unread, unrevoked, nothing added
