@@ -6,7 +6,8 @@ inputs; a private size-capped tmpfs on /tmp and /dev/shm; nothing else. It has i
 pid, network (loopback only), IPC, UTS and cgroup namespaces, runs in a new session as a uid of
 its own (one per running sandbox, from a reserved range) with no capabilities and no-new-privs,
 a seccomp filter (grader/seccomp.py) and a fresh session keyring, and dies with its parent. When it
-ends, everything it started and wrote ends with it.
+ends, everything it started and wrote ends with it; the sweep removes whatever its uid left in the
+kernel (processes, keys, SysV IPC).
 
 Level "process" (no root, no bubblewrap, or a machine the filter does not know): a separate process
 with rlimits, a scrubbed environment, its own scratch folder, the seccomp filter where the kernel allows
@@ -185,15 +186,55 @@ def _processes_of(uid: int) -> list[int]:
 
 
 def sweep(uid: int) -> None:
-    """Kill whatever still runs as a sandbox uid, and wait until it is gone (normally nothing is left)."""
+    """Kill whatever still runs as a sandbox uid, wait until it is gone, then remove its keys and SysV IPC
+    objects (normally nothing is left: the seccomp filter and the IPC namespace see to that)."""
     for _ in range(100):
         left = _processes_of(uid)
         if not left:
-            return
+            break
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
+    kernel_state.sweep_uid(uid)
+
+
+def leftovers() -> dict[str, dict]:
+    """What sandbox uids hold in the kernel now: {"processes": {uid: [pid]}, "keys": {uid: n}, "ipc": {uid: [(kind, id)]}}."""
+    ours = range(UID_BASE, UID_BASE + UID_COUNT)
+    processes: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError, KeyError, ValueError, IndexError):
+            if entry.name.isdigit():
+                with open(f"/proc/{entry.name}/status", "rb") as handle:
+                    fields = dict(line.split(b":", 1) for line in handle if line.startswith((b"Uid:", b"State:")))
+                uid = int(fields[b"Uid"].split()[0])
+                if uid in ours and not fields[b"State"].strip().startswith(b"Z"):
+                    processes.setdefault(uid, []).append(int(entry.name))
+    ipc: dict[int, list[tuple[str, int]]] = {}
+    for kind, ident, uid in kernel_state.ipc_objects():
+        if uid in ours:
+            ipc.setdefault(uid, []).append((kind, ident))
+    return {"processes": processes, "keys": {u: n for u, n in kernel_state.keys_by_uid().items() if u in ours}, "ipc": ipc}
+
+
+def sweep_all() -> dict[str, dict]:
+    """After a batch: sweep every sandbox uid that holds something and that no running sandbox holds; returns leftovers()."""
+    state = _state_dir()
+    found = leftovers()
+    for uid in sorted(set().union(*found.values())):
+        with _UID_LOCK:
+            if uid in _UIDS_HERE:
+                continue
+        fd = os.open(state / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a sandbox of another grading process runs as it
+            sweep(uid)
+        except BlockingIOError:
+            continue
+        finally:
+            os.close(fd)
+    return leftovers()
 
 
 @contextlib.contextmanager

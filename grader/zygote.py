@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from . import seccomp
-from .sandbox import (CHILD_SOURCE, MAX_RESULT, SCRATCH_BYTES, SYSTEM_PATH, Finished, Limits, _cpu_seconds, _tool, python_view, sandbox_argv, sandbox_level, sandbox_uid, sweep)
+from .sandbox import (CHILD_SOURCE, MAX_RESULT, SCRATCH_BYTES, SYSTEM_PATH, Finished, Limits, _cpu_seconds, _tool, python_view, sandbox_argv, sandbox_level, sandbox_uid, sweep, sweep_all)
 
 BOOT_SOURCE = Path(__file__).with_name("zygote_boot.py").read_text()
 
@@ -93,6 +93,8 @@ class Zygote:
             if self._scratch is not None:
                 self._scratch.cleanup()
                 self._scratch = None
+            if self.level == "bwrap":  # the end of a batch (at exit for zygote.shared): what any sandbox uid left goes
+                sweep_all()
 
     def _fork(self, request: dict, fds: list[int]) -> int:
         with self._lock:

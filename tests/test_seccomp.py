@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 from grader import seccomp
-from grader.sandbox import UID_BASE, Limits, run_sandboxed, sandbox_level
+from grader.sandbox import UID_BASE, Limits, leftovers, run_sandboxed, sandbox_level, sweep_all
 from grader.zygote import Zygote
 
 bwrap_only = pytest.mark.skipif(sandbox_level() != "bwrap", reason="needs root and bubblewrap (make sandbox-deps)")
@@ -465,3 +465,36 @@ def test_a_sandbox_does_not_possess_the_graders_session_keyring():
     for where in ("cold", "warm"):
         assert seen[where] == {"listed": False, "read": DENY, "added": DENY, "revoked": DENY}, where
     assert seen["after"] == {"value": "the instructor's token", "ring": [seen["key"]]}  # unread, unrevoked, nothing added
+
+
+# --- the sweep: what sandbox uids leave in the kernel goes ---------------------------------------------------
+
+def plant(uid: int) -> int:
+    """As `uid`, outside any sandbox: a key in its user keyring, a SysV segment, semaphore set and queue, and a
+    process left running. Returns that process's pid."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pid = os.fork()
+    if pid == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        key = libc.syscall(NR["add_key"], b"user", b"planted", b"reference", ctypes.c_size_t(9), ctypes.c_long(-4))
+        made = [key, libc.shmget(0x5EED00 + uid % 256, 4096, 0o1600), libc.semget(0x5EED00 + uid % 256, 1, 0o1600),
+                libc.msgget(0x5EED00 + uid % 256, 0o1600)]
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(300)
+        os._exit(0 if min(made) >= 0 else 1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    return pid
+
+
+@bwrap_only
+def test_the_sweep_removes_keys_ipc_and_processes_a_sandbox_uid_left():
+    uid = UID_BASE + 17
+    plant(uid)
+    found = leftovers()
+    assert uid in found["processes"] and found["keys"].get(uid, 0) >= 1   # the checker sees what was planted
+    assert sorted(kind for kind, _ in found["ipc"][uid]) == ["msg", "sem", "shm"]
+    after = sweep_all()
+    assert after == {"processes": {}, "keys": {}, "ipc": {}}
