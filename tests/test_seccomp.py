@@ -498,3 +498,28 @@ def test_the_sweep_removes_keys_ipc_and_processes_a_sandbox_uid_left():
     assert sorted(kind for kind, _ in found["ipc"][uid]) == ["msg", "sem", "shm"]
     after = sweep_all()
     assert after == {"processes": {}, "keys": {}, "ipc": {}}
+
+
+# --- one submission's TODO children never run at the same time ---------------------------------------------
+
+def test_one_submissions_todo_children_run_one_after_another(monkeypatch):
+    """Each child holds the other TODOs' reference: two of one submission must never be alive together."""
+    from grader import grade, masters
+    grader = grade.Grader("02_decode_scheduling")
+    running, most, lock = [0], [0], threading.Lock()
+    real = grade.Grader._run
+
+    def counted(self, cells, scenarios):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.2)  # long enough for a sibling started in parallel to overlap
+            return real(self, cells, scenarios)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(grade.Grader, "_run", counted)
+    verdicts = grader.grade(masters.reference_answers("02_decode_scheduling"))
+    assert [v.score for v in verdicts] == [v.points for v in verdicts] and most[0] == 1
