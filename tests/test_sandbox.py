@@ -354,7 +354,7 @@ def _verdict_text(page: Path) -> list[str]:
 @bwrap_only
 def test_hostile_batch_attackers_earn_nothing(hostile_batch):
     rows, report = hostile_batch["rows"], hostile_batch["report"]
-    for attacker in ("mallory_shares", "oscar_searches", "trudy_forges"):
+    for attacker in ("mallory_shares", "oscar_searches", "trudy_forges", "kim_relays"):
         assert total(rows[attacker]) == 0, (attacker, report[attacker])
     assert {k: float(rows["hector_hogs"][k]) for k in FULL} == FULL | {"todo1": 0}
     assert "no progress" in json.dumps(report["hector_hogs"]["verdicts"][0])
