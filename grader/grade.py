@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from . import masters, snippets, suites, zygote
@@ -213,7 +212,9 @@ class Grader:
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
 
-        The TODOs' children run at the same time (each in its own sandbox); the verdicts come back in order."""
+        The TODOs' children run one after another, never at the same time: each holds the reference answers of
+        the other TODOs, and two that ran together could relay them through what the kernel shares (see
+        grader/seccomp.py). Other submissions still run in parallel (autograde's workers)."""
         def one(task: Task) -> TaskVerdict:
             source = answers.get(task.answer_id)
             if source is None:
@@ -221,8 +222,7 @@ class Grader:
                                    [RuleResult(r.name, False, "no answer cell") for r in task.rules], "the answer cell is missing")
             return self.grade_task(task, source)
 
-        with ThreadPoolExecutor(max_workers=len(self.tasks)) as pool:
-            return list(pool.map(one, self.tasks))
+        return [one(task) for task in self.tasks]
 
 
 def judged(judge, observed, scenario: dict) -> str:

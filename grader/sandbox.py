@@ -5,12 +5,15 @@ The sandbox sees, read-only, the system libraries, the Python prefix, the venv, 
 inputs; a private size-capped tmpfs on /tmp and /dev/shm; nothing else. It has its own mount,
 pid, network (loopback only), IPC, UTS and cgroup namespaces, runs in a new session as a uid of
 its own (one per running sandbox, from a reserved range) with no capabilities and no-new-privs,
-and dies with its parent. When it ends, everything it started and wrote ends with it.
+a seccomp filter (grader/seccomp.py) and a fresh session keyring, and dies with its parent. When it
+ends, everything it started and wrote ends with it; the sweep removes whatever its uid left in the
+kernel (processes, keys, SysV IPC).
 
-Level "process" (no root, or no bubblewrap): a separate process with rlimits, a scrubbed
-environment, its own scratch folder and limits enforced from outside. It still cannot change a
-verdict (the parent judges from validated observations), but running as the grader's own user it
-can read what that user can, and see or signal the grader's processes.
+Level "process" (no root, no bubblewrap, or a machine the filter does not know): a separate process
+with rlimits, a scrubbed environment, its own scratch folder, the seccomp filter where the kernel allows
+it, and limits enforced from outside. It still cannot change a verdict (the parent judges from validated
+observations), but running as the grader's own user it can read what that user can, and see or signal
+the grader's processes.
 
 `sandbox_argv` is the one wrapper both levels' callers share; it can also wrap a kernel launch.
 """
@@ -33,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import kernel_state, seccomp
 from .paths import ROOT
 from .schema import Protocol
 
@@ -100,13 +104,14 @@ def python_view() -> list[Path]:
 
 def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict[str, Path] | None = None,
                  cwd: str = "/tmp", scratch_bytes: int = SCRATCH_BYTES, etc_dir: Path | None = None,
-                 share_net: bool = False, privileged: bool = False) -> list[str]:
+                 share_net: bool = False, privileged: bool = False, seccomp_fd: int | None = None) -> list[str]:
     """bwrap + setpriv argv that runs `argv` in an allow-list view as `uid` (see the module docstring).
 
     `ro` is bound read-only at the same path, `inputs` read-only under /inputs/<name>; /tmp and
     /dev/shm are private tmpfs. `privileged` keeps root and its capabilities (for the warm parent of
     grader/zygote.py, which never runs student code). share_net keeps the host network (a kernel launcher might need
-    it); by default the sandbox has only its own loopback.
+    it); by default the sandbox has only its own loopback. `seccomp_fd` (from grader.seccomp.memfd, passed to
+    bwrap) installs the filter just before `argv` starts; the privileged parent installs it per child instead.
     """
     args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
             *([] if share_net else ["--unshare-net"]),
@@ -126,6 +131,8 @@ def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict
             args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
     if privileged:  # root with capabilities in the view: only for grader/zygote_boot.py, which drops them per child
         return [*args, "--cap-add", "ALL", "--chdir", cwd, "--", *argv]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--chdir", cwd, "--", _tool("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}",
              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
     return args
@@ -179,15 +186,55 @@ def _processes_of(uid: int) -> list[int]:
 
 
 def sweep(uid: int) -> None:
-    """Kill whatever still runs as a sandbox uid, and wait until it is gone (normally nothing is left)."""
+    """Kill whatever still runs as a sandbox uid, wait until it is gone, then remove its keys and SysV IPC
+    objects (normally nothing is left: the seccomp filter and the IPC namespace see to that)."""
     for _ in range(100):
         left = _processes_of(uid)
         if not left:
-            return
+            break
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
+    kernel_state.sweep_uid(uid)
+
+
+def leftovers() -> dict[str, dict]:
+    """What sandbox uids hold in the kernel now: {"processes": {uid: [pid]}, "keys": {uid: n}, "ipc": {uid: [(kind, id)]}}."""
+    ours = range(UID_BASE, UID_BASE + UID_COUNT)
+    processes: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError, KeyError, ValueError, IndexError):
+            if entry.name.isdigit():
+                with open(f"/proc/{entry.name}/status", "rb") as handle:
+                    fields = dict(line.split(b":", 1) for line in handle if line.startswith((b"Uid:", b"State:")))
+                uid = int(fields[b"Uid"].split()[0])
+                if uid in ours and not fields[b"State"].strip().startswith(b"Z"):
+                    processes.setdefault(uid, []).append(int(entry.name))
+    ipc: dict[int, list[tuple[str, int]]] = {}
+    for kind, ident, uid in kernel_state.ipc_objects():
+        if uid in ours:
+            ipc.setdefault(uid, []).append((kind, ident))
+    return {"processes": processes, "keys": {u: n for u, n in kernel_state.keys_by_uid().items() if u in ours}, "ipc": ipc}
+
+
+def sweep_all() -> dict[str, dict]:
+    """After a batch: sweep every sandbox uid that holds something and that no running sandbox holds; returns leftovers()."""
+    state = _state_dir()
+    found = leftovers()
+    for uid in sorted(set().union(*found.values())):
+        with _UID_LOCK:
+            if uid in _UIDS_HERE:
+                continue
+        fd = os.open(state / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a sandbox of another grading process runs as it
+            sweep(uid)
+        except BlockingIOError:
+            continue
+        finally:
+            os.close(fd)
+    return leftovers()
 
 
 @contextlib.contextmanager
@@ -247,7 +294,7 @@ def sandbox_level() -> str:
     """'bwrap' if the full sandbox works here (probed once), else 'process'."""
     if os.environ.get("GRADER_SANDBOX") == "process" or os.geteuid() != 0:
         return "process"
-    if not (_tool("bwrap") and _tool("setpriv")):
+    if not (_tool("bwrap") and _tool("setpriv")) or not seccomp.supported():
         return "process"
     try:
         done = run_sandboxed([sys.executable, "-I", "-c", "import os, lab; os.write(int(os.environ['GRADER_RESULT_FD']), b'ok')"],
@@ -266,15 +313,18 @@ def _env(scratch: str, result_fd: int, inputs: dict[str, str]) -> dict[str, str]
     return env
 
 
-def _preexec(limits: Limits):
-    def apply() -> None:  # in the child before exec: own session, and caps the code cannot raise
+def _preexec(limits: Limits, level: str):
+    def apply() -> None:  # in the child before exec: own session and keyring, and caps the code cannot raise
         os.setsid()
+        kernel_state.new_session_keyring()
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if level == "process":  # bwrap installs it itself (--seccomp), after its own unshare and mounts
+            seccomp.install()
     return apply
 
 
@@ -299,13 +349,17 @@ def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None
     inputs = {name: Path(path) for name, path in (inputs or {}).items()}
     read_fd, write_fd = os.pipe()
     with contextlib.ExitStack() as stack:
+        passed = [write_fd]
         if level == "bwrap":
             uid, etc_dir = stack.enter_context(sandbox_uid())
             members = functools.partial(_processes_of, uid)
             scratch = "/tmp"
             env = _env(scratch, write_fd, {n: f"{INPUTS}/{n}" for n in inputs})
+            program = seccomp.memfd()
+            stack.callback(os.close, program)
+            passed.append(program)
             cmd = sandbox_argv(argv, uid=uid, ro=python_view(), inputs=inputs, cwd=scratch,
-                               scratch_bytes=scratch_bytes, etc_dir=etc_dir)
+                               scratch_bytes=scratch_bytes, etc_dir=etc_dir, seccomp_fd=program)
             cmd[0] = _tool("bwrap")
             cwd = "/"
         else:
@@ -315,7 +369,7 @@ def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None
             cmd, cwd = ["sh", "-c", '"$@"; exit $?', "grader-process", *argv], scratch
             members = None  # filled in by _watch: the process group it starts
         return _watch(cmd, env=env, cwd=cwd, stdin=stdin, timeout=timeout, stall=stall, idle=idle, limits=limits,
-                      read_fd=read_fd, write_fd=write_fd, members=members)
+                      read_fd=read_fd, write_fd=write_fd, members=members, passed=passed, level=level)
 
 
 def _cpu_seconds(pids: list[int]) -> float:
@@ -341,10 +395,10 @@ def _group_of(pgid: int) -> list[int]:
     return found
 
 
-def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write_fd, members) -> Finished:
+def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write_fd, members, passed, level) -> Finished:
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                cwd=cwd, env=env, pass_fds=(write_fd,), preexec_fn=_preexec(limits))
+                                cwd=cwd, env=env, pass_fds=passed, preexec_fn=_preexec(limits, level))
     finally:
         os.close(write_fd)
     out, err, progress = bytearray(), bytearray(), [time.monotonic()]

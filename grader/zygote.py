@@ -23,7 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from .sandbox import (CHILD_SOURCE, MAX_RESULT, SCRATCH_BYTES, SYSTEM_PATH, Finished, Limits, _cpu_seconds, _tool, python_view, sandbox_argv, sandbox_level, sandbox_uid, sweep)
+from . import seccomp
+from .sandbox import (CHILD_SOURCE, MAX_RESULT, SCRATCH_BYTES, SYSTEM_PATH, Finished, Limits, _cpu_seconds, _tool, python_view, sandbox_argv, sandbox_level, sandbox_uid, sweep, sweep_all)
 
 BOOT_SOURCE = Path(__file__).with_name("zygote_boot.py").read_text()
 
@@ -50,7 +51,7 @@ class Zygote:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-I", "-c", BOOT_SOURCE, self.level, str(theirs.fileno()), CHILD_SOURCE]
+        argv = [sys.executable, "-I", "-c", BOOT_SOURCE, self.level, str(theirs.fileno()), CHILD_SOURCE, seccomp.encoded()]
         env = {"PATH": f"{Path(sys.executable).parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", "USER": "student",
                "LOGNAME": "student", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "JUPYTER_PLATFORM_DIRS": "1"}
         if self.level == "bwrap":
@@ -92,6 +93,8 @@ class Zygote:
             if self._scratch is not None:
                 self._scratch.cleanup()
                 self._scratch = None
+            if self.level == "bwrap":  # the end of a batch (at exit for zygote.shared): what any sandbox uid left goes
+                sweep_all()
 
     def _fork(self, request: dict, fds: list[int]) -> int:
         with self._lock:

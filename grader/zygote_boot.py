@@ -4,15 +4,19 @@
 # runs one grading task (grader/child.py) or one notebook for the feedback page. The zygote itself never
 # runs student code and never holds a payload: the child reads its payload after the fork.
 #
-# argv: level ("bwrap" | "process"), the fd of a SOCK_SEQPACKET socket, the text of grader/child.py.
+# argv: level ("bwrap" | "process"), the fd of a SOCK_SEQPACKET socket, the text of grader/child.py, and the
+# seccomp program of grader/seccomp.py in base64 ("" on a machine it does not know: then only "process").
 # Request: JSON {kind: "grade" | "notebook", uid, cpu, memory, processes, scratch} + fds [payload in, results out].
 # Reply: JSON {"pid": pid}. The child writes JSON lines to `results out` and ends; the grader watches it.
 #
 # Level "bwrap": this process runs as root with capabilities, inside bubblewrap's allow-list view (read-only
 # system, Python, venv and lab; no network). Each child, before any student code runs: new mount, IPC, UTS,
 # network and pid namespaces; fresh size-capped tmpfs on /tmp and /dev/shm; its own /proc; rlimits; every
-# capability dropped from the bounding set; the uid the grader allocated for it; no-new-privs. So children
-# share nothing with each other or with the zygote but the read-only view.
+# capability dropped from the bounding set; a fresh session keyring; the uid the grader allocated for it;
+# no-new-privs; the seccomp filter (no keyrings, locks, namespaces, ptrace, ...: see grader/seccomp.py).
+# So children share nothing with each other or with the zygote but the read-only view, and cannot signal
+# each other through what the kernel shares beyond namespaces (keys, locks on the shared files).
+import base64
 import ctypes
 import gc
 import io
@@ -24,11 +28,12 @@ import socket
 import sys
 import time
 
-LEVEL, SOCK_FD, CHILD_SOURCE = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+LEVEL, SOCK_FD, CHILD_SOURCE, SECCOMP = sys.argv[1], int(sys.argv[2]), sys.argv[3], base64.b64decode(sys.argv[4])
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
-PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG = 38, 24, 1
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 24, 1, 22, 2
+SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine), 1
 
 os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
 os.environ.setdefault("MPLCONFIGDIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mpl"))
@@ -55,6 +60,22 @@ def _check(result, what):
 def _mount(source, target, fstype, flags, data=None):
     _check(libc.mount(source and source.encode(), target.encode(), fstype and fstype.encode(), ctypes.c_ulong(flags),
                       data and data.encode()), f"mount {target}")
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def _seccomp():
+    """Install the filter on this (single-threaded, just forked) process; no-new-privs must be set."""
+    program = SockFprog(len(SECCOMP) // 8, SECCOMP)
+    _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) if SECCOMP else -1, "seccomp")
+
+
+def _new_session_keyring():
+    """Leave the zygote's session keyring (root's login keyring, under pam_keyinit) for an empty one of our own."""
+    if SYS_KEYCTL is None or libc.syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        raise OSError(ctypes.get_errno(), "new session keyring")
 
 
 def _last_cap():
@@ -97,13 +118,15 @@ def enter_bwrap_child(req):
     for cap in range(_last_cap() + 1):
         _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop capability")
     uid = req["uid"]
+    _new_session_keyring()  # as root, before the uid changes: the keyring belongs to root, charged to no sandbox uid
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)  # from root to another uid: effective and permitted capabilities are cleared
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _seccomp()  # before the payload is read: nothing of the student's runs without it
     with open("/proc/self/status") as handle:
         status = dict(line.split(":", 1) for line in handle if ":" in line)
-    if int(status["CapEff"], 16) or int(status["CapPrm"], 16) or os.getuid() != uid:
+    if int(status["CapEff"], 16) or int(status["CapPrm"], 16) or os.getuid() != uid or status["Seccomp"].strip() != "2":
         raise SystemExit("the sandbox did not drop its privileges")
     os.chdir("/tmp")
 
@@ -116,6 +139,12 @@ def enter_process_child(req):
     os.chdir(scratch)
     os.environ.update(HOME=scratch, TMPDIR=scratch, GRADER_SCRATCH=scratch)
     _limits(req)
+    try:  # best effort: this level promises no isolation, but closes what an unprivileged process can
+        _new_session_keyring()
+        _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        _seccomp()
+    except OSError:
+        pass
 
 
 def _limits(req):

