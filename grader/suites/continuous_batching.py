@@ -38,7 +38,7 @@ def seed_examples(fn: str) -> list[dict]:
     for example in (FOUR_ON_TWO, NO_GAIN, A_TO_E):
         for continuous in (False, True):
             trace = schedule(example.jobs, example.slots, continuous)["trace"]
-            cases.append({"name": f"seed: {example.name}, {'continuous' if continuous else 'static'}",
+            cases.append({"name": f"worked example: {example.name}, {'continuous' if continuous else 'static'}",
                           "ops": call(fn, example.jobs, trace)})
     return cases
 
