@@ -1143,7 +1143,7 @@ test_todo5_hidden_held_out_traces()
 # **At scale.** The course repository's policy benchmark (`make bench-policies`, in `policybench/`, not in the
 # student bundle) runs six policies (FCFS, priority, aging, earliest deadline first, shortest job first as an
 # oracle, SGLang-style `hrrn`) at 10⁴ requests per run on an event-driven copy of this engine whose records
-# are identical to it, across loads and seeds, and plots p50/p95/p99 TTFT and TPOT, waits, deadline misses and
+# are identical to it, across loads and random traces, and plots p50/p95/p99 TTFT and TPOT, waits, deadline misses and
 # preemptions. Its numbers, like these, are about this model, not about a GPU.
 
 # %% [markdown] key="md-model-vs-real"
