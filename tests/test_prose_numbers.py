@@ -147,7 +147,7 @@ def nb01_explanations(ex):
 
 
 NB01 = {
-    "one asks \"how many days": lambda ex: [5, 800],  # seed 003's illustration, not an output
+    "one asks \"how many days": lambda ex: [5, 800],  # the course's illustration, not an output
     "a request that finished after": lambda ex: [5, 800],
     "The state is: the waiting jobs": lambda ex: [1, 0],  # "finishes at tick + 1", "starts at 0": the model's rules
     "Requests 0–3 arrive at tick 0": nb01_example1,
@@ -478,6 +478,9 @@ def test_every_number_in_the_prose_matches_the_executed_output(name):
     ("02_decode_scheduling", "The urgent request waits", "waits 7, 15 and 31", "waits 7, 15 and 30"),
     ("01_continuous_batching", "Both serve 10 tokens", "= 4\nhatched", "= 3\nhatched"),
     ("01_continuous_batching", "Static batching needs **13** ticks", "≈ 65%", "≈ 66%"),
+    ("03_batch_scheduling", "Up to 14 requests/s the engine keeps up", "647 ms at 14", "648 ms at 14"),
+    ("03_batch_scheduling", "With a small pool, admitted requests", "6.2 s of a 199.4 s run", "6.2 s of a 200 s run"),
+    ("03_batch_scheduling", "## Explanations of TODO 1–5", "rates from 3 to\n7 s", "rates from 3 to\n8 s"),
 ])
 def test_a_wrong_number_in_the_prose_is_caught(name, marker, right, wrong):
     nb = solved(name)
@@ -504,6 +507,16 @@ def test_a_changed_output_is_caught():
     assert any("Static batching needs **13** ticks" in p for p in problems(nb, NB01))
 
 
+def test_a_trend_the_output_does_not_show_is_caught():
+    """Trends are claims too: a budget run whose p99 TPOT kept rising at 4096 contradicts the prose."""
+    nb = solved("03_batch_scheduling")
+    cell = next(c for c in nb.cells if c.cell_type == "code" and 'tradeoff[["p50_ttft_ms"' in c.source)
+    html = next(o for o in cell.outputs if "text/html" in o.get("data", {}))
+    html["data"]["text/html"] = html["data"]["text/html"].replace("<td>73.1</td>", "<td>99.9</td>")
+    found = problems(nb, NB03)
+    assert len(found) == 1 and "at the largest budget the pattern breaks" in found[0], found
+
+
 def test_prose_numbers_skips_labels_code_and_headings():
-    text = "### TODO 3 · 2×\n1. **phase** (seed\n000) in `x = 5` and Step 2: waits 32 and 20, 1,000 users, 0.5 left"
+    text = "### TODO 3 · 2×\n1. **phase** (notebook\n02) in `x = 5` and Step 2: waits 32 and 20, 1,000 users, 0.5 left, p99 of class-0"
     assert prose_numbers(text) == ["32", "20", "1,000", "0.5"]
