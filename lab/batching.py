@@ -1,4 +1,4 @@
-"""Static vs continuous FIFO batching as a tick simulation (seed 002).
+"""Static vs continuous FIFO batching as a tick simulation (notebook 01).
 
 Teaching model, not an engine: one tick serves one token to every active job,
 a tick costs the same whatever the batch size, and there is no prefill, KV

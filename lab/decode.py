@@ -1,4 +1,4 @@
-"""Shared pieces of the decode scheduler (seed 000) that students do not write.
+"""Shared pieces of the decode scheduler (notebook 02) that students do not write.
 
 The assignment adds `enqueue`, `_schedule_key`, `_ensure_capacity` and `step`
 to a subclass of `DecodeSchedulerBase`, one notebook cell each.

@@ -1,4 +1,4 @@
-"""Worked examples from the seeds, as data, with the numbers they must give."""
+"""The course's worked examples, as data, with the numbers they must give."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -12,7 +12,7 @@ def jobs_from_tokens(tokens: list[int], arrival: int = 0) -> list[dict]:
 
 @dataclass(frozen=True)
 class BatchingExample:
-    """A seed example: its jobs, slots and the numbers the seed states."""
+    """A worked example: its jobs, slots and the numbers the course states for it."""
 
     name: str
     jobs: list[dict]
@@ -42,7 +42,7 @@ NO_GAIN = BatchingExample(
 )
 
 A_TO_E = BatchingExample(
-    name="A-E (seed 003)",
+    name="A-E",
     jobs=jobs_from_tokens([2, 6, 3, 2, 4]),
     slots=2,
     makespan={"static": 13, "continuous": 10},
@@ -53,7 +53,7 @@ A_TO_E = BatchingExample(
 
 BATCHING_EXAMPLES = (FOUR_ON_TWO, NO_GAIN, A_TO_E)
 
-# Decode-scheduler scenarios (seed 000): each is constructor kwargs, then a
+# Decode-scheduler scenarios (notebook 02): each is constructor kwargs, then a
 # script of ("enqueue", kwargs) and ("run", max_steps) / ("step", None) actions.
 DECODE_SCENARIOS = {
     "preemption and resume": {

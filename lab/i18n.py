@@ -119,10 +119,13 @@ ZH = {
     "max wait {value} ms > {limit} ms": "最长等待 {value} ms > {limit} ms",
     "The worked example by hand: 3 x 800 tokens, budget 1024, threshold 400":
         "手工推演的算例：3 × 800 个词元，预算 1024，阈值 400",
+    "The worked example from your schedule(): 3 x 800 tokens, budget 1024, threshold 400":
+        "由你的 schedule() 得到的算例：3 × 800 个词元，预算 1024，阈值 400",
     "tokens computed (block_size 16)": "已计算的词元数（block_size 16）",
     "blocks held": "持有的块数",
     "A new block at tokens 1, 17, 33, 49, 65: one per boundary crossed": "在第 1、17、33、49、65 个词元处各新增一块：每跨过一个边界一块",
     "vLLM's test_priority_scheduling_preemption, by hand": "手工推演 vLLM 的 test_priority_scheduling_preemption",
+    "vLLM's test_priority_scheduling_preemption on your engine": "在你的引擎上运行 vLLM 的 test_priority_scheduling_preemption",
     "Batch composition per step (budget 256 tokens)": "每一步的批构成（预算 256 个词元）",
     "KV blocks in use (pool of 40), preemptions marked": "使用中的 KV 块（池中 40 块），标出抢占",
     "p50 TTFT": "p50 TTFT",

@@ -1,4 +1,4 @@
-"""Invariants that make the tick simulation falsifiable (seed 002)."""
+"""Invariants that make the tick simulation falsifiable (notebook 01)."""
 from __future__ import annotations
 
 from collections import Counter

@@ -46,9 +46,9 @@ def edf(req, sched) -> tuple:
 def sjf_oracle(req, sched) -> tuple:
     """Shortest job first by the TRUE output length: an oracle, since an engine sees only the max_tokens cap.
 
-    Nearest real rules: vLLM's `--scheduling-policy sjf` (`SJFRequestQueue` in `vllm/v1/core/sched/request_queue.py`,
-    scored by `policy/weighted_score_softer.py`: shorter *prompt* and longer wait first, as stored at commit
-    0097c7e, November 2026), and SGLang's `lof` (longest output first by `max_new_tokens`, the opposite
+    Nearest real rules: none in vLLM's main branch (`SchedulerPolicy = Literal["fcfs", "priority"]` in
+    `vllm/config/scheduler.py`; an SJF pull request, #29366, scored shorter *prompt* and longer wait first and
+    was closed unmerged), and SGLang's `lof` (longest output first by `max_new_tokens`, the opposite
     direction; `python/sglang/srt/managers/schedule_policy.py`, `_sort_by_longest_output`).
     """
     return (req.max_tokens, req.arrival_us, req.seq_id)
@@ -60,7 +60,8 @@ HRRN_MAX_SORTED = 128  # SGLang `_determine_active_policy`: above 128 waiting, h
 def hrrn(req, sched) -> tuple:
     """SGLang's `hrrn`: highest response ratio next with token-based aging (`_sort_by_hrrn`, as of November 2026).
 
-    ratio - 1 = (prefill tokens processed since arrival) / (prompt tokens to prefill); ties by id. Like
+    ratio - 1 = (prefill tokens processed since arrival) / (prompt tokens to prefill), a wait counted in
+    tokens, not in time; ties by id. Like
     SGLang, FCFS order when more than HRRN_MAX_SORTED wait (SGLang keeps the last sorted order instead).
     Ours: no prefix cache, so the whole prompt counts.
     """

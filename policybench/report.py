@@ -20,7 +20,7 @@ measurement of any GPU or engine:
   `max_num_seqs` and `max_num_batched_tokens` with chunked prefill, head-of-line stop, paged KV blocks,
   preemption by recompute (victim: last admitted; lowest priority under `priority`). No prefix caching, no
   swapping, no speculative decoding, no CPU or network time.
-- Step time = {a} µs + {b} µs × batched tokens (notebook 03's back-of-envelope roofline; attention cost
+- Step time = {a} µs + {b} µs × batched tokens (notebook 03's affine cost model, not a roofline; attention cost
   ignored). Absolute milliseconds are model units; compare policies and shapes, not numbers with hardware.
 - Workload: {arrival} arrivals; lognormal prompt (median 256 tokens) and output (median 64) lengths, sigma
   0.8, clipped to 2048 / 512 (assumptions, not fitted to a published trace); priority classes 0/1/2 with

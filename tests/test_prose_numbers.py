@@ -6,6 +6,7 @@ output; the rest are the notebook's own inputs, labels and engine constants, wri
 a changed or added number fails until someone checks it. Numbers, not wording: a reworded sentence passes
 as long as its numbers, in order, stay the same. Digits only: results are written in digits in the prose.
 """
+import inspect
 import re
 from fractions import Fraction
 from types import SimpleNamespace
@@ -14,10 +15,13 @@ import nbformat
 import pytest
 
 from conftest import ROOT
+from lab.engine import SLO_EXERCISE, TimeModel, poisson_requests
+from lab.engine.workloads import CLASS_SHARES
 
+MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 NOT_QUANTITIES = re.compile(  # labels and names that contain digits but quote no result
-    r"TODO\s+\d(?:\s*[–-]\s*\d)?|Step\s+\d|[Ss]eed\s+00\d|notebook\s+0\d|\bV[01]\b|\bP9[59]\b|#\d+"
-    r"|(?:as of\s+)?November\s+2026|\b0[12]_\w+")
+    r"TODO\s+\d(?:\s*[–-]\s*\d)?|Step\s+\d|(?i:notebooks?\s+0\d)|\bV[01]\b|\b[Pp](?:50|95|99)\b|#\d+"
+    rf"|(?:as of\s+)?(?:{MONTHS})\s+20\d\d|OSDI\s+20\d\d|\b0\d_\w+|(?i:\bclass[- ]\d\b)|\bA100-80GB\b|\bbf16\b|\bE2E\b|\b0-based\b")
 
 
 def prose_numbers(markdown: str) -> list[str]:
@@ -143,7 +147,7 @@ def nb01_explanations(ex):
 
 
 NB01 = {
-    "one asks \"how many days": lambda ex: [5, 800],  # seed 003's illustration, not an output
+    "one asks \"how many days": lambda ex: [5, 800],  # the course's illustration, not an output
     "a request that finished after": lambda ex: [5, 800],
     "The state is: the waiting jobs": lambda ex: [1, 0],  # "finishes at tick + 1", "starts at 0": the model's rules
     "Requests 0–3 arrive at tick 0": nb01_example1,
@@ -178,7 +182,8 @@ def nb02_step1_numbers(ex):
 
 
 def nb02_fields(ex):
-    return [sum(row["default"] == "required" for row in ex.table("dataclasses.fields(RequestState)").values())]
+    required = sum(row["default"] == "required" for row in ex.table("dataclasses.fields(RequestState)").values())
+    return [1, required]  # step's given lines add 1 to wait_steps of each request not chosen
 
 
 def nb02_step3(ex):
@@ -240,7 +245,185 @@ NB02 = {
     "Every rule here is a simplification": lambda ex: [0, 128],  # vLLM resets num_computed_tokens to 0; SGLang's 128
 }
 
-SPECS = {"01_continuous_batching": NB01, "02_decode_scheduling": NB02}
+# ---------------------------------------------------------------- 03_batch_scheduling
+class ClaimFails(AssertionError):
+    """A trend the prose states (rises, falls, hardly moves) that the executed output does not show."""
+
+
+def holds(condition: bool, claim: str) -> None:
+    if not condition:
+        raise ClaimFails(claim)
+
+
+def printed_list(ex, marker: str, label: str) -> list:
+    """The list printed after `label` in a code cell's output, e.g. 'tokens per step: [1024, 1024, 354]'."""
+    return eval(re.search(re.escape(label) + r"\s*(\[[^\]]*\])", ex.text(marker)).group(1))  # a list of literals
+
+
+def column(table: dict, name: str) -> dict:
+    return {key: row[name] for key, row in table.items()}
+
+
+def nb03_step2(ex):
+    budget, threshold, max_seqs, prompt = 1024, 400, 16, 800  # the worked example's inputs (vLLM's test)
+    steps = printed_list(ex, "worked = LLMEngine", "tokens per step:")  # the student's schedule(), executed
+    rest = budget - 2 * threshold
+    holds(steps == [budget, budget, 2 + prompt - 2 * rest], "the worked example's steps are what your schedule() gives")
+    return [0, 1, budget, threshold, max_seqs, 0, 1, 2, prompt,  # threshold 0 = off; 1 token per decode; requests 0-2
+            0, 0, threshold, 1, threshold, 2, budget, 2 * threshold, rest, steps[0],
+            1, 0, threshold, 1, threshold, 2, rest, steps[1],
+            2, 0, 1, 1, 1, 2, prompt, 2 * rest, prompt - 2 * rest, steps[2]]
+
+
+def nb03_step3(ex):
+    needs = [int(n) for n in re.findall(r"needs (\d+) blocks", ex.text("for computed, new in"))]  # 32, 33, 34, 48, 49 tokens
+    block = 16
+    holds(needs[:2] == [-(-32 // block), -(-33 // block)], "the worked example's block counts are the printed ones")
+    return [block, 0, 5, 32, 32, block, needs[0], 33, 33, 33, block, needs[1], 34, 3 * block]  # vLLM's 6 blocks = 5 usable
+
+
+def nb03_step4(ex):
+    used = printed_list(ex, "lo_hi = [", "blocks in use:")  # the worked example on the student's engine, executed
+    holds(used == [2, 5, 3], "the worked example's blocks (2, 5, 3) are what your engine gives")
+    return [0, 16, 5, 5, 32, 33, used[0], 0, 32, 2, 33, 33]  # reset to 0; block 16, 5 blocks; lo 5/32; hi 0/32
+
+
+def nb03_step5(ex):
+    tm = TimeModel()
+    a_ms, b_ms = tm.step_overhead_us / 1000, tm.per_token_us / 1000
+    holds(16 / 2.0 == a_ms, "16 GB at 2.0 TB/s is the 8 ms fixed cost")
+    holds(round(2 * 8e9 / (312e12 / 2) * 1e3, 1) == b_ms, "2 x 8e9 FLOP at half of 312 TFLOP/s is the per-token cost")
+    p50 = float(re.search(r"p50 of \[10, 20, 30, 40\]: ([\d.]+)", ex.text("numpy-style p50")).group(1))
+    return [8, "2.0", 312, 16, a_ms, 2, 8, 10, b_ms,  # 8B in bf16 on an A100: datasheet figures
+            0, 90, 1, 100,  # TPOT 0 for a one-token request; DistServe's 90 %; the rank (n - 1) * q / 100
+            0, 100, "000", 4, 400, "000", 100, 400, 100, 3, 100, 400,  # the worked request
+            10, 20, 30, 40, 1.5, 20, 0.5, 10, p50]
+
+
+def nb03_experiments(ex):
+    slo = eval(re.search(r"SLO = (\{.*?\})", ex._cell("SLO = {").source).group(1))
+    defaults = inspect.signature(poisson_requests).parameters
+    return [defaults["prompt_median"].default, defaults["output_median"].default, slo["ttft_slo_ms"], slo["tpot_slo_ms"]]
+
+
+def nb03_load_sweep(ex):
+    t = ex.table('sweep[["throughput_tok_s"')
+    thr, p50, p99, good, att = (column(t, c) for c in ("throughput_tok_s", "p50_ttft_ms", "p99_ttft_ms", "goodput_req_s", "slo_attainment"))
+    rates = sorted(t)
+    knee = int(re.search(r"DistServe goodput: (\d+)", ex.text('sweep[["throughput_tok_s"')).group(1))
+    holds(knee == max(r for r in rates if att[r] >= 0.9), "DistServe's goodput is the highest rate with 90% attainment")
+    below, above = [r for r in rates if r <= knee], [r for r in rates if r > knee]
+    holds(all(thr[a] < thr[b] for a, b in zip(below, below[1:])), "below the knee throughput follows the rate")
+    holds(max(thr[r] for r in above) - min(thr[r] for r in above) < 0.05 * max(thr[r] for r in above), "past it, throughput stops growing")
+    holds(all(p50[a] < p50[b] for a, b in zip(above, above[1:])), "past it, p50 TTFT keeps rising")
+    before = below[-2]
+    holds(p99[knee] / p99[before] > p50[knee] / p50[before], "the p99 turns before the p50")
+    peak = max(rates, key=lambda r: good[r])
+    holds(peak == knee, "request_goodput peaks at the knee")
+    return [knee, thr[rates[0]], thr[knee], min(p50[r] for r in below), max(p50[r] for r in below),
+            *[thr[r] for r in above], *above, *[p50[r] for r in above],
+            p99[before], before, p99[knee], knee, p50[knee],
+            good[peak], peak, good[rates[-1]], rates[-1], knee, 90,
+            1024, 4096, 5, 4096]  # the budget experiment's inputs: prompt median and cap, rate, blocks
+
+
+def nb03_budget_and_storm(ex):
+    t = ex.table('tradeoff[["p50_ttft_ms"')
+    budgets = sorted(t)
+    p50, p99ttft, p99tpot, thr = (column(t, c) for c in ("p50_ttft_ms", "p99_ttft_ms", "p99_tpot_ms", "throughput_tok_s"))
+    top = max(budgets, key=lambda b: p99tpot[b])
+    rising = [b for b in budgets if b <= top]
+    holds(all(p50[a] > p50[b] for a, b in zip(budgets, budgets[1:])), "a larger budget lowers p50 TTFT, at every step")
+    holds(all(p99tpot[a] < p99tpot[b] for a, b in zip(rising, rising[1:])), "p99 TPOT rises up to the peak budget")
+    last = budgets[-1]
+    holds(p99tpot[last] < p99tpot[top] and p99ttft[last] > p99ttft[top], "at the largest budget the pattern breaks")
+    holds(max(thr.values()) - min(thr.values()) < 0.05 * max(thr.values()), "throughput hardly moves")
+    return [budgets[0], top, p50[budgets[0]], p50[top], p99tpot[budgets[0]], p99tpot[top], last, p50[last], p99tpot[last],
+            p99ttft[top], p99ttft[last], 200, min(thr.values()), max(thr.values()),
+            8, 128, 256, 512 + 512, 64, 1024, 16]  # the storm's inputs: rate, medians, max length, pools, block size
+
+
+def nb03_storm(ex):
+    s, c = ex.table('storm[["num_preemptions"'), ex.table("cause.round(")
+    pools = sorted(s)
+    preempting = [n for n in pools if s[n]["num_preemptions"] > 0]
+    counts = [s[n]["num_preemptions"] for n in preempting]
+    small, large = pools[0], pools[-1]
+    holds(preempting == pools[:-1] and s[large]["num_preemptions"] == 0, "preemptions at every pool but the largest")
+    holds(max(counts) < 1.2 * min(counts), "the number of preemptions hardly depends on the pool")
+    holds(all(c[a]["requests_per_step"] < c[b]["requests_per_step"] for a, b in zip(pools, pools[1:])), "the batch grows with the pool")
+    holds(all(s[a]["throughput_tok_s"] < s[b]["throughput_tok_s"] for a, b in zip(pools, pools[1:])), "throughput falls with the batch")
+    holds(c[small]["recompute_share"] < 0.05, "recompute is the secondary cost")
+    block, tm = 16, TimeModel()
+    return [min(counts), max(counts), preempting[0], preempting[-1], large,
+            s[preempting[0]]["num_recomputed_tokens"], s[preempting[-1]]["num_recomputed_tokens"],
+            small, block, small * block, small * block, 128, 256, round(small * block / (128 + 256), 1),
+            c[small]["requests_per_step"], c[large]["requests_per_step"], large, tm.step_overhead_us // 1000,
+            s[small]["throughput_tok_s"], s[large]["throughput_tok_s"], small, c[small]["recompute_s"], c[small]["run_s"],
+            round(100 * c[small]["recompute_share"], 1), s[small]["p99_tpot_ms"], small, s[large]["p99_tpot_ms"], large]
+
+
+def nb03_step6(ex):
+    shares = [round(100 * share) for share in CLASS_SHARES]
+    return [2 + len(range(0, 34, 3)),  # notebook 02's overload: 2 requests, then one every 3 steps up to step 33
+            SLO_EXERCISE["rate_req_s"], 0, shares[0], 1, shares[1], 2, shares[2],
+            SLO_EXERCISE["class0_p99_ttft_ms"], SLO_EXERCISE["max_wait_ms"] // 1000, SLO_EXERCISE["num_requests"],
+            *SLO_EXERCISE["seeds"], SLO_EXERCISE["num_requests"]]
+
+
+def nb03_baselines(ex):
+    rows = {name: (float(p99), float(wait)) for name, p99, wait in
+            re.findall(r"^(.+?): class-0 p99 TTFT (\d+) ms, max wait ([\d.]+) s", ex.text("baselines = [slo_row"), re.M)}
+    (fcfs, _), (_, starve), (aging, _) = rows["fcfs"], rows["priority"], rows["aging, 1 s per level"]
+    limit = SLO_EXERCISE["class0_p99_ttft_ms"]
+    holds(fcfs > limit and starve > SLO_EXERCISE["max_wait_ms"] / 1000 and aging > limit, "each baseline misses a part")
+    holds(abs(aging - fcfs) < abs(aging - limit), "aging at 1 s is closer to FCFS than to the target")
+    return [fcfs, limit, starve, aging, *SLO_EXERCISE["seeds"], SLO_EXERCISE["rate_req_s"],
+            len(SLO_EXERCISE["seeds"]), 1, 1]  # about 1 s per trace; 1 point each for the shown and the held-out traces
+
+
+def nb03_explanations(ex):
+    rate = int(re.search(r"seconds_per_level = (\d+)", ex._cell("def slo_key").source).group(1))
+    t = ex.table("aging_rates = [")
+    traces = sorted(t)
+    shown, held_out = traces[:len(SLO_EXERCISE["seeds"])], traces[len(SLO_EXERCISE["seeds"]):]
+    meets = {float(col[:-2]): [tr for tr in traces if t[tr][col] == "meets"] for col in t[traces[0]]}
+    everywhere = sorted(r for r, ok in meets.items() if ok == traces)
+    holds(everywhere == [r for r in sorted(meets) if everywhere[0] <= r <= everywhere[-1]], "the rates that work form one range")
+    holds(rate in everywhere, "the reference rate meets both parts everywhere")
+    misses_2_5 = [tr for tr in traces if tr not in meets[2.5]]
+    holds(meets[2.5][:len(shown)] == shown, "2.5 s meets the shown traces")
+    holds(t[0]["8 s"] == "misses wait", "8 s misses trace 0 by a wait")
+    holds(meets[1] != traces and meets[60] != traces, "1 s and a minute both miss")
+    return [0, rate, rate, 2 * rate, 2 * rate, rate, *held_out, everywhere[0], everywhere[-1], 2.5, *shown, *misses_2_5,
+            8, 0, SLO_EXERCISE["max_wait_ms"] // 1000, 1]
+
+
+NB03 = {
+    "**Glossary | 术语表.**": lambda ex: [],
+    "## Step 1: a sequence is two counters": lambda ex: [800, 400],  # Step 2's worked example, in words
+    "## Step 2: one step's batch": nb03_step2,
+    "### TODO 1 · `schedule`": lambda ex: [0],  # step 0 of the worked example
+    "## Step 3: paged KV blocks": nb03_step3,
+    "### TODO 2 · block accounting": lambda ex: [5, 2, 8],  # block_size 4: ceil(5/4) = 2, a third block after 2 x 4
+    "## Step 4: preemption by recompute": nb03_step4,
+    "### TODO 3 · `_make_room`": lambda ex: [0, 1, 3],  # reset to 0; request 1 grows, request 3 is the victim
+    "## Observe: the steps of your engine": lambda ex: [12 * 5, 40, 16],  # small_workload: 12 requests 5 ms apart
+    "Read the two charts together.": nb03_step5,
+    "## Experiments | 实验": nb03_experiments,
+    "### Load sweep: latency against throughput": lambda ex: [1024, 16, 300],  # the sweep's inputs
+    "Up to 14 requests/s the engine keeps up": nb03_load_sweep,
+    "From 256 to 2048 tokens, a larger budget": nb03_budget_and_storm,
+    "With a small pool, admitted requests keep growing": nb03_storm,
+    "## Step 6: a policy for an SLO": nb03_step6,
+    "Read the chart against the green corner.": nb03_baselines,
+    "Aging trades the two parts of the SLO": lambda ex: [10],  # 10^4 requests per run in the policy benchmark
+    "## Model vs real engine": lambda ex: [],
+    "## Explanations of TODO 1–5": nb03_explanations,
+}
+
+
+SPECS = {"01_continuous_batching": NB01, "02_decode_scheduling": NB02, "03_batch_scheduling": NB03}
 
 
 def _norm(value) -> str:
@@ -268,7 +451,11 @@ def problems(nb, spec: dict) -> list[str]:
             if numbers:
                 found.append(f"cell {index} quotes numbers no spec pins: {numbers} in {cell.source[:80]!r}")
         else:
-            expected = [_norm(v) for v in spec[markers[0]](ex)]
+            try:
+                expected = [_norm(v) for v in spec[markers[0]](ex)]
+            except ClaimFails as claim:
+                found.append(f"cell {index} ({markers[0]!r}): the prose says {claim}, the output does not show it")
+                continue
             if numbers != expected:
                 at = next((i for i, (a, b) in enumerate(zip(numbers, expected)) if a != b), min(len(numbers), len(expected)))
                 found.append(f"cell {index} ({markers[0]!r}): number #{at + 1} of the prose is "
@@ -292,6 +479,9 @@ def test_every_number_in_the_prose_matches_the_executed_output(name):
     ("02_decode_scheduling", "The urgent request waits", "waits 7, 15 and 31", "waits 7, 15 and 30"),
     ("01_continuous_batching", "Both serve 10 tokens", "= 4\nhatched", "= 3\nhatched"),
     ("01_continuous_batching", "Static batching needs **13** ticks", "≈ 65%", "≈ 66%"),
+    ("03_batch_scheduling", "Up to 14 requests/s the engine keeps up", "647 ms at 14", "648 ms at 14"),
+    ("03_batch_scheduling", "With a small pool, admitted requests", "6.2 s of a 199.4 s run", "6.2 s of a 200 s run"),
+    ("03_batch_scheduling", "## Explanations of TODO 1–5", "rates from 3 to\n7 s", "rates from 3 to\n8 s"),
 ])
 def test_a_wrong_number_in_the_prose_is_caught(name, marker, right, wrong):
     nb = solved(name)
@@ -318,6 +508,16 @@ def test_a_changed_output_is_caught():
     assert any("Static batching needs **13** ticks" in p for p in problems(nb, NB01))
 
 
+def test_a_trend_the_output_does_not_show_is_caught():
+    """Trends are claims too: a budget run whose p99 TPOT kept rising at 4096 contradicts the prose."""
+    nb = solved("03_batch_scheduling")
+    cell = next(c for c in nb.cells if c.cell_type == "code" and 'tradeoff[["p50_ttft_ms"' in c.source)
+    html = next(o for o in cell.outputs if "text/html" in o.get("data", {}))
+    html["data"]["text/html"] = html["data"]["text/html"].replace("<td>73.1</td>", "<td>99.9</td>")
+    found = problems(nb, NB03)
+    assert len(found) == 1 and "at the largest budget the pattern breaks" in found[0], found
+
+
 def test_prose_numbers_skips_labels_code_and_headings():
-    text = "### TODO 3 · 2×\n1. **phase** (seed\n000) in `x = 5` and Step 2: waits 32 and 20, 1,000 users, 0.5 left"
+    text = "### TODO 3 · 2×\n1. **phase** (notebook\n02) in `x = 5` and Step 2: waits 32 and 20, 1,000 users, 0.5 left, p99 of class-0"
     assert prose_numbers(text) == ["32", "20", "1,000", "0.5"]

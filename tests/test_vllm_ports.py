@@ -5,6 +5,10 @@ read in November 2026) and asserts the schedule that test asserts, in this model
 integer seq ids instead of strings, and no null block (vLLM's num_blocks=N is N-1 usable blocks
 here). Where the model deliberately differs, the test says so and checks our documented behaviour.
 vLLM's code is not copied: only the scenarios and their expected schedules.
+
+Each docstring says whether the port asserts the same as the original, more (exact token counts where
+vLLM counts requests), or less (vLLM's prefix-caching variants and request bookkeeping, which this model
+does not have). Two tests at the end are not vLLM tests; they say so.
 """
 import pytest
 
@@ -45,7 +49,9 @@ class Stepper:
 
 
 def test_schedule():
-    """vLLM test_schedule: 10 short requests are all scheduled in one step, whole, and all run in order."""
+    """vLLM test_schedule: 10 short requests are all scheduled in one step, whole, and all run in order.
+
+    Same facts; less: vLLM also runs it with prefix caching and prompt logprobs, which this model lacks."""
     sched = new_scheduler()
     for i in range(10):
         add(sched, i, 10)
@@ -55,7 +61,10 @@ def test_schedule():
 
 
 def test_schedule_concurrent_partial_requests():
-    """vLLM test_schedule_concurrent_partial_requests: budget 1024, threshold 400, three 800-token prompts."""
+    """vLLM test_schedule_concurrent_partial_requests: budget 1024, threshold 400, three 800-token prompts.
+
+    The same three schedules; less: vLLM also counts new and cached requests and runs with and without
+    prefix caching."""
     sched = new_scheduler(max_num_batched_tokens=1024, long_prefill_token_threshold=400)
     for i in range(3):
         add(sched, i, 800)
@@ -71,7 +80,8 @@ def test_schedule_order(chunked, expected):
     """vLLM test_schedule_order: two long and two short prompts, budget 1024, max_num_seqs 3.
 
     With chunked prefill the second long prompt is chunked (2 new requests); without it, the short
-    requests are not scheduled ahead of the long one that does not fit (1 new request)."""
+    requests are not scheduled ahead of the long one that does not fit (1 new request). More: vLLM asserts
+    only the number of new requests; the port asserts each one's tokens."""
     sched = new_scheduler(max_num_batched_tokens=1024, max_num_seqs=3, enable_chunked_prefill=chunked)
     for seq_id, prompt in ((1, 800), (2, 800), (3, 10), (4, 10)):
         add(sched, seq_id, prompt)
@@ -85,7 +95,7 @@ def test_schedule_order(chunked, expected):
     ("test_priority_scheduling_fcfs_fallback", [1, 1, 1, 1], [4, 1, 3, 2], [1, 3, 2, 0]),
 ])
 def test_priority_admission_order(test, priorities, arrivals, order):
-    """vLLM's priority tests: all fit, and they are admitted by (priority, arrival time)."""
+    """vLLM's priority tests: all fit, and they are admitted by (priority, arrival time). Same assertion."""
     sched = new_scheduler(policy="priority")
     for i, (p, a) in enumerate(zip(priorities, arrivals)):
         add(sched, i, 10, priority=p, arrival_us=a)
@@ -99,7 +109,11 @@ def test_priority_admission_order(test, priorities, arrivals, order):
     ("test_priority_scheduling_with_limited_slots", [3, 1, 2, 0], [1, 2, 3, 4], 2, [3, 1], [2, 0]),
 ])
 def test_priority_waiting_queue_after_max_num_seqs(test, priorities, arrivals, max_num_seqs, scheduled, waiting):
-    """vLLM's priority tests with max_num_seqs: the most urgent run, the rest wait in priority order."""
+    """vLLM's priority tests with max_num_seqs: the most urgent run, the rest wait in priority order.
+
+    Despite their names, vLLM's *_preemption_victim_selection and *_equal_priority_preemption preempt
+    nobody: like these ports they check admission and queue order under max_num_seqs=1. Same assertions,
+    except with_limited_slots, where vLLM checks that 3 and 1 run and the port also checks their order."""
     sched = new_scheduler(policy="priority", max_num_seqs=max_num_seqs)
     for i, (p, a) in enumerate(zip(priorities, arrivals)):
         add(sched, i, 10, priority=p, arrival_us=a)
@@ -111,7 +125,7 @@ def test_priority_scheduling_heap_property():
     """vLLM test_priority_scheduling_heap_property: one at a time, requests finish in priority order.
 
     vLLM finishes each request by hand (finish_requests); here each has max_tokens=1 and finishes
-    in its own prefill step."""
+    in its own prefill step. Same assertion."""
     priorities = [5, 1, 8, 3, 2, 7, 4, 6]
     sched = new_scheduler(policy="priority", max_num_seqs=1)
     for i, p in enumerate(priorities):
@@ -128,7 +142,9 @@ def test_priority_scheduling_preemption():
 
     lo (priority 5, 32 tokens) runs; hi (priority 0, 32 tokens) arrives and is admitted while lo gets its
     third block: the pool is full. Next step hi needs a third block; lo, the largest (priority, arrival),
-    is preempted although it was scheduled first in that step, and hi keeps running."""
+    is preempted although it was scheduled first in that step, and hi keeps running. More: vLLM asserts
+    that lo is preempted and hi runs; the port also asserts every step's tokens, the free blocks and lo's
+    33 recomputed tokens."""
     sched = new_scheduler(policy="priority", num_blocks=5, block_size=16, max_num_seqs=3, max_num_batched_tokens=200)
     run = Stepper(sched)
     lo = add(sched, 1, 32, priority=5, arrival_us=1)
@@ -144,7 +160,9 @@ def test_priority_scheduling_preemption():
 
 
 def test_priority_scheduling_no_preemption_when_space_available():
-    """vLLM test_priority_scheduling_no_preemption_when_space_available: a high-priority arrival that fits preempts nobody."""
+    """vLLM test_priority_scheduling_no_preemption_when_space_available: a high-priority arrival that fits preempts nobody.
+
+    More: vLLM asserts one new request and three running; the port also asserts each request's tokens."""
     sched = new_scheduler(policy="priority", max_num_seqs=3, max_num_batched_tokens=200)
     run = Stepper(sched)
     add(sched, 1, 30, priority=5, arrival_us=1)
@@ -161,7 +179,9 @@ def test_priority_scheduling_preemption_and_resumption_when_out_of_kv():
 
     low (30 tokens) and high (32 tokens) fill the pool; when high needs a third block, low is preempted
     and the step schedules high alone. vLLM then finishes high by hand; here high has max_tokens=2 and
-    finishes in that step. low resumes with its 30 prompt tokens plus 2 generated tokens, recomputed."""
+    finishes in that step. low resumes with its 30 prompt tokens plus 2 generated tokens, recomputed.
+    About the same: vLLM asserts the resumed request's 32 token ids, the port its 32 recomputed tokens
+    (this model has no token ids)."""
     sched = new_scheduler(policy="priority", num_blocks=4, block_size=16, max_num_seqs=2, max_num_batched_tokens=200)
     run = Stepper(sched)
     low = add(sched, 0, 30, priority=1, arrival_us=0)
@@ -194,8 +214,9 @@ def test_fcfs_preempts_the_last_running_request():
     assert (b.num_recomputed_tokens, c.num_recomputed_tokens, a.num_preemptions) == (4, 4, 0)
 
 
-def test_resumed_request_is_not_admitted_while_the_head_of_line_blocks():
-    """vLLM V1 and nano-vllm stop at the first waiting request that does not fit (head-of-line)."""
+def test_a_waiting_request_that_does_not_fit_blocks_the_smaller_one_behind_it():
+    """Not a vLLM test: vLLM V1 (schedule(), `break` when allocate_slots fails) and nano-vllm
+    (Scheduler.schedule) stop at the first waiting request that does not fit (head-of-line blocking)."""
     sched = new_scheduler(num_blocks=6, block_size=4, max_num_batched_tokens=100)
     run = Stepper(sched)
     add(sched, 1, 14, max_tokens=8)

@@ -246,7 +246,7 @@ def test_todo1_worked_example():
     result = schedule(lab.FOUR_ON_TWO.jobs, 2, continuous=True)
     got = waits_and_flows(lab.FOUR_ON_TWO.jobs, result["trace"])
     expect(got[3], (3, 6), "TODO 1: job 3 is first served at tick 3 and finishes at 6")
-    expect({k: w for k, (w, _) in got.items()}, {0: 0, 1: 0, 2: 1, 3: 3}, "TODO 1: the seed's waits 0, 0, 1, 3")
+    expect({k: w for k, (w, _) in got.items()}, {0: 0, 1: 0, 2: 1, 3: 3}, "TODO 1: the worked example's waits 0, 0, 1, 3")
 
 
 def test_todo1_matches_schedule_records():
@@ -306,7 +306,7 @@ except ScheduleInvariantError as err:
     print("caught:", err)
 
 # %% [markdown] key="md-metamorphic-evidence"
-# Invariants check one run. **Metamorphic checks** compare runs whose relation is known in advance (seed 002):
+# Invariants check one run. **Metamorphic checks** compare runs whose relation is known in advance:
 # with a single job, both policies must agree; with more slots than jobs, all arriving together, there is
 # nothing to refill; with jobs of equal length arriving together, static groups leave no short-job holes.
 # In all three cases continuous batching can gain nothing, so a simulator that shows a gain there is wrong:
@@ -546,30 +546,31 @@ test_todo4_hidden_uneven()
 #   rest wait in a queue, and a longer queue only means longer waits.
 # - **Slots and memory are admitted together.** A free slot is not enough: the request also needs KV room
 #   for the tokens it will generate, and the reverse holds too. Memory does not buy compute, and an idle slot
-#   does not buy memory (seed 002). Our tick model has slots only.
+#   does not buy memory. Our tick model has slots only.
 # - **Prefill and decode in one step.** nano-vllm is *prefill-first*: its `Scheduler.schedule` admits waiting
 #   requests first, and if it admitted any, the step is a pure prefill step (short time to first token, but
-#   running requests stall). In the version of that function checked for this course a prompt is prefilled
-#   whole; the project has since merged a pull request titled "Chunked Prefill" (#204) that splits a long
-#   prompt, so check the current file (as of November 2026). vLLM V1 *mixes* them: its `Scheduler.schedule`
+#   running requests stall). Since its pull request #204 (April 2026) it also chunks: the first prompt of
+#   such a step may be cut to the token budget left, and a later prompt must fit whole (as of November 2026).
+#   vLLM V1 *mixes* them: its `Scheduler.schedule`
 #   first gives running requests their decode tokens, then fills the rest of the token budget with prefill,
 #   splitting a long prompt into chunks when `enable_chunked_prefill` is set (**chunked prefill**), so
 #   neither side waits long. Without chunks, one long prompt makes its whole step long, and the gaps
-#   between the tokens of the requests already running grow (seed 002).
+#   between the tokens of the requests already running grow.
 # - **Preemption when KV runs out.** *Recompute* frees the victim's blocks and later prefills its prompt plus the
 #   tokens it already generated; *swap* copies blocks to CPU memory and back. vLLM V1 (`_preempt_request` in
 #   `vllm/v1/core/sched/scheduler.py`) and nano-vllm (`Scheduler.preempt`) only recompute. Under FCFS both
-#   preempt the **last admitted** running request (the tail of their running list); seed 003's reasons: it has
-#   generated least, so recompute costs least, and FCFS order is kept. For its user, the answer pauses
-#   mid-sentence: one cause of bad P99. Frequent preemptions mean the configuration does not fit the load;
-#   seed 003's remedies are a lower `max_num_seqs`, a higher `gpu_memory_utilization`, a shorter allowed
-#   context, or a quantized KV cache.
+#   preempt the **last admitted** running request (the tail of their running list): vLLM's comment calls it
+#   "the lowest-priority request", and under FCFS the latest arrival is the lowest, so FCFS order is kept.
+#   (This course adds that it has usually generated least, so recompute usually costs least; a long prompt
+#   admitted last is the exception.) For its user, the answer pauses mid-sentence: one cause of bad P99.
+#   Frequent preemptions mean the configuration does not fit the load; the usual remedies are a lower
+#   `max_num_seqs`, a higher `gpu_memory_utilization`, a shorter allowed context, or a quantized KV cache.
 # - **Admission control, priority, backpressure, cancellation.** Reject early when the queue is too long or
 #   the input is longer than the model accepts (a clear refusal beats a timeout a minute later); serve
 #   interactive requests before batch jobs; let the gateway see that the backend is saturated; and remove a
 #   cancelled request from the queue and the batch at once, freeing its KV blocks.
 # - **Fairness vs cache hits.** Serving requests that hit the prefix cache first raises throughput, but
-#   requests that never hit can wait for ever (seed 003's argument). SGLang offers longest-prefix-match
+#   requests that never hit can wait for ever (this course's argument). SGLang offers longest-prefix-match
 #   (`lpm`) ordering and keeps FCFS as its default. When more than 128 requests wait it falls back to FCFS,
 #   and its stated reason is cost: prefix matching and sorting a long queue take time
 #   (`SchedulePolicy._determine_active_policy` in `python/sglang/srt/managers/schedule_policy.py`, as of

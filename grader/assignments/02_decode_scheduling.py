@@ -16,8 +16,7 @@
 #
 # *简体中文版 | Chinese edition:* [zh/02_decode_scheduling.ipynb](zh/02_decode_scheduling.ipynb)
 #
-# **Level:** intermediate (seed 000 rates its chapter *hard*; here TODO 3 carries most of the reasoning and
-# the other three TODOs are short) · **Runs on:** CPU only · **Tags:** inference, decoding, scheduling
+# **Level:** intermediate (TODO 3 carries most of the reasoning; the other three TODOs are short) · **Runs on:** CPU only · **Tags:** inference, decoding, scheduling
 #
 # So far each request was generated on its own. A serving engine holds many at once: some have just
 # finished reading their prompt (*prefill*), some are producing one token per step (*decode*), some are
@@ -120,7 +119,7 @@ fig = lab.plot_lifecycle()
 # |---|---|---|
 # | `phase`, `cache_hit`, `priority` | the main fields of the ordering key | who gets the next step |
 # | `total_len`, `request_id` | stable tie-breakers | order only when everything before is equal |
-# | `wait_steps` | how long a request has waited | recorded only under `fixed_priority`; raises priority under `aging` |
+# | `wait_steps` | how long a request has waited | counted under every policy (the given part of `step` adds 1 to each active request it does not choose); raises priority only under `aging` |
 # | `required_blocks`, scheduler's `free_kv_blocks` | capacity need vs capacity left | whether a request can be admitted now |
 # | `deadline_step`, `preemptible` | urgency; whether it may be paused | order under `deadline`; who may be preempted |
 # | `generated_len`, `status`, `preemptions` | progress and history | explain completion order and fairness |
@@ -132,7 +131,7 @@ fig = lab.plot_lifecycle()
 # `lab.DecodeSchedulerBase` already holds the parts you do not write: the constructor and its checks,
 # `_effective_priority`, `_remaining_steps`, event recording and the `run` loop with its `max_steps` guard.
 #
-# `RequestState` is seed 000's dataclass, unchanged (`lab/decode.py`). Its fields, in order, with their
+# `RequestState` is given, unchanged, in `lab/decode.py`. Its fields, in order, with their
 # defaults (the first 3 have none and must be given):
 
 # %% key="code-request-fields"
@@ -156,13 +155,16 @@ print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 #
 # Candidates are sorted by a key; the **smallest key moves first**. Fields earlier in the key decide first:
 #
-# 1. **phase**: prefill (0) before decode (1), so a new request's prefill runs as early as possible. In this
-#    model a prefill step emits no token: the first token comes at the request's first decode step, one step
-#    after its prefill at the earliest. This is nano-vllm's *prefill-first* choice; vLLM V1 does the
-#    opposite and serves running requests before waiting ones (see *What real engines do*);
+# 1. **phase**: prefill (0) before decode (1), so a new request's prefill runs as early as possible. This
+#    order is nano-vllm's *prefill-first* choice; vLLM V1 does the opposite and serves running requests before
+#    waiting ones (see *What real engines do*). In this model a prefill step emits no token: the first token
+#    comes at the request's first decode step, one step after its prefill at the earliest. That is a
+#    simplification of ours: in nano-vllm (`Scheduler.postprocess` in `nanovllm/engine/scheduler.py`) and in
+#    vLLM V1, the step that computes a prompt's last token also samples the first output token, as in
+#    notebook 03;
 # 2. **cache hit**: a hit (0) before a miss (1), because it is cheaper;
-# 3. **effective priority, negated**: a **larger** number is more urgent and gives a smaller key, as in seed
-#    000 and in SGLang's default. vLLM's priority policy reads it the other way: a smaller number goes first;
+# 3. **effective priority, negated**: a **larger** number is more urgent and gives a smaller key, as in
+#    SGLang's default. vLLM's priority policy reads it the other way: a smaller number goes first;
 # 4. **total length** (`prompt_len + generated_len`), then **request id**: stable tie-breakers.
 #
 # The three policies differ only in how urgency enters:
@@ -191,7 +193,7 @@ print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 #   `--priority-scheduling-preemption-threshold`, default 10, in `python/sglang/srt/server_args.py`); and
 #   a running request never grows, so growth never triggers a preemption.
 # - **Under `deadline`:** the key orders by slack, but preemption still compares **effective priority**,
-#   which ignores slack. Seed 000's rule "preempt only when the challenger is more urgent" is read as "has a
+#   which ignores slack. The rule "preempt only when the challenger is more urgent" is read as "has a
 #   strictly higher effective priority". Slack decides who goes *next* among the requests that fit; it
 #   never lets a late request evict running work of a higher business priority.
 #
@@ -259,7 +261,7 @@ def enqueue(self, request_id: int, prompt_len: int, max_new_tokens: int = 2, pri
 
 # %% nbgrader={"grade": true, "grade_id": "todo1_tests", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 def test_todo1_enqueue_contract():
-    """Seed test: a new request enters in prefill and keeps its input contract."""
+    """A new request enters in prefill and keeps its input contract."""
     sim = DecodeSchedulerSim()
     sim.enqueue(request_id=1, prompt_len=2, max_new_tokens=2, priority=2, cache_hit=True)
     req = sim.queue[0]
@@ -278,7 +280,7 @@ def test_todo1_keeps_every_argument():
 
 
 def test_todo1_input_guards():
-    """Seed test (first half): bad requests are rejected before TODO 1 runs."""
+    """Bad requests are rejected before TODO 1 runs."""
     sim = DecodeSchedulerSim()
     for kwargs in ({"request_id": 1, "prompt_len": 0}, {"request_id": 1, "prompt_len": 1, "max_new_tokens": 0},
                    {"request_id": 1, "prompt_len": 1, "required_blocks": 0}):
@@ -344,7 +346,7 @@ def sim_with(*requests, **sim_kwargs):
 
 
 def test_todo2_decision_order():
-    """Seed test: phase beats cache and priority; cache beats priority; then priority."""
+    """Phase beats cache and priority; cache beats priority; then priority."""
     sim = sim_with(RequestState(1, 4, 1, priority=0, cache_hit=False),
                    RequestState(2, 4, 1, priority=9, cache_hit=True, phase="decode"))
     expect_true(sim._schedule_key(sim.queue[0]) < sim._schedule_key(sim.queue[1]),
@@ -359,7 +361,7 @@ def test_todo2_decision_order():
 
 
 def test_todo2_wait_steps_is_observation_not_priority():
-    """Seed test: under fixed_priority, waiting does not change the key."""
+    """Under fixed_priority, waiting does not change the key."""
     first, second = RequestState(1, 4, 1, priority=1, cache_hit=True), RequestState(2, 4, 1, priority=1, cache_hit=True)
     sim = sim_with(first, second)
     key_before = sim._schedule_key(first)
@@ -369,7 +371,7 @@ def test_todo2_wait_steps_is_observation_not_priority():
 
 
 def test_todo2_aging_changes_effective_priority():
-    """Seed test: aging lifts a request that has waited."""
+    """Aging lifts a request that has waited."""
     sim = sim_with(RequestState(1, 4, 1, priority=1, cache_hit=True, wait_steps=6),
                    RequestState(2, 4, 1, priority=3, cache_hit=True), policy="aging", aging_interval=2)
     expect(sim._effective_priority(sim.queue[0]), 4, "TODO 2: effective priority under aging is 1 + 6 // 2")
@@ -544,7 +546,7 @@ test_todo3_hidden_victim_choice()
 # at once but can bypass a large request for as long as small ones keep arriving. The *Observe* section
 # shows it.
 #
-# **Check:** the test cell below runs the seed's whole-scheduler mechanism tests, so unlike the checks of
+# **Check:** the test cell below runs the course's whole-scheduler mechanism tests, so unlike the checks of
 # TODO 1–3 it also needs TODO 1–3. *Worked example:* a resumed victim is already in `decode`, so its next
 # step generates a token; it does **not** redo its prefill.
 
@@ -585,7 +587,7 @@ def step(self) -> Dict[str, int | str] | None:
 
 # %% nbgrader={"grade": true, "grade_id": "todo4_tests", "locked": true, "points": 4, "schema_version": 3, "solution": false}
 def test_todo4_capacity_admission_and_release():
-    """Seed test: a request that does not fit waits; a finished one frees its blocks."""
+    """A request that does not fit waits; a finished one frees its blocks."""
     sim = DecodeSchedulerSim(free_kv_blocks=2)
     sim.enqueue(1, 4, 1, priority=9, required_blocks=3)
     sim.enqueue(2, 4, 1, priority=1, required_blocks=2)
@@ -596,7 +598,7 @@ def test_todo4_capacity_admission_and_release():
 
 
 def test_todo4_preemption_and_resume_preserve_progress():
-    """Seed test: a higher priority preempts; the victim resumes with its phase and progress."""
+    """A higher priority preempts; the victim resumes with its phase and progress."""
     sim = DecodeSchedulerSim(free_kv_blocks=2)
     sim.enqueue(1, 4, 2, priority=1, required_blocks=2, preemptible=True)
     expect(sim.step()["request_id"], 1, "TODO 4: the only request runs")
@@ -612,7 +614,7 @@ def test_todo4_preemption_and_resume_preserve_progress():
 
 
 def test_todo4_non_preemptible_and_deadline_policy():
-    """Seed test: a non-preemptible request is protected; deadline slack orders and misses are recorded."""
+    """A non-preemptible request is protected; deadline slack orders and misses are recorded."""
     sim = DecodeSchedulerSim(free_kv_blocks=2)
     sim.enqueue(1, 4, 2, priority=1, required_blocks=2, preemptible=False)
     sim.step()
@@ -629,7 +631,7 @@ def test_todo4_non_preemptible_and_deadline_policy():
 
 
 def test_todo4_state_progression_and_step_limit():
-    """Seed tests: prefill -> decode -> finish, waits accumulate, and max_steps bounds run()."""
+    """Prefill -> decode -> finish, waits accumulate, and max_steps bounds run()."""
     sim = DecodeSchedulerSim()
     sim.enqueue(1, 2, 2, priority=2, cache_hit=True)
     sim.enqueue(2, 3, 3, priority=1, cache_hit=False)
@@ -644,7 +646,7 @@ def test_todo4_state_progression_and_step_limit():
 
 
 def test_todo4_schedule_key_picks_the_step():
-    """Seed test (end of the decision-order test): the step follows the key."""
+    """The step follows the key (the end of the decision-order test)."""
     sim = DecodeSchedulerSim()
     sim.enqueue(1, 4, 1, priority=1, cache_hit=True)
     sim.enqueue(2, 4, 1, priority=3, cache_hit=True)
@@ -674,10 +676,10 @@ test_todo4_hidden_stall_and_exhaustion()
 # %% [markdown] key="md-observe-timelines-your"
 # ## Observe: timelines of your scheduler | 观察：调度时间线
 #
-# The cells below run **your** `DecodeSchedulerSim` on the seed's scenarios and draw one lane per request:
+# The cells below run **your** `DecodeSchedulerSim` on the course's scenarios and draw one lane per request:
 # hatched = prefill step, solid = decode step, pale = waiting. ✕ marks a preemption, ▶ the resume and | the
 # finish. A red ▼ marks the first step at which the request **ran while already late**: from then on it
-# cannot finish by its deadline. The flag is the `deadline_missed` field of seed 000's event, which
+# cannot finish by its deadline. The flag is the `deadline_missed` field of the step's event, which
 # describes only the request that moves in that step; a request that becomes late while it waits is
 # flagged only when it next runs. (Under `fixed_priority` in the overload below, request 2 runs its prefill
 # early and then waits; its deadline becomes unreachable while it waits, long before its next step flags
@@ -820,9 +822,11 @@ fig.tight_layout()
 # - **Preemption by recompute.** vLLM V1's `Scheduler._preempt_request` frees the victim's KV blocks, resets
 #   its `num_computed_tokens` to 0 and puts it back in the waiting queue (at the front under FCFS); nano-vllm's
 #   `Scheduler.preempt` frees its blocks and puts it at the front of `waiting`. Both recompute: the prompt
-#   and the tokens generated so far are prefilled again. (vLLM's older V0 scheduler, `vllm/core/scheduler.py`,
-#   could also swap KV to CPU memory, `PreemptionMode.SWAP`; V1's scheduler has no swap path.) Our victim
-#   keeps its progress for free; in a real engine the resume costs that new prefill.
+#   and the tokens generated so far are prefilled again, except, with prefix caching (on by default in vLLM
+#   V1), the victim's blocks that were not evicted meanwhile. (vLLM's old V0 scheduler, `vllm/core/scheduler.py`,
+#   could also swap KV to CPU memory, `PreemptionMode.SWAP`; that file was deleted with the rest of V0, pull
+#   request #25321, and V1's scheduler has no swap path.) Our victim keeps its progress for free; in a real
+#   engine the resume costs that new prefill.
 # - **When, and whom, vLLM preempts.** Only while it schedules *running* requests: when
 #   `kv_cache_manager.allocate_slots` cannot give a running request blocks for its new tokens, `schedule()`
 #   preempts the **last** request of `self.running` under FCFS (the last admitted), or under the priority
@@ -836,21 +840,22 @@ fig.tight_layout()
 #   `vllm/v1/core/sched/request_queue.py` orders by `(priority, arrival_time)`, and `SchedulerConfig.policy`
 #   in `vllm/config/scheduler.py` defaults to `"fcfs"`. SGLang with `--enable-priority-scheduling` serves a
 #   **larger** value first by default, and `--schedule-low-priority-values-first` flips it
-#   (`server_args.py`). Here, as in seed 000, larger is more urgent.
+#   (`server_args.py`). Here larger is more urgent.
 # - **Aging and deadlines.** vLLM's FCFS and priority queues order by arrival and by
 #   `(priority, arrival_time)`: neither lifts a request that has waited, and neither knows deadlines. SGLang's
 #   `hrrn` policy ("highest response ratio next, token-based aging", `CacheAwarePolicy` in
-#   `python/sglang/srt/managers/schedule_policy.py`) *is* a form of aging, so "no aging" holds for vLLM only.
+#   `python/sglang/srt/managers/schedule_policy.py`) *is* a form of aging, with the wait counted in prefill
+#   tokens processed since arrival, not in time (`_sort_by_hrrn`), so "no aging" holds for vLLM only.
 #   None of the policies in these files orders by deadline, as our `deadline` policy does.
 # - **Cache-aware ordering.** SGLang can order the waiting queue by longest prefix match (`lpm`) to raise
 #   cache hits; its default `--schedule-policy` is `fcfs`. When more than 128 requests wait,
 #   `SchedulePolicy._determine_active_policy` (`schedule_policy.py`) switches `lpm` and `hrrn` back to FCFS
 #   because prefix matching and sorting a long queue cost time ("Turn off the expensive prefix matching and
 #   sorting when the #queue is large"). That requests which never hit the cache can starve under cache-first
-#   ordering is seed 003's argument, not SGLang's stated reason. Our `cache_hit` field plays the prefix hit.
+#   ordering is this course's argument, not SGLang's stated reason. Our `cache_hit` field plays the prefix hit.
 # - **When preemptions pile up.** An occasional preemption is normal; frequent ones mean the configuration
-#   does not fit the load (seed 003). vLLM counts them per request (`num_preemptions`, incremented in
-#   `_preempt_request`). Seed 003's remedies: lower `max_num_seqs`, raise `gpu_memory_utilization` so more
+#   does not fit the load. vLLM counts them per request (`num_preemptions`, incremented in
+#   `_preempt_request`). The usual remedies: lower `max_num_seqs`, raise `gpu_memory_utilization` so more
 #   memory holds KV blocks, allow a shorter context (`max_model_len`), or quantize the KV cache so that each
 #   token takes less room.
 #
@@ -879,7 +884,7 @@ fig.tight_layout()
 #
 # **TODO 4: choosing and advancing.** Trying candidates in key order and stopping at the first one that is
 # admitted means a blocked urgent request does not stall the whole system: a smaller request that fits runs
-# instead (the seed's capacity test). That is a choice, not a law: vLLM V1 and nano-vllm stop at the first
+# instead (the capacity test of TODO 4). That is a choice, not a law: vLLM V1 and nano-vllm stop at the first
 # waiting request that does not fit, and the bypass table shows what skipping costs the blocked request. The given lines then charge a waiting step to everyone else, move the
 # chosen request one phase or one token forward, and free its blocks when it finishes.
 #
@@ -887,7 +892,7 @@ fig.tight_layout()
 # duplicate ids; the ordering checks separate phase, cache, priority, aging and deadline; the capacity checks
 # catch double charging, unsafe victims and lost progress; the event checks catch wrong choices, missing
 # preemption ids and wrong deadline flags. The hidden tests replay each TODO alone against a reference for the
-# other three, on the seed scenarios and on randomized ones.
+# other three, on the course's scenarios and on randomized ones.
 #
 # **Checking on real hardware.** A tick simulation cannot show queueing delay in milliseconds, tail
 # latency or recompute cost. A real experiment fixes the model, the arrival trace, the input/output lengths

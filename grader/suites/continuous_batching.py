@@ -38,7 +38,7 @@ def seed_examples(fn: str) -> list[dict]:
     for example in (FOUR_ON_TWO, NO_GAIN, A_TO_E):
         for continuous in (False, True):
             trace = schedule(example.jobs, example.slots, continuous)["trace"]
-            cases.append({"name": f"seed: {example.name}, {'continuous' if continuous else 'static'}",
+            cases.append({"name": f"worked example: {example.name}, {'continuous' if continuous else 'static'}",
                           "ops": call(fn, example.jobs, trace)})
     return cases
 
@@ -148,7 +148,7 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
     def random_case(continuous):
         return call("predicted_makespan", [rng.randint(1, 12) for _ in range(rng.randint(1, 14))], rng.randint(1, 5), continuous)
 
-    seeds = [{"name": f"seed: {e.name}, {'continuous' if c else 'static'}",
+    seeds = [{"name": f"worked example: {e.name}, {'continuous' if c else 'static'}",
               "ops": call("predicted_makespan", [j["tokens"] for j in e.jobs], e.slots, c)}
              for e in (FOUR_ON_TWO, A_TO_E) for c in (False, True)]
     return [

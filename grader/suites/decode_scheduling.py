@@ -119,7 +119,7 @@ SEED_GUARDS = [new(), enq(request_id=1, prompt_len=0), enq(request_id=1, prompt_
 
 
 def _seed(name: str, *scripts) -> list[dict]:
-    return [{"name": f"seed: {name}" + (f" ({i})" if len(scripts) > 1 else ""), "ops": ops} for i, ops in enumerate(scripts)]
+    return [{"name": f"worked example: {name}" + (f" ({i})" if len(scripts) > 1 else ""), "ops": ops} for i, ops in enumerate(scripts)]
 
 
 def todo1_rules(rng: random.Random) -> list[Rule]:

@@ -1,11 +1,13 @@
 """The step loop and its time model: arrivals in, one scheduled batch per step, records out.
 
 Time model (a model, not a measurement): a step that computes `n` tokens lasts
-`step_overhead_us + per_token_us * n` microseconds. The defaults are a back-of-envelope
-roofline for an 8B-parameter model in bf16 on one A100-80GB (datasheet figures: about 2.0 TB/s
+`step_overhead_us + per_token_us * n` microseconds: an affine cost, not a roofline (a roofline
+takes the larger of memory time and compute time; this adds them). The defaults are back-of-envelope
+figures for an 8B-parameter model in bf16 on one A100-80GB (datasheet figures: about 2.0 TB/s
 HBM bandwidth, 312 TFLOP/s dense bf16): reading 16 GB of weights once per step takes about
-8 ms, and each token costs 2 x 8e9 FLOP at half the peak, about 0.1 ms. Attention's cost,
-which grows with context length, is left out. Change the two numbers to model another GPU.
+8 ms, and each token costs 2 x 8e9 FLOP at half the peak, about 0.1 ms. Decode also reads the KV of
+every earlier token, a cost that grows with context length; it is left out. Change the two numbers to
+model another GPU.
 
 All times are integer microseconds, so two engines that follow the same rules agree exactly.
 

@@ -77,7 +77,7 @@ class Sequence:
         return RequestInfo(self.seq_id, self.arrival_us, self.priority, self.num_prompt_tokens)
 
     def record(self) -> dict:
-        """The per-request record: what the metrics (and the fast engine of issue 14) must agree on."""
+        """The per-request record: what the metrics read, and what a faster engine with the same rules must reproduce."""
         return {"seq_id": self.seq_id, "arrival_us": self.arrival_us, "num_prompt_tokens": self.num_prompt_tokens,
                 "num_output_tokens": self.num_output_tokens, "priority": self.priority,
                 "first_scheduled_step": self.first_scheduled_step, "first_token_step": self.first_token_step,

@@ -1,4 +1,4 @@
-"""Seeded synthetic workloads. Lengths are assumptions for teaching, not fitted to a published trace.
+"""Synthetic workloads, reproducible from an integer `seed`. Lengths are assumptions for teaching, not fitted to a published trace.
 
 `poisson_requests`: notebook 03's experiments. `make_trace`: its SLO exercise (TODO 5) and the policy
 benchmark (`policybench/`): Poisson or bursty (gamma) arrivals, lognormal lengths, priority classes,
