@@ -1,8 +1,12 @@
 # Bootstrap of a grading child process. The sandbox passes this file's text to `python -I -c`;
 # it imports nothing from grader/, so a child never needs (or sees) instructor files.
 #
-# stdin:  JSON {setup: [src], cells: [[grade_id, src]], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_timeout}
+# stdin:  JSON {setup: [src], cells: [[grade_id, src]], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_timeout,
+#                bridge: {source, owned: [export], parity}, serve: bool}
 # fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}
+# fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (grader/bridge.py) to the reference server. The child holds the
+# student's answer for one TODO and stand-ins for the others; the server ("serve": true) holds the reference of the
+# others and a stand-in for this one, and answers the child's calls until the child ends.
 # The parent judges; this process only reports what the code under test did.
 import json
 import os
@@ -39,10 +43,33 @@ def main():
     grade(payload, emit)
 
 
+def _bridge(payload, namespace):
+    """This side's end of the bridge, in the namespace as __bridge__ (before any cell runs)."""
+    spec = payload.get("bridge")
+    if not spec:
+        return None
+    module = {"__name__": "grader_bridge"}
+    exec(compile(spec["source"], "<bridge>", "exec"), module)
+    read_fd, write_fd = (int(fd) for fd in os.environ.pop("GRADER_BRIDGE_FDS").split(","))
+    bridge = module["Bridge"](read_fd, write_fd, namespace, spec["parity"], ScenarioTimeout)
+    namespace["__bridge__"] = bridge
+    return bridge
+
+
+def _own(bridge, namespace, exports):
+    """Register what this side answers for: the functions its cells defined under these names."""
+    for export in exports:
+        owner, _, name = export.rpartition(".")
+        found = getattr(namespace.get(owner), name, None) if owner else namespace.get(name)
+        if callable(found):
+            bridge.owned[export] = found
+
+
 def grade(payload, emit):
     """Run the cells, then the scenarios; emit one record per step (the warm parent calls this after a fork)."""
     sys.stdout = open(os.devnull, "w")  # prints of the code under test are not part of the verdict
     namespace = {"__name__": "__graded__"}
+    bridge = _bridge(payload, namespace)
     for index, src in enumerate(payload["setup"]):
         exec(compile(_strip_magics(src), f"<given cell {index}>", "exec"), namespace)
     errors = {}
@@ -58,6 +85,12 @@ def grade(payload, emit):
         finally:
             signal.setitimer(TIMER, 0)
     emit({"kind": "cells", "errors": errors})
+    if bridge is not None:
+        _own(bridge, namespace, payload["bridge"]["owned"])
+        if payload.get("serve"):
+            bridge.serve_forever(payload["scenario_timeout"], TIMER)
+            emit({"kind": "done"})
+            return
     driver = {"__name__": "__driver__"}
     exec(compile(payload["driver"], "<driver>", "exec"), driver)
     consecutive_timeouts = 0

@@ -1,19 +1,24 @@
 """Per-TODO verdicts from observations, computed outside any kernel the student's code ran in.
 
-For TODO k a fresh sandboxed child runs the given cells, the reference answers of
-the other TODOs and the student's answer for k, then replays k's scenarios and
-reports what happened. This process compares with the reference's observations.
+For TODO k a fresh sandboxed child runs the given cells, the student's answer for k
+and stand-ins for the other TODOs, then replays k's scenarios and reports what
+happened. A stand-in forwards each call to a reference server (another sandbox,
+which runs the reference answers of the other TODOs and no student code) over the
+bridge of grader/bridge.py, so the child never holds another TODO's reference.
+This process compares the observations with the reference's.
 """
 from __future__ import annotations
 
 import copy
 import hashlib
+import os
 import threading
 from dataclasses import asdict, dataclass, field
 
-from . import masters, snippets, suites, zygote
+from . import exports, masters, snippets, suites, zygote
 from .drivers import driver_source
 from .sandbox import CHILD_STALL, ChildRun, run_child, sandbox_level
+from pathlib import Path
 from .schema import for_feedback, problem, short_text
 from .suites.base import Task
 
@@ -21,6 +26,7 @@ DEFAULT_SEED = 20261129
 SCENARIO_TIMEOUT = 1.0   # CPU seconds per scenario; the reference needs milliseconds
 RETRY_TIMEOUT = 0.2      # CPU seconds per scenario after a timeout: a hang costs 1.4 s, not 3 x 1 s
 CHILD_TIMEOUT = 120.0   # wall seconds per grading child
+BRIDGE_SOURCE = Path(__file__).with_name("bridge.py").read_text()
 
 
 @dataclass
@@ -120,6 +126,8 @@ class Grader:
         self.setup = masters.grading_setup_sources(master)
         self.answer_ids = masters.answer_ids(master)
         self.reference = masters.reference_answers(assignment)
+        self.exports = {gid: exports.exports(self.reference[gid]) for gid in self.answer_ids}
+        self.stand_ins = {gid: exports.stand_in(self.reference[gid]) for gid in self.answer_ids}
         self.driver_name = suite.DRIVER
         self.driver = driver_source(suite.DRIVER)
         self.sandbox = sandbox_level()
@@ -146,6 +154,31 @@ class Grader:
         payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT}
         return run_child(payload, self.child_timeout, self.child_stall, warm=self.warm)
+
+    def _run_bridged(self, task: Task, answer_source: str) -> tuple[ChildRun, ChildRun]:
+        """The student's child for `task`, with a reference server for the other TODOs beside it."""
+        k = task.answer_id
+        others = [e for gid in self.answer_ids if gid != k for e in self.exports[gid]]
+        limit = max([SCENARIO_TIMEOUT, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
+        server = {"setup": self.setup, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
+                  "cells": [(gid, self.stand_ins[gid] if gid == k else self.reference[gid]) for gid in self.answer_ids],
+                  "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0}}
+        child = {"setup": self.setup, "driver": self.driver, "scenarios": self._named(task),
+                 "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT,
+                 "cells": [(gid, answer_source if gid == k else self.stand_ins[gid]) for gid in self.answer_ids],
+                 "bridge": {"source": BRIDGE_SOURCE, "owned": self.exports[k], "parity": 1}}
+        to_server, from_server = os.pipe(), os.pipe()
+        served: list[ChildRun] = []
+        # The server waits on the child's calls: only the wall clock bounds it (it ends when the child does).
+        thread = threading.Thread(target=lambda: served.append(run_child(
+            server, self.child_timeout, None, None, warm=self.warm, bridge_fds=(to_server[0], from_server[1]))))
+        thread.start()
+        try:
+            run = run_child(child, self.child_timeout, self.child_stall, warm=self.warm,
+                            bridge_fds=(from_server[0], to_server[1]))
+        finally:
+            thread.join()
+        return run, served[0] if served else ChildRun(status="crashed", detail="the reference server did not start")
 
     def _reference_observations(self) -> dict[str, object]:
         cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
@@ -177,8 +210,7 @@ class Grader:
         return verdict
 
     def _grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
-        cells = [(gid, answer_source if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids]
-        run = self._run(cells, self._named(task))
+        run, server = self._run_bridged(task, answer_source)
         observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
         results = []
@@ -204,6 +236,8 @@ class Grader:
         note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
         if run.status != "ok":
             note = "; ".join(filter(None, [note, f"grading child {run.status}: {run.detail}"]))
+        if server.status != "ok" and run.status == "ok":
+            note = "; ".join(filter(None, [note, f"grading child's reference server {server.status}: {server.detail}"]))
         score = round(task.points * passed / len(results), 2)
         hung = run.status == "timeout" or "ran past the time limit" in str(cell_error) or any(
             obs == "timeout" or str(obs).startswith("skipped after") for obs in observed.values())

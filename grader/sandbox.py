@@ -337,12 +337,13 @@ def _drain(stream, sink: bytearray, cap: int, progress: list[float]) -> None:
 
 def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None, idle: float | None = None, stdin: bytes = b"",
                   inputs: dict[str, Path] | None = None, limits: Limits | None = None, level: str | None = None,
-                  scratch_bytes: int = SCRATCH_BYTES) -> Finished:
+                  scratch_bytes: int = SCRATCH_BYTES, bridge_fds: tuple[int, int] = ()) -> Finished:
     """Run `argv` at the sandbox level; its results go to the fd named by $GRADER_RESULT_FD.
 
     Limits are enforced from outside: rlimits set before exec, a wall-clock `timeout`, `stall`:
     the CPU seconds the sandbox may spend while its result pipe stays silent (CPU, so that a loaded
     machine cannot stop a correct answer), and `idle`: the wall seconds it may stay silent.
+    `bridge_fds` (read, write) reach the command as $GRADER_BRIDGE_FDS; this process closes them.
     """
     level = level or sandbox_level()
     limits = limits or Limits(cpu_seconds=int(timeout) + 5)
@@ -368,8 +369,11 @@ def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None
             # A throwaway shell between us and the command, so that its parent pid is not the grader.
             cmd, cwd = ["sh", "-c", '"$@"; exit $?', "grader-process", *argv], scratch
             members = None  # filled in by _watch: the process group it starts
+        if bridge_fds:
+            env["GRADER_BRIDGE_FDS"] = ",".join(map(str, bridge_fds))
         return _watch(cmd, env=env, cwd=cwd, stdin=stdin, timeout=timeout, stall=stall, idle=idle, limits=limits,
-                      read_fd=read_fd, write_fd=write_fd, members=members, passed=passed, level=level)
+                      read_fd=read_fd, write_fds=(write_fd, *bridge_fds), members=members,
+                      passed=[*passed, *bridge_fds], level=level)
 
 
 def _cpu_seconds(pids: list[int]) -> float:
@@ -395,12 +399,13 @@ def _group_of(pgid: int) -> list[int]:
     return found
 
 
-def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write_fd, members, passed, level) -> Finished:
+def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write_fds, members, passed, level) -> Finished:
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 cwd=cwd, env=env, pass_fds=passed, preexec_fn=_preexec(limits, level))
     finally:
-        os.close(write_fd)
+        for fd in write_fds:
+            os.close(fd)
     out, err, progress = bytearray(), bytearray(), [time.monotonic()]
     result = os.fdopen(read_fd, "rb")
     readers = [threading.Thread(target=_drain, args=(result, out, MAX_RESULT, progress), daemon=True),
@@ -456,16 +461,18 @@ CHILD_STALL = 10.0     # CPU seconds a child may spend without reporting (its ow
 CHILD_IDLE = 60.0      # wall seconds it may stay silent (a sleep uses no CPU); honest children report in milliseconds
 
 
-def run_child(payload: dict, timeout: float, stall: float = CHILD_STALL, idle: float = CHILD_IDLE, warm=None) -> ChildRun:
+def run_child(payload: dict, timeout: float, stall: float | None = CHILD_STALL, idle: float | None = CHILD_IDLE, warm=None,
+              bridge_fds: tuple[int, int] = ()) -> ChildRun:
     """Run grader/child.py on `payload` in the sandbox; never raises for anything the child does.
 
-    `warm` (a grader.zygote.Zygote): fork the run from that warm parent instead of starting an interpreter."""
+    `warm` (a grader.zygote.Zygote): fork the run from that warm parent instead of starting an interpreter.
+    `bridge_fds`: the run's end of the bridge to its reference server (grader/bridge.py)."""
     limits = Limits(cpu_seconds=int(timeout) + 5)
     if warm is not None:
-        done = warm.run("grade", payload, timeout=timeout, stall=stall, idle=idle, limits=limits)
+        done = warm.run("grade", payload, timeout=timeout, stall=stall, idle=idle, limits=limits, bridge_fds=bridge_fds)
     else:
         done = run_sandboxed([sys.executable, "-I", "-c", CHILD_SOURCE], timeout=timeout, stall=stall, idle=idle,
-                             stdin=json.dumps(payload).encode(), limits=limits)
+                             stdin=json.dumps(payload).encode(), limits=limits, bridge_fds=bridge_fds)
     protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]])
     return parse_child_output(done, protocol, timeout, stall, idle)
 

@@ -113,8 +113,10 @@ class Zygote:
             return json.loads(reply)["pid"]
 
     def run(self, kind: str, payload: dict, *, timeout: float, limits: Limits, stall: float | None = None,
-            idle: float | None = None, watcher: Watcher | None = None) -> Finished:
-        """Fork a run of `kind` ('grade' or 'notebook') on `payload`; return when it ends or is stopped."""
+            idle: float | None = None, watcher: Watcher | None = None, bridge_fds: tuple[int, int] = ()) -> Finished:
+        """Fork a run of `kind` ('grade' or 'notebook') on `payload`; return when it ends or is stopped.
+
+        `bridge_fds` (read, write) go to the run as its bridge (grader/bridge.py); this process closes them."""
         watcher = watcher or Watcher()
         with contextlib.ExitStack() as stack:
             uid = stack.enter_context(sandbox_uid())[0] if self.level == "bwrap" else os.getuid()
@@ -123,10 +125,10 @@ class Zygote:
             request = {"kind": kind, "uid": uid, "cpu": limits.cpu_seconds, "memory": limits.memory_bytes,
                        "processes": limits.processes, "scratch": SCRATCH_BYTES}
             try:
-                pid = self._fork(request, [payload_r, result_w])
+                pid = self._fork(request, [payload_r, result_w, *bridge_fds])
             finally:
-                os.close(payload_r)
-                os.close(result_w)
+                for fd in (payload_r, result_w, *bridge_fds):
+                    os.close(fd)
             # The run's processes are found by walking the process tree down from it: a few reads of /proc,
             # where a scan of every process (by uid or group) would cost more than the run itself.
             root = _host_pid(self._proc.pid, pid) if self.level == "bwrap" else pid

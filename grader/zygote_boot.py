@@ -6,7 +6,8 @@
 #
 # argv: level ("bwrap" | "process"), the fd of a SOCK_SEQPACKET socket, the text of grader/child.py, and the
 # seccomp program of grader/seccomp.py in base64 ("" on a machine it does not know: then only "process").
-# Request: JSON {kind: "grade" | "notebook", uid, cpu, memory, processes, scratch} + fds [payload in, results out].
+# Request: JSON {kind: "grade" | "notebook", uid, cpu, memory, processes, scratch} + fds [payload in, results out]
+# (+ [bridge in, bridge out] for a grading child and its reference server, grader/bridge.py).
 # Reply: JSON {"pid": pid}. The child writes JSON lines to `results out` and ends; the grader watches it.
 #
 # Level "bwrap": this process runs as root with capabilities, inside bubblewrap's allow-list view (read-only
@@ -158,14 +159,15 @@ def serve(req, fds, listener):
     """In the forked child: enter the sandbox, read the payload, run it, report."""
     listener.close()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    payload_fd, result_fd = fds
+    payload_fd, result_fd, *bridge_fds = fds
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    low, high = sorted((payload_fd, result_fd))
-    os.closerange(3, low)
-    os.closerange(low + 1, high)
-    os.closerange(high + 1, 1 << 16)
+    keep = sorted(fds)
+    for low, high in zip([2, *keep], [*keep, 1 << 16]):  # close every fd but the ones this run was given
+        os.closerange(low + 1, high)
+    if bridge_fds:
+        os.environ["GRADER_BRIDGE_FDS"] = ",".join(map(str, bridge_fds))
     if LEVEL == "bwrap":
         enter_bwrap_child(req)
     else:
@@ -340,7 +342,7 @@ def main():
     while True:
         _reap(block=False)  # ended runs are waited for, so that their CPU time is accounted to this process
         try:
-            message, fds, _, _ = socket.recv_fds(listener, 1 << 16, 2)
+            message, fds, _, _ = socket.recv_fds(listener, 1 << 16, 4)
         except OSError:
             message = b""
         if not message:
