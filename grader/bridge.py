@@ -33,6 +33,7 @@ class Abort(BaseException):
     """The other side gave up on this exchange (its time ran out): unwind without a reply."""
 
 
+SCALARS = {int, str, bool, type(None)}   # JSON carries these as they are
 CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
 
 
@@ -112,6 +113,10 @@ class Bridge:
 
     def _shallow(self, value, graph):
         kind = type(value)
+        if kind in (list, collections.deque) and set(map(type, value)) <= SCALARS:  # block tables, free lists: as they are
+            return {"k": "list" if kind is list else "deque", "s": list(value), **({"n": value.maxlen} if kind is not list else {})}
+        if kind is dict and set(map(type, value)) <= SCALARS and set(map(type, value.values())) <= SCALARS:
+            return {"k": "dict", "s": list(value.items())}   # events, per-step counts: as they are
         if kind is list:
             return {"k": "list", "v": [self.encode(v, graph) for v in value]}
         if kind is collections.deque:
@@ -208,24 +213,28 @@ class Bridge:
         return Mirror()
 
     def _fill(self, obj, spec):
-        kind, items = spec["k"], spec.get("v")
+        kind = spec["k"]
         if kind == "opaque":
             return
         if kind == "obj":
-            fields = {k: self.decode(v) for k, v in items.items()}
+            fields = {k: self.decode(v) for k, v in spec["v"].items()}
             obj.__dict__.clear()
             obj.__dict__.update(fields)
+            return
+        if "s" in spec:   # scalars only, sent as they are
+            values = [tuple(pair) for pair in spec["s"]] if kind == "dict" else spec["s"]
+            flat = [v for pair in values for v in pair] if kind == "dict" else values
+            if not set(map(type, flat)) <= SCALARS:
+                raise BridgeError("a container of scalars holds something else")
         elif kind == "dict":
-            pairs = [(self.decode(k), self.decode(v)) for k, v in items]
-            obj.clear()
-            obj.update(pairs)
+            values = [(self.decode(k), self.decode(v)) for k, v in spec["v"]]
         else:
-            values = [self.decode(v) for v in items]
-            if kind == "list":
-                obj[:] = values
-            else:
-                obj.clear()
-                (obj.extend if kind == "deque" else obj.update)(values)
+            values = [self.decode(v) for v in spec["v"]]
+        if kind == "list":
+            obj[:] = values
+        else:
+            obj.clear()
+            (obj.extend if kind == "deque" else obj.update)(values)
 
     # -- messages ------------------------------------------------------------------------------
     def send(self, message):
