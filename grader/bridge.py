@@ -360,8 +360,10 @@ class Bridge:
                 pass
             except self.timeout_error:
                 self._timed_out()
-            except (BridgeError, OSError):
-                return   # a malformed or broken channel: the child's calls fail from now on
+            except BridgeError as exc:   # a malformed call fails; nothing of it was run
+                self.send({"x": self.exchange, "op": "raise", "roots": [], "graph": {}, "error": "BridgeError", "text": str(exc)})
+            except OSError:
+                return   # a broken channel: the child has gone
             finally:
                 signal.setitimer(timer, 0)
                 self._reset()
