@@ -179,7 +179,9 @@ def test_protocol_accepts_exactly_the_expected_records():
         deep = [deep]
     assert schema.problem(deep) == f"nested deeper than {schema.MAX_DEPTH}"
     assert schema.problem(2 ** 100) and schema.problem(list(range(schema.MAX_NODES + 1)))
-    assert schema.for_feedback({"k": "z" * 100, "n": 3}) == {"k": "<str of length 100>", "n": 3}
+    budget = schema.Budget()  # one rule's: many short strings add up, as one long string does
+    assert budget.value(["z" * 40] * 10).endswith("...") and budget.left == 0 and budget.value("z") == "..."
+    assert schema.error_name("\u6f22" * 20 + ": x") == "an error" == schema.error_name("E" * 41)
 
 
 # --- cause 5: inert feedback -------------------------------------------------------------------------
