@@ -35,6 +35,7 @@ from traitlets import Dict, Float, Int
 from . import feedback, masters, notebook_run, sanitize
 from .grade import Grader, TaskVerdict
 from .paths import NOTEBOOKS_DIR, ROOT, assignment_names
+from .safe_text import inert
 
 try:
     from nbgrader.preprocessors import NbGraderPreprocessor as _Base
@@ -150,8 +151,8 @@ class SandboxedAutograde(_Base):
                              "(set SandboxedAutograde.assignment_map)")
         graded = grade_notebook(nb, assignment, seed=self.seed, cell_wall=self.cell_timeout, budget=self.budget,
                                 keep_test_source=True)
-        for note in graded.notes:
-            self.log.warning("%s: %s", resources.get("nbgrader", {}).get("student", "?"), note)
+        for note in graded.notes:  # nbgrader's log prints to the instructor's terminal: nothing of the student's raw
+            self.log.warning("%s: %s", inert(resources.get("nbgrader", {}).get("student", "?")), inert(note, 500))
         return nb, resources
 
 

@@ -69,15 +69,6 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def printable(text: str) -> str:
-    """A name as it can always be printed and stored: undecodable bytes become \\x escapes."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte
-        raw = text.encode("utf-8", "backslashreplace")
-    return raw.decode("utf-8", "backslashreplace")
-
-
 def say(line: str) -> None:
     """Print a progress line whatever the terminal's encoding."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"

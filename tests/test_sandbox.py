@@ -17,7 +17,7 @@ import pytest
 
 import hostile
 from conftest import ROOT
-from grader import autograde, masters, safe_io, sanitize, schema
+from grader import autograde, masters, safe_io, safe_text, sanitize, schema
 from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.sandbox import UID_BASE, UID_COUNT, Limits, python_view, run_sandboxed, sandbox_level
@@ -224,7 +224,7 @@ def test_root_reads_by_value_and_writes_without_following(tmp_path):
         safe_io.read_regular(tmp_path / "fifo")
     safe_io.write_new(tmp_path / "link.ipynb", b"new")
     assert target.read_text() == "keep" and (tmp_path / "link.ipynb").read_bytes() == b"new"
-    assert safe_io.printable(os.fsdecode(b"stud\xffent")) == "stud\\xffent"
+    assert safe_text.inert(os.fsdecode(b"stud\xffent")) == "stud\\xffent"
 
 
 def test_a_huge_workload_is_refused_before_it_is_simulated():
@@ -406,5 +406,6 @@ def test_hostile_batch_leaves_the_host_as_it_was(hostile_batch):
 def test_hostile_batch_always_writes_its_outputs(hostile_batch):
     rows, out = hostile_batch["rows"], hostile_batch["out"]
     assert len(rows) == len(hostile.submissions(NAME)) + 1
-    assert rows["\\xff\\xfename"]["total"] == "0" and hostile_batch["report"]["\\xff\\xfename"]["status"] == "bad"
+    invalid = autograde.student_name(os.fsdecode(b"\xff\xfename"))  # never printed raw: a stable hashed name
+    assert invalid.startswith("invalid-") and rows[invalid]["total"] == "0" and hostile_batch["report"][invalid]["status"] == "bad"
     assert (out / "report.md").exists() and not (out / ".work").exists()
