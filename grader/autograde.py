@@ -52,7 +52,7 @@ def preload() -> None:
     import nbconvert.preprocessors  # noqa: F401
     import traitlets.config  # noqa: F401
 
-    feedback.exporter()  # and build the page's exporter (its filters import more of nbconvert)
+    feedback.warm()  # and render a page once (its filters and lexers import more)
 
 
 @dataclass

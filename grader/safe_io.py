@@ -12,7 +12,7 @@ import stat
 import sys
 from pathlib import Path
 
-MAX_SUBMISSION = 32 << 20
+MAX_SUBMISSION = 32 << 20  # bytes of a submission: a notebook with plots is a few MiB
 
 
 class Refused(ValueError):

@@ -21,7 +21,12 @@ from nbformat import validator
 from . import masters, safe_io
 from .paths import NOTEBOOKS_DIR
 
-MAX_BYTES = 256 << 20  # far above any honest notebook with plots; parsing needs a few times this in memory
+# Besides the file size (safe_io.MAX_SUBMISSION), counted before nbformat parses and validates, and we sanitise
+# and render (work that grows with each): an honest notebook has a few hundred cells; 200,000 empty ones in an
+# 8 MiB file once cost 143 s and 1.7 GiB.
+MAX_CELLS = 2_000
+MAX_OUTPUTS = 20_000
+MAX_CONTAINERS = 500_000   # JSON objects and arrays, counted by their opening bytes before json parses them
 
 
 class NotASubmission(ValueError):
@@ -40,19 +45,22 @@ class Submission:
 
 def parse(data: bytes) -> nbformat.NotebookNode:
     """Any nbformat 4.x file (lines or strings, BOM, CRLF, extra metadata) as a valid 4.5 notebook."""
-    if len(data) > MAX_BYTES:
-        raise NotASubmission(f"file too large ({len(data) >> 20} MiB; the limit is {MAX_BYTES >> 20} MiB)")
+    if len(data) > safe_io.MAX_SUBMISSION:
+        raise NotASubmission(f"file too large ({len(data) >> 20} MiB; the limit is {safe_io.MAX_SUBMISSION >> 20} MiB)")
+    if data.count(b"{") + data.count(b"[") > MAX_CONTAINERS:  # brackets inside strings count too: an upper bound
+        raise NotASubmission(f"more than {MAX_CONTAINERS} JSON objects and arrays: not a notebook this grader reads")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise NotASubmission(f"unreadable JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         raw = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise NotASubmission(f"unreadable JSON: {exc}") from None
     if not isinstance(raw, dict) or raw.get("nbformat") != 4:
         found = raw.get("nbformat") if isinstance(raw, dict) else type(raw).__name__
-        raise NotASubmission(f"not a Jupyter notebook in format 4 (found nbformat={found!r})")
+        raise NotASubmission(f"not a Jupyter notebook in format 4 (found nbformat={str(found)[:40]!r})")
+    _check_counts(raw)
     try:
         with warnings.catch_warnings():  # missing cell ids are added below
             warnings.simplefilter("ignore")
@@ -66,6 +74,16 @@ def parse(data: bytes) -> nbformat.NotebookNode:
     for cell in nb.cells:
         cell.source = cell.source.replace("\r\n", "\n").replace("\r", "\n")
     return nb
+
+
+def _check_counts(raw: dict) -> None:
+    """Refuse a notebook with more cells or outputs than grading will work through."""
+    cells = raw.get("cells") if isinstance(raw.get("cells"), list) else []
+    if len(cells) > MAX_CELLS:
+        raise NotASubmission(f"{len(cells)} cells; the limit is {MAX_CELLS}")
+    outputs = sum(len(c["outputs"]) for c in cells if isinstance(c, dict) and isinstance(c.get("outputs"), list))
+    if outputs > MAX_OUTPUTS:
+        raise NotASubmission(f"{outputs} outputs; the limit is {MAX_OUTPUTS}")
 
 
 def _upgrade_minor(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -85,7 +103,7 @@ def _upgrade_minor(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def read(path: Path) -> nbformat.NotebookNode:
     """parse() a file, refusing links and anything that is not a regular file (checked on the open file)."""
     try:
-        return parse(safe_io.read_regular(path, MAX_BYTES))
+        return parse(safe_io.read_regular(path))
     except safe_io.Refused as exc:
         raise NotASubmission(str(exc)) from None
 

@@ -3,6 +3,7 @@ import csv
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -266,10 +267,10 @@ def test_the_fallback_level_still_judges_from_observations():
 def test_workers_import_before_the_pool_starts(monkeypatch):
     for name in [m for m in sys.modules if m.startswith("nbconvert")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setattr(autograde.feedback, "_EXPORTER", None)
+    monkeypatch.setattr(autograde.feedback, "_IDLE", queue.SimpleQueue())
     autograde.preload()
     assert {"nbconvert.exporters", "nbconvert.filters.highlight", "nbconvert.preprocessors"} <= set(sys.modules)
-    assert autograde.feedback._EXPORTER is not None
+    assert autograde.feedback._IDLE.qsize() == 1  # one exporter built, and a page rendered with it
 
 
 # --- the hostile batch: every cause at once, controls intact, host unchanged ----------------------------
