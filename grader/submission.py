@@ -151,24 +151,49 @@ def identify(nb, assignment: str, others: list[str]) -> None:
         raise NotASubmission(f"some other notebook: none of the given cells of {assignment} are in it")
 
 
-def prepare(nb, release: nbformat.NotebookNode, answer_ids: list[str]) -> Submission:
-    """The answers, and a notebook in which every graded cell of the release appears exactly once."""
-    warnings: list[str] = []
-    found = masters.cells_by_grade_id(nb)
-    released = masters.cells_by_grade_id(release)
-    answers = {gid: cells[-1].source for gid, cells in found.items() if gid in answer_ids}
-    for gid, cells in found.items():
-        if gid not in released:
+def repair_metadata(nb, release: nbformat.NotebookNode) -> list[str]:
+    """nbgrader metadata only where the release has it, as it has it, once per grade_id (in place); the warnings.
+
+    Stock nbgrader's checks raise on a scratch cell with nbgrader metadata of its own (no schema_version, an
+    unknown grade_id), which would stop `nbgrader autograde` for every later student; here it costs nothing.
+    Of a duplicated graded cell the last copy keeps its metadata, as the kernel ran it last."""
+    released = {gid: cells[0].metadata["nbgrader"] for gid, cells in masters.cells_by_grade_id(release).items()}
+    answer_ids, foreign, warnings = masters.answer_ids(release), 0, []
+    for cell in nb.cells:
+        if "nbgrader" not in cell.get("metadata", {}):
             continue
+        gid = masters.grade_id(cell)
+        if gid not in released:
+            foreign += 1
+            _unmark(cell)
+        elif cell.metadata["nbgrader"] != released[gid]:
+            cell.metadata["nbgrader"] = copy.deepcopy(released[gid])
+            warnings.append(f"the nbgrader metadata of cell {gid} was changed; the release's is used, so this costs nothing")
+    if foreign:
+        warnings.append(f"{foreign} cell(s) had nbgrader metadata the release does not have; it was removed, so this costs nothing")
+    for gid, cells in masters.cells_by_grade_id(nb).items():
         if len(cells) > 1:
             kind = "answer cell" if gid in answer_ids else "cell"
             keep = "the last copy is graded, as the kernel ran it last" if gid in answer_ids else "one copy is kept"
             warnings.append(f"{kind} {gid} appears {len(cells)} times; {keep}")
             for extra in cells[:-1]:  # still run in place, but no longer graded
-                extra.metadata.pop("nbgrader", None)
-                extra.metadata.pop("deletable", None)
-                extra.metadata.pop("editable", None)
-        if gid not in answer_ids and _edited(cells[-1], released[gid][0]):
+                _unmark(extra)
+    return warnings
+
+
+def _unmark(cell) -> None:
+    for key in ("nbgrader", "deletable", "editable"):
+        cell.metadata.pop(key, None)
+
+
+def prepare(nb, release: nbformat.NotebookNode, answer_ids: list[str]) -> Submission:
+    """The answers, and a notebook in which every graded cell of the release appears exactly once."""
+    warnings = repair_metadata(nb, release)
+    found = masters.cells_by_grade_id(nb)
+    released = masters.cells_by_grade_id(release)
+    answers = {gid: cells[0].source for gid, cells in found.items() if gid in answer_ids}
+    for gid, cells in found.items():
+        if gid not in answer_ids and _edited(cells[0], released[gid][0]):
             warnings.append(f"cell {gid} was edited; the original is used for grading, so this costs nothing")
     for gid in released:
         if gid not in found:

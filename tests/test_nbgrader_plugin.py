@@ -34,13 +34,15 @@ def course(tmp_path_factory):
     mutant = next(m for m in DECODE_MUTANTS if m.passes_visible and m.answer_id == "todo3")
     subs = {"alice": examples.filled(NAME, masters.reference_answers(NAME)), "bob": examples.release(NAME),
             "carol": examples.filled(NAME, mutated_answers(NAME, mutant)),
-            "ivan": examples.bad_submissions(NAME)["ivan_subverts_kernel"]}
+            "ivan": examples.bad_submissions(NAME)["ivan_subverts_kernel"],
+            # First in nbgrader's order: stock CheckCellMetadata on his scratch cells once stopped the whole class.
+            "aaron": examples.layout_submissions(NAME)["pim_scratch_nbgrader_metadata"]}
     for sid, nb in subs.items():  # what `nbgrader collect` leaves: submitted/<student>/<assignment>/<notebook>.ipynb
         examples.write({NAME: nb}, course / "submitted" / sid / NAME)
-    nbgrader(course, "autograde", NAME)
+    log = nbgrader(course, "autograde", NAME)
     nbgrader(course, "generate_feedback", NAME)
     nbgrader(course, "export")
-    return course, subs
+    return course, subs, log.stdout + log.stderr
 
 
 def our_verdicts(nb):
@@ -49,7 +51,7 @@ def our_verdicts(nb):
 
 
 def test_exported_scores_are_our_verdicts(course):
-    folder, subs = course
+    folder, subs, _ = course
     rows = {row["student_id"]: row for row in csv.DictReader(open(folder / "grades.csv"))}
     assert set(rows) == set(subs)
     for sid, nb in subs.items():
@@ -60,11 +62,21 @@ def test_exported_scores_are_our_verdicts(course):
     assert 9 < float(rows["carol"]["raw_score"]) < 12  # the bug passes every visible check; only the sandbox sees it
 
 
+def test_a_scratch_cells_nbgrader_metadata_stops_no_one(course):
+    """aaron's scratch cells carry nbgrader metadata of their own (no schema_version, a copied test cell, not even
+    a dict): repaired before stock nbgrader checks it, so he and everyone after him are graded."""
+    folder, _, log = course
+    rows = {row["student_id"]: row for row in csv.DictReader(open(folder / "grades.csv"))}
+    assert float(rows["aaron"]["raw_score"]) == 12 and float(rows["alice"]["raw_score"]) == 12
+    assert "aaron: 4 cell(s) had nbgrader metadata the release does not have; it was removed" in log
+    assert "\x1b" not in log  # his grade_id's escape never reached nbgrader's log
+
+
 def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
     """Stock nbgrader scores a test cell by the absence of errors in the student's kernel; ivan's kernel hides them."""
     from nbgrader.api import Gradebook
 
-    folder, subs = course
+    folder, subs, _ = course
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
         ivan = {g.name: g.auto_score for g in gb.find_submission_notebook(NAME, NAME, "ivan").grades}
         alice = {g.name: g.auto_score for g in gb.find_submission_notebook(NAME, NAME, "alice").grades}
@@ -73,7 +85,7 @@ def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
 
 
 def test_generate_feedback_is_redacted_and_shows_the_verdicts(course):
-    folder, _ = course
+    folder, _, _ = course
     hidden = hidden_snippets(masters.nbgrader_source(NAME))
     pages = {sid: visible_text((folder / "feedback" / sid / NAME / f"{NAME}.html").read_text()) for sid in ("alice", "carol")}
     for page in pages.values():
@@ -88,7 +100,7 @@ def test_the_autograded_notebook_keeps_its_tests_and_outputs_only_the_verdict(co
     since the run never held them, and each test cell's result is its sandboxed score."""
     import nbformat
 
-    folder, _ = course
+    folder, _, _ = course
     hidden = hidden_snippets(masters.nbgrader_source(NAME))
     nb = nbformat.read(folder / "autograded" / "carol" / NAME / f"{NAME}.ipynb", as_version=4)
     tests = {masters.grade_id(c): c for c in nb.cells if (masters.grade_id(c) or "").endswith("_tests")}
