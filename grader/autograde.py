@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
-import hashlib
 import html
 import json
 import os
@@ -28,13 +27,23 @@ import nbformat
 from . import feedback, i18n, masters, nbgrader_plugin, notebook_run, safe_io, sanitize, submission
 from .grade import TaskVerdict, verdicts_to_json
 from .paths import NOTEBOOKS_DIR, assignment_names, master_path
-from .safe_io import printable, say
-from .shard import parse_shard, shard_of
+from .safe_io import say
+from .safe_text import csv_cell, inert
+from .shard import parse_shard, shard_of, student_key
 from .submission import Submission
 from .translation import LANGUAGES
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
+NOTE_CHARS = 500   # of one reason or warning in the report (a list of cells not run can be long)
 NBGRADER_WALL_SECONDS = notebook_run.BUDGET
+
+
+def student_name(stem: str) -> str:
+    """The id a file's student is known by everywhere: the file name if it is a usable id that prints as itself,
+    else invalid-<its hash> (stable, and distinct for names that would print alike)."""
+    if STUDENT_ID.fullmatch(stem) and inert(stem) == stem and not stem.startswith("invalid-"):
+        return stem
+    return "invalid-" + student_key(stem)[:12]
 
 
 def preload() -> None:
@@ -43,12 +52,12 @@ def preload() -> None:
     import nbconvert.preprocessors  # noqa: F401
     import traitlets.config  # noqa: F401
 
-    feedback.exporter()  # and build the page's exporter (its filters import more of nbconvert)
+    feedback.warm()  # and render a page once (its filters and lexers import more)
 
 
 @dataclass
 class Outcome:
-    student_id: str
+    student_id: str                   # student_name(): safe to print as it is
     status: str                       # graded | bad | error
     scores: dict[str, float]
     reason: str = ""
@@ -56,6 +65,7 @@ class Outcome:
     seconds: float = 0.0
     verdicts: list[TaskVerdict] = field(default_factory=list)
     language: str = "en"
+    key: str = ""                     # shard.student_key of the file name: the merge tells students apart by it
 
 
 class Batch:
@@ -98,8 +108,11 @@ class Batch:
         try:
             outcome = self._grade_one(path)
         except Exception as exc:  # noqa: BLE001 - MemoryError included: this student fails, the batch goes on
-            outcome = Outcome(path.stem, "error", self.zero_scores(), f"internal grading error, please report: {type(exc).__name__}: {str(exc)[:300]}")
-        outcome.student_id = printable(outcome.student_id)
+            outcome = Outcome(student_name(path.stem), "error", self.zero_scores(),
+                              f"internal grading error, please report: {type(exc).__name__}: {exc}")
+        outcome.key = student_key(path.stem)
+        outcome.reason = inert(outcome.reason, NOTE_CHARS)  # all that follows prints, stores and reports these
+        outcome.warnings = [inert(w, NOTE_CHARS) for w in outcome.warnings]
         return outcome
 
     def zero_scores(self) -> dict[str, float]:
@@ -107,10 +120,12 @@ class Batch:
 
     def _grade_one(self, path: Path) -> Outcome:
         started = time.perf_counter()
-        student = path.stem
+        student = student_name(path.stem)
         zero = self.zero_scores()
-        if not STUDENT_ID.fullmatch(student):
-            return Outcome(student, "bad", zero, "file name is not a usable student id (letters, digits, _.@+-)")
+        if student != path.stem:
+            raw = os.fsencode(path.name)[:100].hex()  # to find the file by, without printing its name
+            return Outcome(student, "bad", zero, "file name is not a usable student id (letters, digits, _.@+-; "
+                                                 f"not invalid-...); the name's bytes in hex: {raw}")
         try:
             sub = self.check(path)
         except submission.NotASubmission as exc:
@@ -147,8 +162,7 @@ class Batch:
         self.publish(page, outcome.student_id)
 
     def publish(self, page: str, sid: str) -> None:
-        if not STUDENT_ID.fullmatch(sid):  # a name that is no student id still gets a page, under a safe name
-            sid = "invalid-id-" + hashlib.sha256(sid.encode("utf-8", "backslashreplace")).hexdigest()[:12]
+        """Write the page of `sid` (a student_name(), so a safe file name)."""
         safe_io.write_new(self.out / "feedback" / f"{sid}.html", page.encode("utf-8", "backslashreplace"))
 
     def write_plain_feedback(self, outcome: Outcome) -> None:
@@ -170,8 +184,8 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
         writer.writerow(["student_id", *batch.task_columns, "total", "max_total"])
         for o in outcomes:
             total = round(sum(o.scores.values()), 2)
-            writer.writerow([o.student_id, *(f"{o.scores[c]:g}" for c in batch.task_columns), f"{total:g}", f"{batch.max_total:g}"])
-    details = [{"student_id": o.student_id, "status": o.status, "language": o.language, "reason": o.reason, "warnings": o.warnings,
+            writer.writerow([csv_cell(inert(o.student_id)), *(f"{o.scores[c]:g}" for c in batch.task_columns), f"{total:g}", f"{batch.max_total:g}"])
+    details = [{"student_id": o.student_id, "key": o.key, "status": o.status, "language": o.language, "reason": o.reason, "warnings": o.warnings,
                 "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
     report = {"assignment": batch.assignment, "seed": batch.grader.seed, "sandbox": batch.grader.sandbox,
               "task_columns": batch.task_columns, "max_total": batch.max_total, "students": details}
@@ -188,8 +202,8 @@ def write_report_md(out: Path, report: dict, headline: str) -> None:
              "|---|---|" + "---|" * len(columns) + "---|---|"]
     for o in report["students"]:
         scores = {v["answer_id"]: v["score"] for v in o["verdicts"]}
-        notes = html.escape("; ".join(filter(None, [o["reason"], *o["warnings"]])).replace("|", "/"), quote=False)
-        lines.append(f"| {o['student_id']} | {o['status']} | " + " | ".join(f"{scores.get(c, 0):g}" for c in columns)
+        notes = inert("; ".join(filter(None, [o["reason"], *o["warnings"]])), 4 * NOTE_CHARS)
+        lines.append(f"| {inert(o['student_id'])} | {inert(o['status'])} | " + " | ".join(f"{scores.get(c, 0):g}" for c in columns)
                      + f" | {sum(scores.get(c, 0) for c in columns):g} | {notes} |")
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace")
 
@@ -214,7 +228,7 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
     workers = jobs or 2 * (os.cpu_count() or 1)  # a worker mostly waits for its sandboxed runs
     say(f"autograding {len(paths)} submission(s) of {assignment} with {workers} worker(s)")
     if skipped:
-        say(f"  skipping files that are not notebooks: {', '.join(printable(name) for name in skipped)}")
+        say(f"  skipping files that are not notebooks: {inert(', '.join(skipped))}")
     batch = Batch(assignment, submissions, out, cell_timeout, seed, feedback_wall)
     say(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios, sandbox: {batch.grader.sandbox}")
     outcomes: dict[Path, Outcome] = {}
@@ -223,12 +237,12 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
             futures = {pool.submit(batch.grade_one, path): path for path in paths}
             for done, future in enumerate(as_completed(futures), 1):
                 o = outcomes[futures[future]] = future.result()
-                note = o.reason or "; ".join(o.warnings)
-                say(f"  [{done}/{len(paths)}] {o.student_id:<24} {sum(o.scores.values()):>5g}/{batch.max_total:g}"
+                note = inert(o.reason or "; ".join(o.warnings))
+                say(f"  [{done}/{len(paths)}] {inert(o.student_id):<24} {sum(o.scores.values()):>5g}/{batch.max_total:g}"
                     f"  {o.status:<6} {o.seconds:5.1f} s  {note}")
     finally:  # grades.csv and the report are written whatever happened, with every student in them
-        listed = [outcomes.get(p) or Outcome(printable(p.stem), "error", batch.zero_scores(), "not graded: the batch was interrupted")
-                  for p in paths]
+        listed = [outcomes.get(p) or Outcome(student_name(p.stem), "error", batch.zero_scores(),
+                                             "not graded: the batch was interrupted", key=student_key(p.stem)) for p in paths]
         write_outputs(batch, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
     if batch.grader.reused:
         say(f"  {batch.grader.reused} TODO verdict(s) reused from an identical answer graded earlier in the batch")

@@ -123,6 +123,16 @@ def layout_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
     def edit_test(cells):
         cells[index(cells, f"{first}_tests")].source = "print('I changed the checks')"
 
+    def nbgrader_scratch(cells):  # stock nbgrader's CheckCellMetadata raises on each: it would stop the class
+        marked = [nbformat.v4.new_code_cell("x = 2  # scratch"), nbformat.v4.new_markdown_cell("my notes"),
+                  nbformat.v4.new_code_cell("y = 3"), copy.deepcopy(cells[index(cells, f"{first}_tests")])]
+        marked[0].metadata["nbgrader"] = {"grade": False, "solution": False, "locked": False, "grade_id": "scratch"}
+        marked[1].metadata["nbgrader"] = {"solution": True, "grade_id": "notes\x1b]0;owned\x07", "schema_version": 3}
+        marked[2].metadata["nbgrader"] = "copied from a forum"
+        marked[3].metadata["nbgrader"]["grade_id"] = f"{first}_tests_copy"
+        marked[3]["id"] = "pasted-copy"
+        cells.extend(marked)
+
     kernel = edit(lambda cells: None)
     kernel.metadata["kernelspec"] = {"name": "python3.11-venv", "display_name": "My venv", "language": "python"}
     return {
@@ -132,6 +142,7 @@ def layout_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
         "nia_moved_test_cell": edit(move_up(f"{last}_tests")),
         "oli_extra_cells": edit(scratch),
         "pia_other_kernel": kernel,
+        "pim_scratch_nbgrader_metadata": edit(nbgrader_scratch),
         "quinn_duplicated_answer_last_wins": edit(duplicate(first, release_answers(assignment)[first])),
         f"ravi_duplicated_answer_stub_last_{first}": edit(duplicate(first, release_answers(assignment)[first], after=True)),
         f"sam_deleted_answer_{last}": edit(delete(last)),

@@ -6,20 +6,22 @@ The template (grader/templates/feedback_todo) is set through nbgrader's configur
 from __future__ import annotations
 
 import os
+import queue
 import re
 import sys
-import threading
+import time
 from pathlib import Path
 
 import nbformat
 
 from . import masters
 from .paths import ROOT
+from .sanitize import NOT_SHOWN, SOURCES_CAP
 
 TEMPLATES = Path(__file__).with_name("templates")
 TEMPLATE_NAME = "feedback_todo"
 TEMPLATE_FILE = "feedback_todo.html.j2"
-_LOCK = threading.Lock()
+RENDER_SECONDS = 60.0   # a page that takes longer is given up (the student gets the plain page); honest ones take ~1 s
 
 
 def _nbgrader_templates() -> Path:
@@ -39,15 +41,19 @@ def template_config():
     return c
 
 
-_EXPORTER = None
+# Exporters no render is using. nbconvert's exporters are not written for concurrent use, so each render takes
+# its own (one per concurrent render at most); no lock, so a slow page holds up no other student's.
+_IDLE: queue.SimpleQueue = queue.SimpleQueue()
 ALT = re.compile(r"<img(?![^>]*\balt=)")
 
 
 def _exporter():
     """nbconvert's HTMLExporter with our template; code highlighted once per distinct cell source (most cells are
     the same in every submission), and the page not re-parsed with BeautifulSoup only to add alt text."""
+    from jinja2 import pass_context
     from nbconvert import HTMLExporter
     from nbconvert.exporters.templateexporter import TemplateExporter
+    from nbconvert.filters import ansi2html
     from nbconvert.filters.highlight import Highlight2HTML
     from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -58,6 +64,7 @@ def _exporter():
             self.cache: dict = {}
 
         def __call__(self, source, language=None, metadata=None):
+            self.parent.in_time()
             key = (source, language)
             if key not in self.cache:
                 if len(self.cache) >= 4096:
@@ -66,9 +73,26 @@ def _exporter():
             return self.cache[key]
 
     class FeedbackExporter(HTMLExporter):
+        deadline = float("inf")
+
+        def in_time(self) -> None:
+            """Called by the filters each cell goes through: a page over its time budget is given up."""
+            if time.monotonic() > self.deadline:
+                raise TimeoutError(f"the page took more than {RENDER_SECONDS:g} s to render")
+
+        @pass_context
+        def markdown2html(self, context, source):
+            self.in_time()
+            return super().markdown2html(context, source)
+
+        def timed_ansi2html(self, text):
+            self.in_time()
+            return ansi2html(text)
+
         def from_notebook_node(self, nb, resources=None, **kw):
             resources = self._init_resources(resources)
             self.register_filter("highlight_code", self.cached_highlight)
+            self.register_filter("ansi2html", self.timed_ansi2html)
             self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self,
                                                                            resources=resources))
             page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
@@ -90,8 +114,11 @@ def render(nb, assignment: str, verdicts) -> str:
     The scores nbgrader's GetGrades would read from a gradebook are set from the verdicts directly (the
     same numbers nbgrader's gradebook holds), so no course folder or database is built per student."""
 
-    by_test = {v.test_id: v for v in verdicts}
+    by_test, code = {v.test_id: v for v in verdicts}, SOURCES_CAP
     for cell in nb.cells:
+        if cell.cell_type == "code":  # highlighting costs time per character: the page shows this much code
+            code -= len(cell.source)
+            cell.source = cell.source if code >= 0 else NOT_SHOWN
         meta = cell.get("metadata", {}).get("nbgrader")
         if not meta:
             continue
@@ -104,20 +131,28 @@ def render(nb, assignment: str, verdicts) -> str:
     score, max_score = sum(v.score for v in verdicts), sum(v.points for v in verdicts)
     resources = {"nbgrader": {"notebook": assignment, "assignment": assignment, "score": score, "max_score": max_score,
                               "late_penalty": 0}}
-    with _LOCK:  # one exporter, its templates loaded once; nbconvert's exporters are not written for concurrent use
-        page, _ = exporter(locked=True).from_notebook_node(nb, resources=resources)
+    mine = exporter()
+    try:
+        mine.deadline = time.monotonic() + RENDER_SECONDS
+        page, _ = mine.from_notebook_node(nb, resources=resources)
+    finally:
+        _IDLE.put(mine)
     return page
 
 
-def exporter(locked: bool = False):
-    """The process's feedback exporter, built on first use."""
-    global _EXPORTER
-    if not locked:
-        with _LOCK:
-            return exporter(locked=True)
-    if _EXPORTER is None:
-        _EXPORTER = _exporter()
-    return _EXPORTER
+def exporter():
+    """A feedback exporter no other render is using, built when none is idle (give it back with _IDLE.put)."""
+    try:
+        return _IDLE.get_nowait()
+    except queue.Empty:
+        return _exporter()
+
+
+def warm() -> None:
+    """Render a small page once: what a render imports is imported now, before worker threads start."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("*x*"), nbformat.v4.new_code_cell(
+        "x = 1", outputs=[nbformat.v4.new_output("stream", name="stdout", text="x\n")])])
+    render(nb, "warm", [])
 
 
 def _prefixes(extra: list[Path]) -> list[tuple[str, str]]:

@@ -13,13 +13,13 @@ import copy
 import hashlib
 import os
 import threading
+from pathlib import Path
 from dataclasses import asdict, dataclass, field
 
 from . import exports, masters, snippets, suites, zygote
 from .drivers import driver_source
 from .sandbox import CHILD_STALL, ChildRun, run_child, sandbox_level
-from pathlib import Path
-from .schema import for_feedback, problem, short_text
+from .schema import Budget, problem, short_text
 from .suites.base import Task
 
 DEFAULT_SEED = 20261129
@@ -65,22 +65,25 @@ class TaskVerdict:
 
 
 def _short(value, limit: int = 160) -> str:
-    text = repr(value)  # observations are plain Python values: show them as Python writes them
+    """A value of the reference's (ours, not the child's) as the page shows it."""
+    text = ascii(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def first_diff(expected, actual, path: str = "") -> str:
-    """Where two observations first differ, as 'path: expected X, got Y'."""
+def first_diff(expected, actual, shown: Budget | None = None, path: str = "") -> str:
+    """Where two observations first differ, as 'path: expected X, got Y' (the child's side within `shown`'s budget)."""
+    shown = shown or Budget()
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key in list(expected) + [k for k in actual if k not in expected]:
             if expected.get(key, "<absent>") != actual.get(key, "<absent>"):
-                return first_diff(expected.get(key, "<absent>"), actual.get(key, "<absent>"), f"{path}.{key}".lstrip("."))
+                step = key if key in expected else shown.value(key)  # a key only the child has is its text
+                return first_diff(expected.get(key, "<absent>"), actual.get(key, "<absent>"), shown, f"{path}.{step}".lstrip("."))
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
         for index, (e, a) in enumerate(zip(expected, actual)):
             if e != a:
                 label = f"request {e['request_id']}" if isinstance(e, dict) and "request_id" in e else index
-                return first_diff(e, a, f"{path}[{label}]")
-    return f"{path or 'value'}: expected {_short(expected)}, got {_short(actual)}"
+                return first_diff(e, a, shown, f"{path}[{label}]")
+    return f"{path or 'value'}: expected {_short(expected)}, got {shown.value(actual)}"
 
 
 def departure(expected, actual) -> int | None:
@@ -90,27 +93,45 @@ def departure(expected, actual) -> int | None:
     return next((i for i, (exp, act) in enumerate(zip(expected, actual)) if exp != act), None)
 
 
-def _same_result(expected: dict, actual: dict) -> bool:
+def _same_result(expected: dict, actual) -> bool:
     """True when an op returned (or raised) the same, so only the state after it differs."""
-    return expected.get("error") == actual.get("error") and expected.get("value") == actual.get("value")
+    return isinstance(actual, dict) and expected.get("error") == actual.get("error") and expected.get("value") == actual.get("value")
 
 
-def explain(ops: list, expected, actual, driver: str = "decode") -> str:
-    """The first point where the student's run departs from the reference, in words."""
+# What the child itself reports when a scenario did not finish; anything else there is shown as the child's value.
+STATUSES = ("timeout", "skipped after 3 timeouts in a row")
+
+
+def _status(actual, shown: Budget) -> str:
+    if actual in STATUSES:
+        return actual
+    if isinstance(actual, str) and actual.startswith("crash: "):
+        return f"crash: {shown.name(actual[len('crash: '):])}"
+    return shown.value(actual)
+
+
+def explain(ops: list, expected, actual, driver: str = "decode", shown: Budget | None = None) -> str:
+    """The first point where the student's run departs from the reference, in words.
+
+    Everything of the child's (`actual`) is shown through one Budget, so the message holds FEEDBACK_BUDGET
+    characters of it at most, however the value is shaped."""
+    shown = shown or Budget()
     if not isinstance(actual, list):
-        return f"the scenario did not finish: {actual}"
+        return f"the scenario did not finish: {_status(actual, shown)}"
     index = departure(expected, actual)
     if index is None:
-        return f"expected {len(expected)} observations, got {len(actual)}"
+        return f"expected {len(expected)} observations, got {shown.value(len(actual))}"
     exp, act = expected[index], actual[index]
     where = f"step {index + 1}, {snippets.describe(driver, ops[index])}"
+    if not isinstance(act, dict):
+        return f"{where}: {first_diff(exp, act, shown, 'observed')}"
     if exp.get("error") != act.get("error"):
         want = f"raise {exp['error']}" if exp.get("error") else f"return {_short(exp.get('value'))}"
-        got = f"raised {act['error']}" if act.get("error") else f"returned {_short(act.get('value'))}"
+        got = f"raised {shown.name(act['error'])}" if act.get("error") else f"returned {shown.value(act.get('value'))}"
         return f"{where}: expected to {want}, but it {got}"
     if exp.get("value") != act.get("value"):
-        return f"{where}: {first_diff(exp.get('value'), act.get('value'), 'returned')}"
-    return f"{where}: state {first_diff(exp.get('state'), act.get('state'))}"
+        return f"{where}: {first_diff(exp.get('value'), act.get('value'), shown, 'returned')}"
+    return f"{where}: state {first_diff(exp.get('state'), act.get('state'), shown)}"
 
 
 class Grader:
@@ -224,8 +245,7 @@ class Grader:
                     verdict = judged(rule.judge, observed[name], scenario)
                     detail = f"{scenario['name']}: {verdict}" if verdict else ""
                 elif observed[name] != self.expected[name]:
-                    shown = explain(scenario["ops"], for_feedback(self.expected[name]), for_feedback(observed[name]), self.driver_name)
-                    detail = f"{scenario['name']}: {short_text(shown, 400)}"
+                    detail = f"{scenario['name']}: {explain(scenario['ops'], self.expected[name], observed[name], self.driver_name)}"
                     at = departure(self.expected[name], observed[name])
                     code = snippets.snippet(self.driver_name, scenario["ops"], at,
                                             state=at is not None and _same_result(self.expected[name][at], observed[name][at]))

@@ -32,11 +32,13 @@ def read_master(name: str, language: str = "en") -> nbformat.NotebookNode:
 
 
 def nbgrader_meta(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}  # a student's file may hold anything there
 
 
 def grade_id(cell) -> str | None:
-    return nbgrader_meta(cell).get("grade_id")
+    gid = nbgrader_meta(cell).get("grade_id")
+    return gid if isinstance(gid, str) else None
 
 
 def tags(cell) -> list[str]:

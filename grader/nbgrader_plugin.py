@@ -7,11 +7,12 @@ e.g. `pip install -e <repo>` or PYTHONPATH):
     configure(c)
 
 `configure` puts `SandboxedAutograde` in place of nbgrader's `Execute` in
-`c.Autograde.autograde_preprocessors` and selects our feedback template (`c.HTMLExporter.template_name`,
-`extra_template_basedirs`, `extra_template_paths`), with nbgrader's `ClearHiddenTests` added to
-`c.GenerateFeedback.preprocessors`. Then `nbgrader autograde <assignment>` stores our
-verdicts in the course's own gradebook, and formgrader, `nbgrader generate_feedback` (redacted) and
-`nbgrader export` work as usual. `make autograde` (a folder of LMS files) runs `SandboxedAutograde.grade`,
+`c.Autograde.autograde_preprocessors`, puts `RepairCellMetadata` first in `c.Autograde.sanitize_preprocessors`
+(so that a scratch cell's nbgrader metadata cannot stop `nbgrader autograde` for the class) and selects our
+feedback template (`c.HTMLExporter.template_name`, `extra_template_basedirs`, `extra_template_paths`), with
+nbgrader's `ClearHiddenTests` added to `c.GenerateFeedback.preprocessors`. Then `nbgrader autograde
+<assignment>` stores our verdicts in the course's own gradebook, and formgrader, `nbgrader generate_feedback`
+(redacted) and `nbgrader export` work as usual. `make autograde` (a folder of LMS files) runs `SandboxedAutograde.grade`,
 the same code, then renders the page in-process.
 
 What the preprocessor does to each notebook, in order: grade each TODO in its own sandboxed child
@@ -32,9 +33,10 @@ from pathlib import Path
 import nbformat
 from traitlets import Dict, Float, Int
 
-from . import feedback, masters, notebook_run, sanitize
+from . import feedback, masters, notebook_run, sanitize, submission
 from .grade import Grader, TaskVerdict
 from .paths import NOTEBOOKS_DIR, ROOT, assignment_names
+from .safe_text import inert
 
 try:
     from nbgrader.preprocessors import NbGraderPreprocessor as _Base
@@ -60,10 +62,15 @@ def grader_for(assignment: str, seed: int | None = None) -> Grader:
 
 
 @functools.lru_cache(maxsize=None)
+def release_of(assignment: str) -> nbformat.NotebookNode:
+    """The released student edition (read only: callers copy what they change)."""
+    return nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+
+
+@functools.lru_cache(maxsize=None)
 def trusted_markdown(assignment: str) -> frozenset[str]:
     """The release's own prose: kept as written on the page (anything else is cleaned)."""
-    release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
-    return frozenset(c.source for c in release.cells if c.cell_type == "markdown")
+    return frozenset(c.source for c in release_of(assignment).cells if c.cell_type == "markdown")
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,16 +149,35 @@ class SandboxedAutograde(_Base):
     cell_timeout = Float(notebook_run.CELL_WALL, help="wall seconds per cell of the feedback run").tag(config=True)
     budget = Float(notebook_run.BUDGET, help="wall seconds for the whole feedback run of one notebook").tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def assignment(self, resources) -> str:
+        """Our assignment for the one nbgrader is grading."""
         name = resources.get("nbgrader", {}).get("assignment", "")
         assignment = self.assignment_map.get(name, name)
         if assignment not in assignment_names():
             raise ValueError(f"no grading suite for assignment {assignment!r}; known: {', '.join(assignment_names())} "
                              "(set SandboxedAutograde.assignment_map)")
-        graded = grade_notebook(nb, assignment, seed=self.seed, cell_wall=self.cell_timeout, budget=self.budget,
-                                keep_test_source=True)
-        for note in graded.notes:
-            self.log.warning("%s: %s", resources.get("nbgrader", {}).get("student", "?"), note)
+        return assignment
+
+    def warn(self, resources, notes: list[str]) -> None:
+        """Notes in nbgrader's log, which prints to the instructor's terminal: nothing of the student's raw."""
+        for note in notes:
+            self.log.warning("%s: %s", inert(resources.get("nbgrader", {}).get("student", "?")), inert(note, 500))
+
+    def preprocess(self, nb, resources):
+        graded = grade_notebook(nb, self.assignment(resources), seed=self.seed, cell_wall=self.cell_timeout,
+                                budget=self.budget, keep_test_source=True)
+        self.warn(resources, graded.notes)
+        return nb, resources
+
+
+class RepairCellMetadata(SandboxedAutograde):
+    """nbgrader preprocessor, first of `Autograde.sanitize_preprocessors`: nbgrader metadata only where the release
+    has it (grader/submission.py:repair_metadata), so one student's scratch cell never stops the class.
+
+    A subclass so that `c.SandboxedAutograde.assignment_map` names the assignment here too."""
+
+    def preprocess(self, nb, resources):
+        self.warn(resources, submission.repair_metadata(nb, release_of(self.assignment(resources))))
         return nb, resources
 
 
@@ -162,6 +188,8 @@ def configure(c) -> None:
 
     defaults = Autograde.class_traits()["autograde_preprocessors"].default()
     c.Autograde.autograde_preprocessors = [SandboxedAutograde if step is Execute else step for step in defaults]
+    # Stock nbgrader checks the metadata as it reads a submission (CheckCellMetadata, last of these): repair first.
+    c.Autograde.sanitize_preprocessors = [RepairCellMetadata, *Autograde.class_traits()["sanitize_preprocessors"].default()]
     steps = GenerateFeedback.class_traits()["preprocessors"].default()  # the page never shows a hidden test
     c.GenerateFeedback.preprocessors = [p for step in steps for p in ([step, ClearHiddenTests] if step is GetGrades else [step])]
     templates = feedback._nbgrader_templates()

@@ -20,6 +20,7 @@ import time
 import nbformat
 
 from . import masters
+from .safe_text import inert
 from .sandbox import Limits
 from .sanitize import clean_output
 from .zygote import Watcher, Zygote
@@ -111,9 +112,12 @@ class CellLimits(Watcher):
 
 
 def _label(nb, index: int, short: bool = False) -> str:
+    """How notes name a cell: its grade_id, or its index and first line (both the student's: made inert)."""
     cell = nb.cells[index]
-    first = cell.source.strip().splitlines()[0][:40] if cell.source.strip() else ""
-    return masters.grade_id(cell) or (f"cell {index}" if short else f"cell {index} ({first})")
+    if masters.grade_id(cell):
+        return inert(masters.grade_id(cell), 64)
+    first = cell.source.lstrip()[:200].split("\n", 1)[0]
+    return f"cell {index}" if short else f"cell {index} ({inert(first, 40)})"
 
 
 def execute(warm: Zygote, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *,

@@ -12,7 +12,7 @@ import stat
 import sys
 from pathlib import Path
 
-MAX_SUBMISSION = 32 << 20
+MAX_SUBMISSION = 32 << 20  # bytes of a submission: a notebook with plots is a few MiB
 
 
 class Refused(ValueError):
@@ -67,15 +67,6 @@ def private_dir(path: Path) -> Path:
     path.mkdir(mode=0o700, parents=True)
     os.chmod(path, 0o700)
     return path
-
-
-def printable(text: str) -> str:
-    """A name as it can always be printed and stored: undecodable bytes become \\x escapes."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte
-        raw = text.encode("utf-8", "backslashreplace")
-    return raw.decode("utf-8", "backslashreplace")
 
 
 def say(line: str) -> None:

@@ -10,6 +10,7 @@ the byte cap.
 from __future__ import annotations
 
 import re
+import time
 from html.parser import HTMLParser
 
 import bleach
@@ -19,6 +20,9 @@ PAGE_CAP = 8 << 20            # bytes of one feedback page
 OUTPUTS_CAP = 4 << 20         # bytes of all outputs of one notebook
 TEXT_CAP = 20_000             # characters of one text output
 IMAGE_CAP = 2 << 20           # bytes (base64) of one image
+SOURCES_CAP = 2 << 20         # characters of Markdown, and of code, on one page (both cost time per character)
+NOT_SHOWN = f"[not shown: a page shows {SOURCES_CAP >> 20} MiB of cell sources at most]"
+CLEAN_SECONDS = 30.0          # for clean_notebook; an honest notebook needs well under a second
 KEPT_MIMES = ("text/plain", "image/png", "image/jpeg")
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
        "base-uri 'none'; form-action 'none'")
@@ -75,24 +79,33 @@ def clean_markdown(source: str) -> str:
                         protocols=["http", "https", "mailto"], strip=False, strip_comments=True)
 
 
-def clean_notebook(nb, trusted_markdown: frozenset[str] = frozenset()) -> list[str]:
+def clean_notebook(nb, trusted_markdown: frozenset[str] = frozenset(), seconds: float = CLEAN_SECONDS) -> list[str]:
     """Reduce an executed notebook (in place) to inert content; returns notes on what was cut.
 
     Markdown cells whose source is in `trusted_markdown` (the release's own prose) are kept as written.
+    Past `seconds`, the remaining cells keep neither outputs nor prose (a budget, so cleaning stays cheap).
     """
-    notes, budget = [], OUTPUTS_CAP
+    notes, budget, prose, late = [], OUTPUTS_CAP, SOURCES_CAP, False
+    deadline = time.monotonic() + seconds
     nb.metadata.pop("widgets", None)
     for index, cell in enumerate(nb.cells):
+        if not late and time.monotonic() > deadline:
+            late = True
+            notes.append(f"cell {index} and later: no outputs or prose shown, cleaning the page took over {seconds:g} s")
         cell.pop("attachments", None)
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
         if not re.fullmatch(r"[A-Za-z0-9_-]{0,64}", str(grade_id)):  # the page's table of contents prints it raw
             cell.metadata.pop("nbgrader")
-        if cell.cell_type == "markdown" and cell.source not in trusted_markdown:
-            cell.source = clean_markdown(cell.source)
-        elif cell.cell_type == "raw":
-            cell.cell_type, cell.source = "markdown", clean_markdown(cell.source)
+        if cell.cell_type in ("markdown", "raw") and cell.source not in trusted_markdown:
+            prose -= len(cell.source)
+            cell.source = clean_markdown(cell.source) if prose >= 0 and not late else NOT_SHOWN
+        if cell.cell_type == "raw":
+            cell.cell_type = "markdown"
             cell.pop("outputs", None), cell.pop("execution_count", None)
         if cell.cell_type != "code":
+            continue
+        if late:
+            cell.outputs = []
             continue
         outputs = []
         for output in cell.get("outputs", []):

@@ -2,8 +2,9 @@
 
 A child runs student code, so everything it writes is hostile until checked here. The parent
 accepts only the records it expects, in order, and observations that are plain JSON data of
-bounded depth, size and string length. Anything else is replaced by a short description, so
-nothing the child was given (the reference, the scenarios) can ride out into a feedback page.
+bounded depth, size and string length. Anything else is replaced by a short description. What is
+accepted reaches a feedback page only through a Budget: FEEDBACK_BUDGET characters of printable ASCII per
+failing rule, so what the child was given (the reference, the scenarios) can ride out only that far.
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ MAX_STRING = 400          # characters in one string of an observation
 MAX_INT_BITS = 64
 MAX_LINE = 2 << 20        # bytes in one record
 MAX_TEXT = 160            # free text (a cell's error message) kept for feedback
-SHOWN_STRING = 40         # longer strings appear in feedback as a description only
+FEEDBACK_BUDGET = 120     # characters of a child's values that one failing rule's feedback may show, in all
+NAME_CHARS = 40           # an exception name longer than this is shown as "an error"
 
 
 def problem(value, depth: int = 0, budget: list[int] | None = None) -> str:
@@ -50,15 +52,34 @@ def describe(value) -> str:
     return f"<{type(value).__name__}>"
 
 
-def for_feedback(value):
-    """The value with long strings replaced by their description (applied alike to expected and actual)."""
-    if type(value) is str:
-        return value if len(value) <= SHOWN_STRING else describe(value)
-    if type(value) is list:
-        return [for_feedback(v) for v in value]
-    if type(value) is dict:
-        return {for_feedback(k): for_feedback(v) for k, v in value.items()}
-    return value
+class Budget:
+    """What one failing rule may show of a child's values: ascii() renderings, FEEDBACK_BUDGET characters in all.
+
+    Every character of a rendering counts (keys, quotes, brackets and digits too: a child chooses them all),
+    so the bound holds however the value is shaped: one long string, many short ones, or deep nests."""
+
+    def __init__(self, chars: int = FEEDBACK_BUDGET):
+        self.left = chars
+
+    def value(self, value) -> str:
+        """`value` as ascii() writes it (printable ASCII, escapes for the rest), cut to what the budget has left."""
+        text = ascii(value)
+        kept = text[: self.left]
+        self.left -= len(kept)
+        return kept if len(kept) == len(text) else kept + "..."
+
+    def name(self, text) -> str:
+        """An exception name the child reported, if it is a short ASCII identifier the budget still holds."""
+        name = error_name(text)
+        if name in ("an error", CELL_TIMEOUT) or len(name) > self.left:
+            return "an error"
+        self.left -= len(name)
+        return name
+
+
+def shown(value) -> str:
+    """One value of a child in a judge's message: a message shows at most one, so a rule stays within its budget."""
+    return Budget().value(value)
 
 
 def short_text(text, limit: int = MAX_TEXT) -> str:
@@ -79,8 +100,8 @@ def error_name(text) -> str:
     """
     if text == CELL_TIMEOUT:
         return text
-    name = str(text).split(":", 1)[0].strip() if type(text) is str else ""
-    return name if name.isidentifier() and len(name) <= 60 else "an error"
+    name = text.split(":", 1)[0].strip() if type(text) is str else ""
+    return name if name.isascii() and name.isidentifier() and len(name) <= NAME_CHARS else "an error"
 
 
 class Protocol:

@@ -5,7 +5,8 @@
 
 A student's shard is a hash of their id (the file name), so it does not depend on which machine
 lists the folder or on what else is in it. The merge checks that the shards graded the same
-assignment with the same seed and sandbox level, that no student appears twice, and writes
+assignment with the same seed and sandbox level, that no student appears twice (by the hash of the
+file name's bytes, report.json's "key", not by the printed id), and writes
 grades.csv, report.json, report.md and feedback/ as one unsharded run would have.
 """
 from __future__ import annotations
@@ -16,13 +17,24 @@ import hashlib
 import json
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
+
+from .safe_text import csv_cell, inert
+
+
+def student_key(student_id: str) -> str:
+    """The SHA-256 of a student id's bytes as the file name has them: names that print alike keep their own."""
+    try:
+        raw = student_id.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte
+        raw = student_id.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(raw).hexdigest()
 
 
 def shard_of(student_id: str, count: int) -> int:
     """The shard (0 .. count-1) of a student id: the first 8 bytes of its SHA-256, modulo count."""
-    digest = hashlib.sha256(student_id.encode("utf-8", "surrogateescape")).digest()
-    return int.from_bytes(digest[:8], "big") % count
+    return int(student_key(student_id)[:16], 16) % count
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -52,8 +64,8 @@ def merge(shards: list[Path], out: Path) -> dict:
         if differs:
             raise SystemExit(f"error: {folder} was graded with a different {', '.join(differs)} than {shards[0]}")
     students = [s for report in reports for s in report["students"]]
-    ids = [s["student_id"] for s in students]
-    twice = sorted({i for i in ids if ids.count(i) > 1})
+    seen = Counter(s.get("key") or s["student_id"] for s in students)  # by the raw name: two may print alike
+    twice = sorted(inert(s["student_id"]) for s in students if seen[s.get("key") or s["student_id"]] > 1)
     if twice:
         raise SystemExit(f"error: in more than one shard: {', '.join(twice)}")
     rows, header = [], None
@@ -64,7 +76,7 @@ def merge(shards: list[Path], out: Path) -> dict:
             if header is not None and head != header:
                 raise SystemExit(f"error: {folder}/grades.csv has other columns ({head} vs {header})")
             header = head
-            rows += list(reader)
+            rows += [[csv_cell(row[0]), *row[1:]] for row in reader if row]
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

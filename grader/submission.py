@@ -21,7 +21,12 @@ from nbformat import validator
 from . import masters, safe_io
 from .paths import NOTEBOOKS_DIR
 
-MAX_BYTES = 256 << 20  # far above any honest notebook with plots; parsing needs a few times this in memory
+# Besides the file size (safe_io.MAX_SUBMISSION), counted before nbformat parses and validates, and we sanitise
+# and render (work that grows with each): an honest notebook has a few hundred cells; 200,000 empty ones in an
+# 8 MiB file once cost 143 s and 1.7 GiB.
+MAX_CELLS = 2_000
+MAX_OUTPUTS = 20_000
+MAX_CONTAINERS = 500_000   # JSON objects and arrays, counted by their opening bytes before json parses them
 
 
 class NotASubmission(ValueError):
@@ -40,19 +45,22 @@ class Submission:
 
 def parse(data: bytes) -> nbformat.NotebookNode:
     """Any nbformat 4.x file (lines or strings, BOM, CRLF, extra metadata) as a valid 4.5 notebook."""
-    if len(data) > MAX_BYTES:
-        raise NotASubmission(f"file too large ({len(data) >> 20} MiB; the limit is {MAX_BYTES >> 20} MiB)")
+    if len(data) > safe_io.MAX_SUBMISSION:
+        raise NotASubmission(f"file too large ({len(data) >> 20} MiB; the limit is {safe_io.MAX_SUBMISSION >> 20} MiB)")
+    if data.count(b"{") + data.count(b"[") > MAX_CONTAINERS:  # brackets inside strings count too: an upper bound
+        raise NotASubmission(f"more than {MAX_CONTAINERS} JSON objects and arrays: not a notebook this grader reads")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise NotASubmission(f"unreadable JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         raw = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise NotASubmission(f"unreadable JSON: {exc}") from None
     if not isinstance(raw, dict) or raw.get("nbformat") != 4:
         found = raw.get("nbformat") if isinstance(raw, dict) else type(raw).__name__
-        raise NotASubmission(f"not a Jupyter notebook in format 4 (found nbformat={found!r})")
+        raise NotASubmission(f"not a Jupyter notebook in format 4 (found nbformat={str(found)[:40]!r})")
+    _check_counts(raw)
     try:
         with warnings.catch_warnings():  # missing cell ids are added below
             warnings.simplefilter("ignore")
@@ -66,6 +74,16 @@ def parse(data: bytes) -> nbformat.NotebookNode:
     for cell in nb.cells:
         cell.source = cell.source.replace("\r\n", "\n").replace("\r", "\n")
     return nb
+
+
+def _check_counts(raw: dict) -> None:
+    """Refuse a notebook with more cells or outputs than grading will work through."""
+    cells = raw.get("cells") if isinstance(raw.get("cells"), list) else []
+    if len(cells) > MAX_CELLS:
+        raise NotASubmission(f"{len(cells)} cells; the limit is {MAX_CELLS}")
+    outputs = sum(len(c["outputs"]) for c in cells if isinstance(c, dict) and isinstance(c.get("outputs"), list))
+    if outputs > MAX_OUTPUTS:
+        raise NotASubmission(f"{outputs} outputs; the limit is {MAX_OUTPUTS}")
 
 
 def _upgrade_minor(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -85,7 +103,7 @@ def _upgrade_minor(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def read(path: Path) -> nbformat.NotebookNode:
     """parse() a file, refusing links and anything that is not a regular file (checked on the open file)."""
     try:
-        return parse(safe_io.read_regular(path, MAX_BYTES))
+        return parse(safe_io.read_regular(path))
     except safe_io.Refused as exc:
         raise NotASubmission(str(exc)) from None
 
@@ -133,24 +151,49 @@ def identify(nb, assignment: str, others: list[str]) -> None:
         raise NotASubmission(f"some other notebook: none of the given cells of {assignment} are in it")
 
 
-def prepare(nb, release: nbformat.NotebookNode, answer_ids: list[str]) -> Submission:
-    """The answers, and a notebook in which every graded cell of the release appears exactly once."""
-    warnings: list[str] = []
-    found = masters.cells_by_grade_id(nb)
-    released = masters.cells_by_grade_id(release)
-    answers = {gid: cells[-1].source for gid, cells in found.items() if gid in answer_ids}
-    for gid, cells in found.items():
-        if gid not in released:
+def repair_metadata(nb, release: nbformat.NotebookNode) -> list[str]:
+    """nbgrader metadata only where the release has it, as it has it, once per grade_id (in place); the warnings.
+
+    Stock nbgrader's checks raise on a scratch cell with nbgrader metadata of its own (no schema_version, an
+    unknown grade_id), which would stop `nbgrader autograde` for every later student; here it costs nothing.
+    Of a duplicated graded cell the last copy keeps its metadata, as the kernel ran it last."""
+    released = {gid: cells[0].metadata["nbgrader"] for gid, cells in masters.cells_by_grade_id(release).items()}
+    answer_ids, foreign, warnings = masters.answer_ids(release), 0, []
+    for cell in nb.cells:
+        if "nbgrader" not in cell.get("metadata", {}):
             continue
+        gid = masters.grade_id(cell)
+        if gid not in released:
+            foreign += 1
+            _unmark(cell)
+        elif cell.metadata["nbgrader"] != released[gid]:
+            cell.metadata["nbgrader"] = copy.deepcopy(released[gid])
+            warnings.append(f"the nbgrader metadata of cell {gid} was changed; the release's is used, so this costs nothing")
+    if foreign:
+        warnings.append(f"{foreign} cell(s) had nbgrader metadata the release does not have; it was removed, so this costs nothing")
+    for gid, cells in masters.cells_by_grade_id(nb).items():
         if len(cells) > 1:
             kind = "answer cell" if gid in answer_ids else "cell"
             keep = "the last copy is graded, as the kernel ran it last" if gid in answer_ids else "one copy is kept"
             warnings.append(f"{kind} {gid} appears {len(cells)} times; {keep}")
             for extra in cells[:-1]:  # still run in place, but no longer graded
-                extra.metadata.pop("nbgrader", None)
-                extra.metadata.pop("deletable", None)
-                extra.metadata.pop("editable", None)
-        if gid not in answer_ids and _edited(cells[-1], released[gid][0]):
+                _unmark(extra)
+    return warnings
+
+
+def _unmark(cell) -> None:
+    for key in ("nbgrader", "deletable", "editable"):
+        cell.metadata.pop(key, None)
+
+
+def prepare(nb, release: nbformat.NotebookNode, answer_ids: list[str]) -> Submission:
+    """The answers, and a notebook in which every graded cell of the release appears exactly once."""
+    warnings = repair_metadata(nb, release)
+    found = masters.cells_by_grade_id(nb)
+    released = masters.cells_by_grade_id(release)
+    answers = {gid: cells[0].source for gid, cells in found.items() if gid in answer_ids}
+    for gid, cells in found.items():
+        if gid not in answer_ids and _edited(cells[0], released[gid][0]):
             warnings.append(f"cell {gid} was edited; the original is used for grading, so this costs nothing")
     for gid in released:
         if gid not in found:

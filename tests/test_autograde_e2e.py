@@ -41,7 +41,7 @@ def totals(row):
 def test_grades_csv_columns(graded):
     out, rows, _ = graded
     assert open(out / "grades.csv").readline().strip() == "student_id,todo1,todo2,todo3,todo4,total,max_total"
-    assert len(rows) == 17 and all(row["max_total"] == "12" for row in rows.values())
+    assert len(rows) == 18 and all(row["max_total"] == "12" for row in rows.values())
 
 
 def test_solution_full_marks_and_untouched_zero(graded):
@@ -74,6 +74,7 @@ def test_bad_submissions_score_zero_with_a_reason(graded, student, reason):
     ("lea_duplicated_test_cell", "cell todo1_tests appears 2 times"),
     ("max_edited_test_cell", "cell todo1_tests was edited; the original is used for grading"),
     ("nia_moved_test_cell", None), ("oli_extra_cells", None), ("pia_other_kernel", None),
+    ("pim_scratch_nbgrader_metadata", "4 cell(s) had nbgrader metadata the release does not have; it was removed"),
     ("quinn_duplicated_answer_last_wins", "answer cell todo1 appears 2 times; the last copy is graded"),
 ])
 def test_layout_accidents_cost_nothing(graded, student, warning):
@@ -169,7 +170,7 @@ def test_feedback_a_student_can_act_on(graded):
 def test_report_lists_everyone(graded):
     out, _, _ = graded
     report = (out / "report.md").read_text()
-    assert re.search(r"17 submissions in [\d.]+ s", report) and "sandbox:" in report
+    assert re.search(r"18 submissions in [\d.]+ s", report) and "sandbox:" in report
     assert (out / ".work").exists() is False
 
 

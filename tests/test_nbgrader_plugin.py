@@ -37,14 +37,16 @@ def course(tmp_path_factory):
     subs = {"alice": examples.filled(NAME, masters.reference_answers(NAME)), "bob": examples.release(NAME),
             "carol": examples.filled(NAME, mutated_answers(NAME, mutant)),
             "ivan": examples.bad_submissions(NAME)["ivan_subverts_kernel"],
-            "kim": hostile.submissions(NAME)["kim_relays"]}  # blank stubs that relay the reference (issue 19)
+            "kim": hostile.submissions(NAME)["kim_relays"],  # blank stubs that relay the reference through the kernel
+            # First in nbgrader's order: stock CheckCellMetadata on his scratch cells once stopped the whole class.
+            "aaron": examples.layout_submissions(NAME)["pim_scratch_nbgrader_metadata"]}
     for sid, nb in subs.items():  # what `nbgrader collect` leaves: submitted/<student>/<assignment>/<notebook>.ipynb
         examples.write({NAME: nb}, course / "submitted" / sid / NAME)
-    nbgrader(course, "autograde", NAME)
+    log = nbgrader(course, "autograde", NAME)
     kernel = leftovers()  # what sandbox uids hold once `nbgrader autograde` is done
     nbgrader(course, "generate_feedback", NAME)
     nbgrader(course, "export")
-    return course, subs, kernel
+    return course, subs, log.stdout + log.stderr, kernel
 
 
 def our_verdicts(nb):
@@ -65,12 +67,22 @@ def test_exported_scores_are_our_verdicts(course):
 
 
 def test_a_relay_between_todo_children_gains_nothing_and_leaves_the_host_clean(course):
-    """kim's children publish the reference they hold as kernel keys and byte-range locks and read their own."""
-    folder, _, kernel = course
+    """kim's children publish whatever they hold as kernel keys and byte-range locks and read their own."""
+    folder, _, _, kernel = course
     rows = {row["student_id"]: row for row in csv.DictReader(open(folder / "grades.csv"))}
     assert float(rows["kim"]["raw_score"]) == 0
     if sandbox_level() == "bwrap":
         assert kernel == {"processes": {}, "keys": {}, "ipc": {}}
+
+
+def test_a_scratch_cells_nbgrader_metadata_stops_no_one(course):
+    """aaron's scratch cells carry nbgrader metadata of their own (no schema_version, a copied test cell, not even
+    a dict): repaired before stock nbgrader checks it, so he and everyone after him are graded."""
+    folder, _, log, _ = course
+    rows = {row["student_id"]: row for row in csv.DictReader(open(folder / "grades.csv"))}
+    assert float(rows["aaron"]["raw_score"]) == 12 and float(rows["alice"]["raw_score"]) == 12
+    assert "aaron: 4 cell(s) had nbgrader metadata the release does not have; it was removed" in log
+    assert "\x1b" not in log  # his grade_id's escape never reached nbgrader's log
 
 
 def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):

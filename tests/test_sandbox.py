@@ -3,6 +3,7 @@ import csv
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 
 import hostile
 from conftest import ROOT
-from grader import autograde, masters, safe_io, sanitize, schema
+from grader import autograde, masters, safe_io, safe_text, sanitize, schema
 from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.sandbox import UID_BASE, UID_COUNT, Limits, leftovers, python_view, run_sandboxed, sandbox_level
@@ -180,7 +181,9 @@ def test_protocol_accepts_exactly_the_expected_records():
         deep = [deep]
     assert schema.problem(deep) == f"nested deeper than {schema.MAX_DEPTH}"
     assert schema.problem(2 ** 100) and schema.problem(list(range(schema.MAX_NODES + 1)))
-    assert schema.for_feedback({"k": "z" * 100, "n": 3}) == {"k": "<str of length 100>", "n": 3}
+    budget = schema.Budget()  # one rule's: many short strings add up, as one long string does
+    assert budget.value(["z" * 40] * 10).endswith("...") and budget.left == 0 and budget.value("z") == "..."
+    assert schema.error_name("\u6f22" * 20 + ": x") == "an error" == schema.error_name("E" * 41)
 
 
 # --- cause 5: inert feedback -------------------------------------------------------------------------
@@ -223,7 +226,7 @@ def test_root_reads_by_value_and_writes_without_following(tmp_path):
         safe_io.read_regular(tmp_path / "fifo")
     safe_io.write_new(tmp_path / "link.ipynb", b"new")
     assert target.read_text() == "keep" and (tmp_path / "link.ipynb").read_bytes() == b"new"
-    assert safe_io.printable(os.fsdecode(b"stud\xffent")) == "stud\\xffent"
+    assert safe_text.inert(os.fsdecode(b"stud\xffent")) == "stud\\xffent"
 
 
 def test_a_huge_workload_is_refused_before_it_is_simulated():
@@ -265,10 +268,10 @@ def test_the_fallback_level_still_judges_from_observations():
 def test_workers_import_before_the_pool_starts(monkeypatch):
     for name in [m for m in sys.modules if m.startswith("nbconvert")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setattr(autograde.feedback, "_EXPORTER", None)
+    monkeypatch.setattr(autograde.feedback, "_IDLE", queue.SimpleQueue())
     autograde.preload()
     assert {"nbconvert.exporters", "nbconvert.filters.highlight", "nbconvert.preprocessors"} <= set(sys.modules)
-    assert autograde.feedback._EXPORTER is not None
+    assert autograde.feedback._IDLE.qsize() == 1  # one exporter built, and a page rendered with it
 
 
 # --- the hostile batch: every cause at once, controls intact, host unchanged ----------------------------
@@ -407,5 +410,6 @@ def test_hostile_batch_leaves_the_host_as_it_was(hostile_batch):
 def test_hostile_batch_always_writes_its_outputs(hostile_batch):
     rows, out = hostile_batch["rows"], hostile_batch["out"]
     assert len(rows) == len(hostile.submissions(NAME)) + 1
-    assert rows["\\xff\\xfename"]["total"] == "0" and hostile_batch["report"]["\\xff\\xfename"]["status"] == "bad"
+    invalid = autograde.student_name(os.fsdecode(b"\xff\xfename"))  # never printed raw: a stable hashed name
+    assert invalid.startswith("invalid-") and rows[invalid]["total"] == "0" and hostile_batch["report"][invalid]["status"] == "bad"
     assert (out / "report.md").exists() and not (out / ".work").exists()

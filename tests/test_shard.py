@@ -1,6 +1,7 @@
 """Sharding: --shard K/N by a hash of the student id, and a merge that equals one unsharded run."""
 import argparse
 import json
+import os
 
 import pytest
 from hypothesis import given, strategies as st
@@ -9,6 +10,7 @@ from grader import autograde, examples, shard
 from grader.feedback import visible_text
 
 NAME = "02_decode_scheduling"
+ALIKE = [os.fsdecode(b"dup2\xff"), "dup2\\xff"]  # a byte 0xff, and the four characters that once printed it
 
 
 @given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=40, unique=True), st.integers(1, 9))
@@ -43,6 +45,7 @@ def verdict_lines(page):
 def runs(tmp_path_factory):
     subs = tmp_path_factory.mktemp("subs")
     batch = examples.demo_submissions(NAME) | {"dan_bad_json": '{"cells": [ this is not json'}
+    batch |= {name: '{"cells": []}' for name in ALIKE}
     examples.write(batch, subs)
     base = tmp_path_factory.mktemp("runs")
     autograde.run(NAME, subs, base / "whole", cell_timeout=10)
@@ -54,11 +57,12 @@ def runs(tmp_path_factory):
 
 def test_each_shard_grades_only_its_students(runs):
     base, everyone = runs
+    raw = {shard.student_key(name): name for name in everyone}  # the printed id of an invalid name is a hash
     seen = []
     for k in range(2):
-        ids = [s["student_id"] for s in students(base / f"shard-{k}")["students"]]
-        assert all(shard.shard_of(sid, 2) == k for sid in ids)
-        seen += ids
+        names = [raw[s["key"]] for s in students(base / f"shard-{k}")["students"]]
+        assert all(shard.shard_of(name, 2) == k for name in names)
+        seen += names
     assert sorted(seen) == sorted(everyone)
 
 
@@ -78,3 +82,12 @@ def test_a_student_in_two_shards_is_refused(runs, tmp_path):
     base, _ = runs
     with pytest.raises(SystemExit, match="in more than one shard"):
         shard.merge([base / "shard-0", base / "shard-0"], tmp_path / "out")
+
+
+def test_names_that_print_alike_stay_two_students(runs):
+    """Both are invalid ids: each gets its own hashed name, and the merge tells them apart by the raw name's hash."""
+    base, _ = runs
+    report = students(base / "merged")["students"]
+    alike = [s for s in report if s["key"] in {shard.student_key(name) for name in ALIKE}]
+    assert len(alike) == 2 and len({s["student_id"] for s in alike}) == 2
+    assert all(s["student_id"].startswith("invalid-") and s["status"] == "bad" for s in alike)

@@ -13,6 +13,7 @@ from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
 from policybench.exercise import ranked_policy
 from policybench.fast_engine import FastEngine
 
+from ..schema import error_name, shown
 from .base import Rule, Task, seeded
 
 DRIVER = "engine"
@@ -301,10 +302,10 @@ def judge_slo(observed, scenario) -> str:
     """'' when the order the key gave meets the SLO on the scenario's trace, else what it missed."""
     if observed == "timeout":
         return f"slo_key took more than {KEY_CPU_SECONDS:g} s of CPU for this trace's 2000 requests (keep a key fast)"
-    if not isinstance(observed, list) or len(observed) != 1:
-        return f"the key was not run: {str(observed)[:120]}"
+    if not isinstance(observed, list) or len(observed) != 1 or not isinstance(observed[0], dict):
+        return f"the key was not run: {shown(observed)}"
     if "error" in observed[0]:
-        error = observed[0]["error"]
+        error = error_name(observed[0]["error"])
         if error == "NameError":
             return "there is no slo_key function in the TODO 5 cell"
         return (f"calling slo_key on this trace's requests raised {error} (lab.engine.serving_order(slo_key, infos) "

@@ -11,6 +11,7 @@ import random
 
 from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
+from ..schema import shown
 from .base import Rule, Task, seeded
 
 DRIVER = "batching"
@@ -71,11 +72,11 @@ def judge_double_gain(observed, scenario=None) -> str:
 
 
 def _judge_workload(observed, want_ratio) -> str:
-    if not isinstance(observed, list) or not observed or "value" not in observed[0]:
-        return f"the function did not return: {observed}"
+    if not isinstance(observed, list) or not observed or not isinstance(observed[0], dict) or "value" not in observed[0]:
+        return f"the function did not return: {shown(observed)}"
     value = observed[0]["value"]
     if not (isinstance(value, list) and len(value) == 2):
-        return f"expected a (jobs, slots) pair, got {str(value)[:120]}"
+        return f"expected a (jobs, slots) pair, got {shown(value)}"
     jobs, slots = value
     too_big = workload_too_big(jobs, slots)
     if too_big:
@@ -83,7 +84,7 @@ def _judge_workload(observed, want_ratio) -> str:
     try:
         static, cont = schedule(jobs, slots, False), schedule(jobs, slots, True)
     except ValueError as exc:
-        return f"lab.schedule rejects the workload: {exc}"
+        return f"lab.schedule rejects the workload: {shown(str(exc))}"  # its message quotes the student's ids and keys
     a, b = static["makespan_ticks"], cont["makespan_ticks"]
     if want_ratio is None:
         tokens = {job["tokens"] for job in jobs}
