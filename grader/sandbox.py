@@ -487,8 +487,9 @@ def parse_child_output(done: Finished, protocol: Protocol, timeout: float, stall
         run.status, run.detail = "garbled", f"the child wrote {protocol.error}"
     elif done.timed_out:
         run.status = "timeout"
-        run.detail = {"wall": f"stopped after {timeout:.0f} s", "stall": f"stopped: no progress in {stall:g} s of CPU time",
-                      "idle": f"stopped: no progress for {idle:g} s"}[done.why]
+        limit = {"wall": timeout, "stall": stall, "idle": idle}.get(done.why)   # only the limit that fired is set
+        run.detail = {"wall": "stopped after {:.0f} s", "stall": "stopped: no progress in {:g} s of CPU time",
+                      "idle": "stopped: no progress for {:g} s"}.get(done.why, "stopped ({})").format(limit or done.why)
     elif not protocol.finished:
         run.status, run.detail = "crashed", f"ended early (exit code {done.returncode})"
     return run
