@@ -55,7 +55,7 @@ def our_verdicts(nb):
 
 
 def test_exported_scores_are_our_verdicts(course):
-    folder, subs, _ = course
+    folder, subs, _, _ = course
     rows = {row["student_id"]: row for row in csv.DictReader(open(folder / "grades.csv"))}
     assert set(rows) == set(subs)
     for sid, nb in subs.items():
@@ -89,7 +89,7 @@ def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
     """Stock nbgrader scores a test cell by the absence of errors in the student's kernel; ivan's kernel hides them."""
     from nbgrader.api import Gradebook
 
-    folder, subs, _ = course
+    folder, subs, _, _ = course
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
         ivan = {g.name: g.auto_score for g in gb.find_submission_notebook(NAME, NAME, "ivan").grades}
         alice = {g.name: g.auto_score for g in gb.find_submission_notebook(NAME, NAME, "alice").grades}
@@ -98,7 +98,7 @@ def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
 
 
 def test_generate_feedback_is_redacted_and_shows_the_verdicts(course):
-    folder, _, _ = course
+    folder, _, _, _ = course
     hidden = hidden_snippets(masters.nbgrader_source(NAME))
     pages = {sid: visible_text((folder / "feedback" / sid / NAME / f"{NAME}.html").read_text()) for sid in ("alice", "carol")}
     for page in pages.values():
@@ -113,7 +113,7 @@ def test_the_autograded_notebook_keeps_its_tests_and_outputs_only_the_verdict(co
     since the run never held them, and each test cell's result is its sandboxed score."""
     import nbformat
 
-    folder, _, _ = course
+    folder, _, _, _ = course
     hidden = hidden_snippets(masters.nbgrader_source(NAME))
     nb = nbformat.read(folder / "autograded" / "carol" / NAME / f"{NAME}.ipynb", as_version=4)
     tests = {masters.grade_id(c): c for c in nb.cells if (masters.grade_id(c) or "").endswith("_tests")}

@@ -503,23 +503,23 @@ def test_the_sweep_removes_keys_ipc_and_processes_a_sandbox_uid_left():
 # --- one submission's TODO children never run at the same time ---------------------------------------------
 
 def test_one_submissions_todo_children_run_one_after_another(monkeypatch):
-    """Each child holds the other TODOs' reference: two of one submission must never be alive together."""
+    """Two children of one submission (each with its reference server) are never alive together."""
     from grader import grade, masters
     grader = grade.Grader("02_decode_scheduling")
     running, most, lock = [0], [0], threading.Lock()
-    real = grade.Grader._run
+    real = grade.Grader._run_bridged
 
-    def counted(self, cells, scenarios):
+    def counted(self, task, answer_source):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
         try:
             time.sleep(0.2)  # long enough for a sibling started in parallel to overlap
-            return real(self, cells, scenarios)
+            return real(self, task, answer_source)
         finally:
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(grade.Grader, "_run", counted)
+    monkeypatch.setattr(grade.Grader, "_run_bridged", counted)
     verdicts = grader.grade(masters.reference_answers("02_decode_scheduling"))
     assert [v.score for v in verdicts] == [v.points for v in verdicts] and most[0] == 1
