@@ -326,7 +326,7 @@ class Bridge:
         except Abort:
             raise
         except self.timeout_error:
-            self._timed_out()
+            self._fail("timeout")
             return
         except Exception as exc:  # noqa: BLE001 - the caller's side raises the same type
             self.send(self._pack("raise", [args, kwargs], error=_qual(type(exc)), text=str(exc)[:300]))
@@ -338,9 +338,9 @@ class Bridge:
             self.depth -= 1
         self.send(self._pack("return", [args, kwargs, result]))
 
-    def _timed_out(self):
-        """Tell the caller this exchange ran out of time (the scenario ends there, so no state goes back)."""
-        self.send({"x": self.exchange, "op": "raise", "roots": [], "graph": {}, "error": "timeout", "text": ""})
+    def _fail(self, error, text=""):
+        """End this exchange with an error and no state sent back (a timeout, a malformed call)."""
+        self.send({"x": self.exchange, "op": "raise", "roots": [], "graph": {}, "error": error, "text": text})
 
     def serve_forever(self, cpu_limit, timer):
         """The server's loop: answer top-level calls until the child closes its end; each gets `cpu_limit` s of CPU."""
@@ -359,19 +359,12 @@ class Bridge:
             except Abort:
                 pass
             except self.timeout_error:
-                self._timed_out()
+                self._fail("timeout")
             except BridgeError as exc:   # a malformed call fails; nothing of it was run
-                self.send({"x": self.exchange, "op": "raise", "roots": [], "graph": {}, "error": "BridgeError", "text": str(exc)})
+                self._fail("BridgeError", str(exc))
             except OSError:
                 return   # a broken channel: the child has gone
             finally:
                 signal.setitimer(timer, 0)
                 self._reset()
 
-
-def stub(bridge, export):
-    """A stand-in for a function the other side owns."""
-    def remote(*args, **kwargs):
-        return bridge.call(export, args, kwargs)
-    remote.__name__ = export.rpartition(".")[2]
-    return remote

@@ -8,6 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -147,3 +149,16 @@ def as_saved(assignment: str, answers: dict, form: str, folder: Path) -> dict:
     nb = submission.read(path)
     submission.identify(nb, assignment, [n for n in paths.assignment_names() if n != assignment])
     return submission.prepare(nb, examples.release(assignment), masters.answer_ids(masters.nbgrader_source(assignment))).answers
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    """A warm parent at the bwrap level for one test module (skipped where there is no bwrap sandbox)."""
+    from grader.sandbox import sandbox_level   # imported late: the run's uid range is chosen first
+    from grader.zygote import Zygote
+
+    if sandbox_level() != "bwrap":
+        pytest.skip("the bwrap sandbox is not available here (needs root and bubblewrap)")
+    warm = Zygote("bwrap")
+    yield warm
+    warm.close()

@@ -250,14 +250,6 @@ def probe_warm_notebook(zygote: Zygote) -> dict:
     return json.loads(text.split("PROBES ", 1)[1])
 
 
-@pytest.fixture(scope="module")
-def zygote():
-    if sandbox_level() != "bwrap":
-        pytest.skip("the bwrap sandbox is not available here (needs root and bubblewrap)")
-    warm = Zygote("bwrap")
-    yield warm
-    warm.close()
-
 
 @bwrap_only
 def test_outside_the_sandbox_every_probe_gets_through():

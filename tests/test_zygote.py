@@ -4,8 +4,7 @@ import json
 import pytest
 
 from conftest import ROOT
-from grader.sandbox import UID_BASE, UID_COUNT, Limits, _processes_of, sandbox_level
-from grader.zygote import Zygote
+from grader.sandbox import UID_BASE, UID_COUNT, Limits, _processes_of
 
 DRIVER = "def observe(ns, ops):\n    return ns['probe']()\n"
 
@@ -41,14 +40,6 @@ def probe(zygote, cell):
     assert records[0] == {"kind": "cells", "errors": {}}, records
     return records[1]["obs"]
 
-
-@pytest.fixture(scope="module")
-def zygote():
-    if sandbox_level() != "bwrap":
-        pytest.skip("the bwrap sandbox is not available here (needs root and bubblewrap)")
-    warm = Zygote("bwrap")
-    yield warm
-    warm.close()
 
 
 def test_a_fork_drops_every_privilege_and_sees_no_instructor_file(zygote):
