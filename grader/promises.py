@@ -1,0 +1,99 @@
+"""What each hidden rule may judge: the sentences of its TODO's text that require it, in each edition.
+
+A hidden rule judges only what the TODO's text states. `<assignment>.promises.yml`, next to the master,
+quotes for every rule of the suite the sentence(s) that state it, as they read in each language's student
+edition. tests/test_promises.py fails when a rule has no quote or a quote is no longer in its edition,
+and a failing rule's feedback shows the quote, so the student sees which promise was broken.
+
+Layout of the file:
+
+    TODO 1:
+      "<rule name exactly as in the suite>":
+        en: ["a sentence of the English TODO text", ...]
+        zh: ["同一要求在中文版中的原句", ...]
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import yaml
+
+from .paths import ASSIGNMENTS_DIR
+
+LANGUAGES = ("en", "zh")
+
+
+def path(assignment: str):
+    return ASSIGNMENTS_DIR / f"{assignment}.promises.yml"
+
+
+@lru_cache(maxsize=None)
+def load(assignment: str) -> dict[str, dict[str, dict[str, list[str]]]]:
+    """{task_id: {rule name: {language: [quotes]}}}; empty when the assignment has no file yet."""
+    file = path(assignment)
+    if not file.exists():
+        return {}
+    data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    return {task: {rule: {lang: [q] if isinstance(q, str) else list(q) for lang, q in (langs or {}).items()}
+                   for rule, langs in (rules or {}).items()}
+            for task, rules in data.items()}
+
+
+def quotes(assignment: str, task_id: str, rule: str, language: str = "en") -> list[str]:
+    """The sentences of `task_id`'s text that state `rule`, in `language` ([] if none are recorded)."""
+    return load(assignment).get(task_id, {}).get(rule, {}).get(language, [])
+
+
+def normalized(text: str) -> str:
+    """Whitespace collapsed, so that a quote matches however the text is wrapped."""
+    return " ".join(text.split())
+
+
+def todo_text(nb, task_id: str) -> str:
+    """The text a student reads for `task_id`: from the markdown cell headed by it through its visible-check cell."""
+    number = task_id.split()[-1]
+    heading = re.compile(rf"^#+ .*\bTODO {re.escape(number)}\b", re.M)
+    test_id = f"todo{number}_tests"
+    cells, inside = [], False
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and heading.search(cell.source):
+            inside = True
+        if inside:
+            cells.append(cell.source)
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == test_id:
+                break
+    return normalized("\n".join(cells))
+
+
+def edition_path(assignment: str, language: str):
+    from .paths import NOTEBOOKS_DIR
+    return NOTEBOOKS_DIR / (f"{assignment}.ipynb" if language == "en" else f"{language}/{assignment}.ipynb")
+
+
+def problems(assignment: str, recorded: dict | None = None) -> list[str]:
+    """What is wrong with an assignment's quotes: a rule without one, a quote not in its edition, a stale rule."""
+    import nbformat
+
+    from . import suites
+    from .grade import DEFAULT_SEED
+
+    recorded = load(assignment) if recorded is None else recorded
+    tasks = suites.load(assignment).build(DEFAULT_SEED)
+    found = []
+    for language in LANGUAGES:
+        nb = nbformat.read(edition_path(assignment, language), as_version=4)
+        for task in tasks:
+            text = todo_text(nb, task.task_id)
+            if not text:
+                found.append(f"{language} {task.task_id}: no text found in the student edition")
+            for rule in task.rules:
+                said = recorded.get(task.task_id, {}).get(rule.name, {}).get(language, [])
+                if not said:
+                    found.append(f"{language} {task.task_id} / {rule.name}: no sentence of the text states it")
+                found += [f"{language} {task.task_id} / {rule.name}: not in the edition: {q!r}"
+                          for q in said if normalized(q) not in text]
+    names = {(t.task_id, r.name) for t in tasks for r in t.rules}
+    found += [f"{task} / {rule}: no such rule in the suite" for task, rules in recorded.items() for rule in rules
+              if (task, rule) not in names]
+    return found
