@@ -20,7 +20,7 @@ RULES_ZH = {
         "double_gain_case：合法，且静态批处理所需 tick 至少为 2 倍的工作负载",
     "the worked examples": "算例",
     "static: each group lasts as long as its longest job": "静态：每组持续到组内最长的作业结束",
-    "continuous: a freed slot takes the next job at once": "连续：空出的槽位立即准入下一个作业",
+    "continuous: a freed slot takes the next job at once": "连续：槽位一空出，下一个作业立即补上",
     "edges: one job, more slots than jobs, no jobs": "边界：一个作业、槽位多于作业、没有作业",
     # 02_decode_scheduling
     "stores every argument; a new request is waiting, in prefill, not admitted":

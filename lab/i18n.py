@@ -87,7 +87,7 @@ ZH = {
     "decode timeline": "解码时间线",
     "admitted": "已准入",
     "finished": "已完成",
-    "KV blocks free": "KV 块空闲",
+    "KV blocks free": "空闲 KV 块",
     "1 step": "1 步",
     "max_new_tokens reached": "达到 max_new_tokens",
     "preempted: frees blocks,\nkeeps phase + progress": "被抢占：释放 KV 块，\n保留阶段与进度",

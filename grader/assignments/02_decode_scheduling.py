@@ -55,6 +55,7 @@
 # | deadline slack | 截止时间余量 | starvation | 饥饿 |
 # | head-of-line blocking | 队头阻塞 | tie-breaker | 平局决胜字段 |
 # | recompute / swap | 重算 / 换出 | slot utilization | 槽位利用率 |
+# | prompt | 提示词 | batch / latency | 批 / 时延 |
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>

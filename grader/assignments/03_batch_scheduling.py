@@ -56,6 +56,7 @@
 # | throughput / goodput | 吞吐 / 有效吞吐 | SLO (service-level objective) | SLO（服务等级目标） |
 # | priority class | 优先级类别 | aging / starvation | 老化 / 饥饿 |
 # | key function | 键函数 | admission control, backpressure | 准入控制、背压 |
+# | prompt / chunk (of a prompt) | 提示词 / 分块 | latency | 时延 |
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>
