@@ -28,7 +28,7 @@ from lab import i18n as lab_i18n
 NAMES = [name for name in assignment_names() if "zh" in translation.languages(name)]  # 01, 02 and 03 so far
 # Terms each zh edition must use as its glossary does: the shared ones, then those of its own subject.
 TERMS = ("准入", "抢占", "预填充", "解码", "连续批处理", "饥饿")
-OWN_TERMS = {"01_continuous_batching": ("KV 缓存块", "槽位利用率"), "02_decode_scheduling": ("KV 缓存块", "槽位利用率"),
+OWN_TERMS = {"01_continuous_batching": ("KV 块", "槽位利用率"), "02_decode_scheduling": ("KV 块", "槽位利用率"),
              "03_batch_scheduling": ("分块预填充", "KV 块", "重算", "有效吞吐", "队头", "被抢占者")}
 
 

@@ -43,7 +43,8 @@
 # | invariant | 不变量 | metamorphic check | 蜕变检查 |
 # | prefill / decode | 预填充 / 解码 | chunked prefill | 分块预填充 |
 # | admission | 准入 | preemption / recompute | 抢占 / 重算 |
-# | KV cache block | KV 缓存块 | starvation | 饥饿 |
+# | KV cache block | KV 块 | starvation | 饥饿 |
+# | prompt | 提示词 | batch / latency | 批 / 时延 |
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>

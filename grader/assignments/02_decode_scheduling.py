@@ -50,11 +50,12 @@
 # | prefill / decode | 预填充 / 解码 | continuous batching | 连续批处理 |
 # | waiting / admitted / running | 等待 / 已准入 / 运行中 | preempted / finished | 被抢占 / 已完成 |
 # | admission | 准入 | preemption, victim | 抢占、被抢占者（victim） |
-# | KV cache block | KV 缓存块 | ordering key | 排序键 |
+# | KV cache block | KV 块 | ordering key | 排序键 |
 # | fixed priority / aging | 固定优先级 / 老化 | effective priority | 有效优先级 |
 # | deadline slack | 截止时间余量 | starvation | 饥饿 |
 # | head-of-line blocking | 队头阻塞 | tie-breaker | 平局决胜字段 |
 # | recompute / swap | 重算 / 换出 | slot utilization | 槽位利用率 |
+# | prompt | 提示词 | batch / latency | 批 / 时延 |
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>

@@ -52,10 +52,11 @@
 # | paged KV block, block table | 分页 KV 块、块表 | pool (of blocks) | （块）池 |
 # | preemption by recompute / swap | 重算式抢占 / 换出 | victim | 被抢占者（victim） |
 # | head-of-line (blocking) | 队头（阻塞） | continuous batching | 连续批处理 |
-# | TTFT / TPOT / E2E | 首词元时延 / 每输出词元时延 / 端到端时延 | tail latency, p99 | 尾延迟、p99 |
+# | TTFT / TPOT / E2E | 首词元时延 / 每输出词元时延 / 端到端时延 | tail latency, p99 | 尾时延、p99 |
 # | throughput / goodput | 吞吐 / 有效吞吐 | SLO (service-level objective) | SLO（服务等级目标） |
 # | priority class | 优先级类别 | aging / starvation | 老化 / 饥饿 |
-# | key function | 键函数 | admission control, backpressure | 准入控制、回压 |
+# | key function | 键函数 | admission control, backpressure | 准入控制、背压 |
+# | prompt / chunk (of a prompt) | 提示词 / 分块 | latency | 时延 |
 
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>

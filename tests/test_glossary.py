@@ -1,0 +1,141 @@
+"""Issue 23: one Chinese term per concept. grader/glossary.zh.yml names the term and its forbidden variants;
+every zh text a student reads is checked against it, and the checker and the fixer are shown to bite."""
+import json
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from grader import glossary, translation
+
+# (planted text, what fix() makes of it): one per forbidden concept of the issue
+PLANTED = [
+    ("调度器先接纳等待中的请求", "调度器先准入等待中的请求"),
+    ("准入控制、回压", "准入控制、背压"),
+    ("长提示词被切成块", "长提示词被分块"),
+    ("预填充（块）词元", "预填充（分块）词元"),
+    ("第一块之后什么也不采样", "第一个分块之后什么也不采样"),
+    ("这是 P99 变差的原因之一", "这是 p99 变差的原因之一"),
+    ("P95/P99、饥饿", "p95/p99、饥饿"),
+    ("尾延迟", "尾时延"),
+    ("每一步都重建批次", "每一步都重建批"),
+    ("释放它的缓存块", "释放它的 KV 块"),
+    ("（缓存块最多）", "（KV 块最多）"),
+    ("空闲的 KV 缓存块", "空闲的 KV 块"),
+    ("首词元时间短", "首词元时延短"),
+    ("尽量提高吞吐（goodput）", "尽量提高有效吞吐（goodput）"),
+    ("一个新提示可能占几千个", "一个新提示词可能占几千个"),
+    ("## 第 2 步：一步的批", "## 第 2 节：一步的批"),
+]
+# right as they are: 块 for a block, 提示 for a hint, 第 N 步 for an engine step, the chosen terms themselves
+ALLOWED = ["KV 块、块表", "它需要第三块", "每块 16 个词元", "如果需要提示：老化是一个不错的方向", "提示：先想再试",
+           "长提示词", "有效吞吐（goodput）", "p99 TTFT", "第 2 步请求 1 被抢占", "尾时延", "准入控制、背压", "批调度",
+           "分块预填充", "首词元时延"]
+
+
+def test_every_zh_text_uses_the_glossary_terms():
+    """The zh catalogues, the masters' glossaries, lab/i18n.py, grader/i18n.py and every generated zh edition
+    (markdown and printed outputs): no forbidden variant anywhere."""
+    assert len(glossary.zh_notebooks()) == 6
+    assert glossary.check_all() == []
+
+
+def test_every_text_is_looked_at():
+    """The checker reads what it claims to: catalogue entries with their English, i18n values with their keys."""
+    texts = glossary.catalogue_texts("03_batch_scheduling")
+    assert any("Step 2" in (en or "") and "第 2 节" in zh for _, zh, en in texts)
+    strings = glossary.python_strings((ROOT / "grader" / "i18n.py").read_text(encoding="utf-8"))
+    assert any(key and key.startswith("a key-function policy (Step 6)") for *_, key in strings)
+    outputs = [text for where, text in glossary.notebook_texts(ROOT / "solutions/zh/03_batch_scheduling.ipynb")
+               if "output" in where]
+    assert any("p99" in text for text in outputs)
+
+
+@pytest.mark.parametrize("text, fixed", PLANTED)
+def test_a_planted_variant_is_caught_and_fixed(text, fixed):
+    assert glossary.violations(text), text
+    assert glossary.fix(text) == fixed
+    assert glossary.violations(fixed) == []
+    assert glossary.fix(fixed) == fixed  # the fixer can be run again
+
+
+@pytest.mark.parametrize("text", ALLOWED)
+def test_the_right_term_is_not_flagged(text):
+    assert glossary.violations(text) == [] and glossary.fix(text) == text
+
+
+def test_a_variant_without_a_mechanical_fix_is_still_caught():
+    text = "一个 800 个词元的提示词按每块 400 个词元计算"
+    assert any("每个分块" in v for v in glossary.violations(text)) and glossary.fix(text) == text
+
+
+def test_a_section_is_known_by_the_english_it_translates():
+    assert glossary.violations("见第 3 步", english="see Step 3") and glossary.fix("见第 3 步", "see Step 3") == "见第 3 节"
+    assert glossary.violations("在第 3 步", english="at step 3") == []
+    # the same number as a section and an engine step in one cell: left to a human
+    assert glossary.violations("第 2 步", english="Step 2 ... at step 2") == []
+
+
+@pytest.fixture
+def catalogue_copy(tmp_path, monkeypatch):
+    """A copy of 03's catalogue, with variants planted in a prose cell, a TODO cell and a translated string."""
+    name = "03_batch_scheduling"
+    path = tmp_path / f"{name}.zh.yml"
+    text = translation.catalogue_path(name, "zh").read_text(encoding="utf-8")
+    text = text.replace("准入控制、背压", "准入控制、回压")  # md-glossary
+    text = text.replace("### TODO 5 · `slo_key`", "### TODO 5 · 接纳 `slo_key`")  # a TODO section
+    text = text.replace('"TODO 2：块用完时 append 抛出异常"', '"TODO 2：P99 块用完时 append 抛出异常"')
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(translation, "catalogue_path", lambda n, lang: path)
+    return name, path
+
+
+def test_the_fixer_rewrites_only_the_chinese_of_a_catalogue(catalogue_copy):
+    name, path = catalogue_copy
+    before = yaml.safe_load(path.read_text(encoding="utf-8"))["cells"]
+    assert len([v for _, text, en in glossary.catalogue_texts(name) for v in glossary.violations(text, en)]) == 3
+    changed = glossary.fix_catalogue(name)
+    assert sorted(changed) == ["md-glossary", "md-todo-5-slo-key", "todo2_tests"]
+    after = yaml.safe_load(path.read_text(encoding="utf-8"))["cells"]
+    assert [e.get("en") for e in after.values()] == [e.get("en") for e in before.values()]  # fingerprints kept
+    assert [p["from"] for e in after.values() for p in e.get("strings") or []] == \
+        [p["from"] for e in before.values() for p in e.get("strings") or []]
+    assert "准入控制、背压" in after["md-glossary"]["markdown"] and "准入 `slo_key`" in after["md-todo-5-slo-key"]["markdown"]
+    assert [v for _, text, en in glossary.catalogue_texts(name) for v in glossary.violations(text, en)] == []
+    assert glossary.fix_catalogue(name) == []
+
+
+def test_the_fixer_can_leave_the_todo_sections_to_the_merger(catalogue_copy):
+    name, path = catalogue_copy
+    assert sorted(glossary.fix_catalogue(name, "rest")) == ["md-glossary"]
+    assert "接纳 `slo_key`" in path.read_text(encoding="utf-8")
+    assert sorted(glossary.fix_catalogue(name, "todo")) == ["md-todo-5-slo-key", "todo2_tests"]
+    assert {"md-todo-1-schedule", "todo1", "todo1_tests", "todo5_tests"} <= glossary.todo_keys(name)
+    assert "md-step-2-budgets" not in glossary.todo_keys(name) and "md-aging-tradeoff" not in glossary.todo_keys(name)
+
+
+def test_the_fixer_rewrites_the_values_of_an_i18n_catalogue(tmp_path):
+    source = (ROOT / "lab" / "i18n.py").read_text(encoding="utf-8")
+    planted = source.replace('"prefill (chunk) tokens": "预填充（分块）词元"', '"prefill (chunk) tokens": "预填充（块）词元"')
+    planted = planted.replace('"p99 TPOT (ms)": "p99 TPOT（毫秒）"', '"p99 TPOT (ms)": "P99 TPOT（毫秒）"')
+    assert planted.count("预填充（块）") == 1 and planted.count("P99 TPOT（") == 1
+    path = tmp_path / "i18n.py"
+    path.write_text(planted, encoding="utf-8")
+    assert len([v for *_, text, key in glossary.python_strings(planted) for v in glossary.violations(text, key)]) == 2
+    assert glossary.fix_python(path) == 2
+    assert path.read_text(encoding="utf-8") == source
+
+
+def test_a_variant_in_a_printed_output_is_caught(tmp_path):
+    nb = json.loads((ROOT / "solutions/zh/01_continuous_batching.ipynb").read_text(encoding="utf-8"))
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and c.get("outputs"))
+    cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["空出的槽位立即接纳下一个作业\n"]}]
+    path = tmp_path / "planted.ipynb"
+    path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+    found = [v for where, text in glossary.notebook_texts(path) for v in glossary.violations(text) if "output" in where]
+    assert len(found) == 1 and "接纳" in found[0]
+
+
+def test_the_command_line_checks_and_fixes(capsys):
+    assert glossary.main(["check"]) == 0 and "no forbidden variant" in capsys.readouterr().out
+    assert glossary.main(["nonsense"]) == 2
