@@ -172,7 +172,7 @@ class Batch:
         details = "".join(f"<pre>{html.escape(i18n.summary(v, outcome.language))}</pre>" for v in outcome.verdicts)
         notes = "".join(f"<li>{html.escape(w)}</li>" for w in [outcome.reason, *outcome.warnings] if w)
         page = (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\"><title>{html.escape(self.assignment)}: {html.escape(outcome.student_id)}</title>"
-                f"<h1>{html.escape(self.assignment)}: {text['feedback_for']} {html.escape(outcome.student_id)}</h1>"
+                f"<h1>{text['heading'].format(assignment=html.escape(self.assignment), student=html.escape(outcome.student_id))}</h1>"
                 f"<ul>{notes}</ul><table border=1><tr><th>{text['task']}</th><th>{text['score']}</th></tr>{rows}</table>{details}")
         self.publish(page, outcome.student_id)
 

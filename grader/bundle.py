@@ -188,6 +188,12 @@ def released() -> list[Path]:
     return sorted(NOTEBOOKS_DIR.rglob("*.ipynb"))
 
 
+def edition_language(path: Path) -> str:
+    """The language of a released notebook: English in notebooks/, else its notebooks/<lang>/ folder."""
+    folder = path.parent.relative_to(NOTEBOOKS_DIR)
+    return str(folder) if str(folder) != "." else "en"
+
+
 def members(wheel: Path) -> list[tuple[str, bytes]]:
     """(path in the student repository, content) for everything a student gets."""
     files = [(str(p.relative_to(ROOT)), p.read_bytes()) for p in released()]
@@ -206,9 +212,8 @@ def main() -> int:
     if settings.repo == PLACEHOLDER_REPO:
         print(f"warning: course.toml still names the placeholder repository {PLACEHOLDER_REPO}: set repo (and "
               "branch) before you publish, then `make notebooks`")
-    setup = course.setup_code(settings)
     stale = [str(p.relative_to(NOTEBOOKS_DIR)) for p in released()
-             if not any(setup in c.source for c in nbformat.read(p, as_version=4).cells)]
+             if not any(course.setup_code(settings, edition_language(p)) in c.source for c in nbformat.read(p, as_version=4).cells)]
     if stale:
         raise SystemExit(f"error: {', '.join(stale)} not written from the current course.toml: run `make notebooks` first")
     wheel = build_wheel()

@@ -25,7 +25,7 @@ REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 SOURCE_RE = re.compile(r"[^\s\"'`$\\{}]+")  # pasted into a shell command by %pip: no spaces, quotes or expansions
 
 SETUP_TEMPLATE = '''\
-# Set-up: use the course package `lab`; on a fresh cloud kernel (Colab, Kaggle, ModelScope) install it first.
+# {comment}
 import importlib
 import os
 
@@ -33,20 +33,42 @@ LAB_PIP_SOURCE = os.environ.get("{env}") or "{source}"
 try:
     import lab
 except ImportError:
-    print(f"Installing the course package `lab` from {{LAB_PIP_SOURCE}} ...")
+    print(f"{installing}")
     %pip install --quiet "{{LAB_PIP_SOURCE}}"
     importlib.invalidate_caches()
     try:
         import lab
     except ImportError:
         raise ImportError(
-            f"Could not install the course package `lab` from {{LAB_PIP_SOURCE}}; pip says why above. "
-            "This kernel needs internet access (on Kaggle: Settings > Internet), or upload the course wheel "
-            "next to this notebook and run `%pip install {wheel}`."
+{failed}
         ) from None
-    print("Installed: no restart is needed.")
-print(f"Using lab {{getattr(lab, '__version__', '(unknown version)')}}")
+    print("{installed}")
+print(f"{using}")
 '''
+# The set-up cell runs before `lab` can be imported, so it cannot use lab.tr: each edition gets its own sentences.
+# {LAB_PIP_SOURCE} and {version} are the cell's f-string fields; the failure's lines are joined into one message.
+SETUP_TEXT = {
+    "en": {
+        "comment": "Set-up: use the course package `lab`; on a fresh cloud kernel (Colab, Kaggle, ModelScope) install it first.",
+        "installing": "Installing the course package `lab` from {LAB_PIP_SOURCE} ...",
+        "failed": ["Could not install the course package `lab` from {LAB_PIP_SOURCE}; pip says why above. ",
+                   "This kernel needs internet access (on Kaggle: Settings > Internet), or upload the course wheel ",
+                   "next to this notebook and run `%pip install {wheel}`."],
+        "installed": "Installed: no restart is needed.",
+        "using": "Using lab {version}",
+        "unknown": "(unknown version)",
+    },
+    "zh": {
+        "comment": "设置：使用课程包 `lab`；在全新的云端内核（Colab、Kaggle、ModelScope）上先安装它。",
+        "installing": "正在从 {LAB_PIP_SOURCE} 安装课程包 `lab` ……",
+        "failed": ["无法从 {LAB_PIP_SOURCE} 安装课程包 `lab`，原因见上方 pip 的输出。",
+                   "这个内核需要能访问互联网（Kaggle 上：Settings > Internet）；或者把课程的 wheel 文件上传到",
+                   "本 notebook 所在的文件夹，再运行 `%pip install {wheel}`。"],
+        "installed": "安装完成：无需重启内核。",
+        "using": "正在使用 lab {version}",
+        "unknown": "（版本未知）",
+    },
+}
 
 
 class CourseConfigError(ValueError):
@@ -91,14 +113,21 @@ def load(path: Path = COURSE_TOML) -> Course:
     return course
 
 
-def setup_code(course: Course | None = None) -> str:
-    """The set-up code every notebook starts with: import lab; only if that fails, %pip install it and retry."""
-    course = course or load()
-    return SETUP_TEMPLATE.format(env=SOURCE_ENV, source=course.pip_source, wheel=WHEEL_NAME)
+def setup_code(course: Course | None = None, language: str = "en") -> str:
+    """The set-up code every notebook starts with: import lab; only if that fails, %pip install it and retry.
+
+    Its messages are in `language`: the edition's, since lab.set_language cannot run before lab is there."""
+    course, text = course or load(), SETUP_TEXT[language]
+    # the first line names the source (an f-string), the others are plain; no sentence holds a double quote
+    failed = "\n".join(f'            {"f" if i == 0 else ""}"{line.replace("{wheel}", WHEEL_NAME)}"'
+                       for i, line in enumerate(text["failed"]))
+    using = text["using"].replace("{version}", f"{{getattr(lab, '__version__', {text['unknown']!r})}}")
+    return SETUP_TEMPLATE.format(env=SOURCE_ENV, source=course.pip_source, comment=text["comment"],
+                                 installing=text["installing"], failed=failed, installed=text["installed"], using=using)
 
 
-def expand(source: str, course: Course | None = None) -> str:
-    """A master cell's source with its set-up marker replaced by the set-up code."""
+def expand(source: str, course: Course | None = None, language: str = "en") -> str:
+    """A master cell's source with its set-up marker replaced by the set-up code in `language`."""
     if SETUP_MARKER not in source:
         raise CourseConfigError(f"the setup_imports cell must contain the line {SETUP_MARKER!r}")
-    return source.replace(SETUP_MARKER, setup_code(course), 1)
+    return source.replace(SETUP_MARKER, setup_code(course, language), 1)

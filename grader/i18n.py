@@ -1,5 +1,14 @@
-"""Feedback in the submission's language: rule names, verdict text, notes. Scores never depend on it."""
+"""Feedback in the submission's language: rule names, verdict text, notes. Scores never depend on it.
+
+The verdicts are built in English (grader/grade.py, the suites' judges); a zh page translates them here, at
+render time, phrase by known phrase. What the student's code returned is copied as it is, never translated.
+"""
 from __future__ import annotations
+
+import re
+
+from lab import BATCHING_EXAMPLES, DECODE_SCENARIOS
+from lab.i18n import ZH as LAB_ZH
 
 from .grade import TaskVerdict
 
@@ -90,12 +99,39 @@ RULES_ZH = {
 TEXT = {
     "en": {
         "graded_outside": "(Graded outside this notebook: the hidden tests replay this TODO alone.)",
-        "feedback_for": "feedback for", "task": "task", "score": "Score",
+        "heading": "{assignment}: feedback for {student}", "task": "task", "score": "Score",
     },
     "zh": {
         "graded_outside": "（在本 notebook 之外评分：隐藏测试单独重放这个 TODO。）",
-        "feedback_for": "的反馈：", "task": "题目", "score": "得分",
+        "heading": "{student} 的反馈：{assignment}", "task": "题目", "score": "得分",
     },
+}
+
+# The hidden scenarios' names, without their " #k" or " (k)" number and ", static" / ", continuous" suffix.
+SCENARIOS_ZH = {
+    **{example.name: LAB_ZH[example.name] for example in BATCHING_EXAMPLES},
+    **{name: LAB_ZH[name] for name in DECODE_SCENARIOS},
+    # 01_continuous_batching
+    "continuous": "连续", "static": "静态", "dropped serve": "漏掉一次服务", "extra serve": "多出一次服务",
+    "late arrivals": "较晚到达", "never served": "从未被服务", "unknown id": "未知 id", "valid": "合法",
+    "one job": "一个作业", "more slots than jobs": "槽位多于作业", "no jobs": "没有作业",
+    # 02_decode_scheduling
+    "admitted": "已准入", "aging queue": "老化下的队列", "aging victims": "老化下的被抢占者", "bad input": "错误输入",
+    "deadline queue": "截止时间下的队列", "deadline workload": "截止时间工作负载", "fits": "放得下",
+    "independent requests": "相互独立的请求", "no victim": "没有被抢占者", "one step": "单步", "partial arguments": "部分参数",
+    "protected": "受保护的请求", "random queue": "随机队列", "random requests": "随机请求", "stall": "停滞", "ties": "平局",
+    "tight": "容量紧张", "tight priorities": "容量紧张下的优先级", "tight workload": "容量紧张的工作负载",
+    "victim choice": "被抢占者的选择", "waits": "等待", "waits ignored": "忽略等待", "workload": "工作负载",
+    "aging": "老化", "capacity admission and release": "容量、准入与释放", "decision order": "决策顺序",
+    "enqueue contract": "入队约定", "exhaustion": "耗尽", "input guards": "输入检查", "key picks the step": "排序键决定这一步",
+    "preemption": "抢占", "state progression": "状态推进", "step limit": "步数上限",
+    # 03_batch_scheduling
+    "SLO met exactly": "恰好满足 SLO", "ample KV": "KV 充足", "blocks needed": "所需块数", "engine run": "引擎运行",
+    "fcfs victims": "fcfs 下的被抢占者", "freeing": "释放", "growth": "增长", "head-of-line": "队头阻塞",
+    "key-function victims": "键函数策略下的被抢占者", "latencies": "时延", "no values": "没有数据", "percentile": "百分位数",
+    "preempt": "抢占", "priority victims": "priority 下的被抢占者", "refused": "拒绝", "scheduled victims": "已调度的被抢占者",
+    "self victim": "自己成为被抢占者", "single tokens": "单词元请求", "summary": "汇总", "tight KV": "KV 紧张",
+    "max_num_seqs": "max_num_seqs 上限",
 }
 
 
@@ -103,19 +139,231 @@ def rule_name(name: str, language: str) -> str:
     return RULES_ZH.get(name, name) if language == "zh" else name
 
 
+def _patterns(pairs: list[tuple[str, object]]) -> list[tuple[re.Pattern, object]]:
+    return [(re.compile(pattern, re.S), zh) for pattern, zh in pairs]
+
+
+def _first(text: str, patterns) -> str | None:
+    """The translation of `text` by the first pattern it matches whole; None if none does."""
+    for pattern, zh in patterns:
+        match = pattern.fullmatch(text)
+        if match:
+            return zh(match) if callable(zh) else zh.format(*match.groups(), **match.groupdict())
+    return None
+
+
+def _template_regex(english: str) -> re.Pattern:
+    """lab's English template as a pattern: each {field} captures text (a repeated one must repeat it)."""
+    parts, seen = re.split(r"{(\w+)}", english), set()
+    regex = ""
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            regex += re.escape(part)
+        else:
+            regex += f"(?P={part})" if part in seen else f"(?P<{part}>.+?)"
+            seen.add(part)
+    return re.compile(regex, re.S)
+
+
+_LAB_TEMPLATES = [(_template_regex(en), zh) for en, zh in LAB_ZH.items() if "{" in en]
+
+
+def _from_lab(text: str, depth: int = 0) -> str:
+    """A message lab wrote in English (the grader's process runs lab in English), in lab's own Chinese."""
+    for regex, zh in _LAB_TEMPLATES:
+        match = regex.fullmatch(text)
+        if match:
+            found = {k: (_from_lab(v, depth + 1) if depth < 1 else v) for k, v in match.groupdict().items()}
+            return zh.format(**found)
+    return text
+
+
+def _quoted_from_lab(shown: str) -> str:
+    """A lab message as the page shows a child's text (ascii(), in quotes), translated inside its quotes."""
+    if len(shown) >= 2 and shown[0] == shown[-1] and shown[0] in "'\"":
+        return shown[0] + _from_lab(shown[1:-1]) + shown[0]
+    return shown
+
+
+STATUS_ZH = {"timeout": "超时", "crashed": "崩溃", "garbled": "输出无法解读", "ok": "正常结束",
+             "skipped after 3 timeouts in a row": "连续 3 次超时后被跳过", "an error": "一个异常",
+             "the cell itself ran past the time limit": "单元格本身超出了时间限制"}
+_STATUS = _patterns([(r"crash: (.*)", lambda m: f"崩溃：{_status(m[1])}")])
+_PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that is not the protocol
+    (r"a record after the end", "结束之后的记录"), (r"a record of (\d+) bytes", "一条 {0} 字节的记录"),
+    (r"something that is not a result record", "不是结果记录的内容"), (r"a malformed result record", "格式错误的结果记录"),
+    (r"an unexpected record where the end belongs", "本应结束处的意外记录"), (r"a malformed cells record", "格式错误的单元格记录"),
+    (r"an unexpected record where a scenario belongs", "本应是场景处的意外记录"),
+])
+_RUN_DETAIL = _patterns([
+    (r"stopped after (\S+) s", "运行 {0} 秒后被停止"),
+    (r"stopped: no progress in (\S+) s of CPU time", "被停止：{0} 秒 CPU 时间内没有进展"),
+    (r"stopped: no progress for (\S+) s", "被停止：{0} 秒内没有进展"),
+    (r"stopped \((.*)\)", "被停止（{0}）"),
+    (r"ended early \(exit code (.*)\)", "提前结束（退出码 {0}）"),
+    (r"the child wrote (.*)", lambda m: f"子进程写出了{_first(m[1], _PROTOCOL) or '无法解读的内容'}"),
+    (r"the reference server did not start", "参考服务器没有启动"),
+])
+
+
+def _status(text: str) -> str:
+    return STATUS_ZH.get(text) or _first(text, _STATUS) or text
+
+
+def _path(path: str) -> str:
+    """Where two observations differ ('returned.tokens[request 3]'), the leading word in Chinese."""
+    path = re.sub(r"\[request (\d+)\]", r"[请求 \1]", path)
+    for english, zh in (("returned", "返回值"), ("observed", "观测"), ("value", "值")):
+        if path == english or path.startswith(english + ".") or path.startswith(english + "["):
+            return zh + path[len(english):]
+    return path
+
+
+_DIFF = r"(?P<path>.*?): expected (?P<want>.*?), got (?P<got>.*)"
+_EXPLANATIONS = _patterns([
+    (r"not run \((?P<status>\w+): (?P<detail>.*)\)",
+     lambda m: f"未运行（{_status(m['status'])}：{_first(m['detail'], _RUN_DETAIL) or m['detail']}）"),
+    (r"the scenario did not finish: (.*)", lambda m: f"场景没有运行完：{_status(m[1])}"),
+    (r"expected (\d+) observations, got (.*)", "应有 {0} 条观测，实际得到 {1} 条"),
+    (r"step (?P<n>\d+), (?P<op>.*?): expected to (?P<want>.*?), but it (?P<verb>raised|returned) (?P<got>.*)",
+     lambda m: f"第 {m['n']} 步，{m['op']}：应当{_want(m['want'])}，但它"
+               + ("抛出了一个异常" if m["got"] == "an error" else f"{'抛出了' if m['verb'] == 'raised' else '返回了'} {_status(m['got'])}")),
+    (r"step (?P<n>\d+), (?P<op>.*?): state " + _DIFF,
+     lambda m: f"第 {m['n']} 步，{m['op']}：状态{'' if m['path'] == 'value' else ' ' + _path(m['path'])}：应为 {m['want']}，实际为 {m['got']}"),
+    (r"step (?P<n>\d+), (?P<op>.*?): " + _DIFF,
+     lambda m: f"第 {m['n']} 步，{m['op']}：{_path(m['path'])}：应为 {m['want']}，实际为 {m['got']}"),
+    (_DIFF, lambda m: f"{_path(m['path'])}：应为 {m['want']}，实际为 {m['got']}"),
+    # grade.judged
+    (r"the value could not be judged: (.*)", lambda m: f"无法评判这个值：{_first(m[1], _PROBLEMS) or m[1]}"),
+    (r"the value could not be judged \((\w+)\)", "无法评判这个值（{0}）"),
+    # the judges of 01_continuous_batching
+    (r"the function did not return: (.*)", "函数没有返回：{0}"),
+    (r"expected a \(jobs, slots\) pair, got (.*)", "应返回一个 (jobs, slots) 二元组，实际是 {0}"),
+    (r"lab\.schedule rejects the workload: (.*)", lambda m: f"lab.schedule 拒绝了这个工作负载：{_quoted_from_lab(m[1])}"),
+    (r"make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length",
+     "请让它不平凡：至少 2 个槽位，作业数多于槽位数，且作业长度不全相同"),
+    (r"static takes (\S+) ticks and continuous (\S+): not the same", "静态需要 {0} 个 tick，连续需要 {1} 个：两者不相同"),
+    (r"static (\S+) / continuous (\S+) = (\S+), below (\S+)", "静态 {0} / 连续 {1} = {2}，低于 {3}"),
+    (r"expected a list of at most (\d+) jobs", "应为最多 {0} 个作业的列表"),
+    (r"slots must be an int from 1 to (\d+)", "slots 必须是 1 到 {0} 之间的 int"),
+    (r"keep it small: at most (\d+) tokens and arrival at most (\d+) per job", "请控制规模：每个作业最多 {0} 个词元，到达时刻最多为 {1}"),
+    (r"keep it small: at most (\d+) tokens in all", "请控制规模：词元总数最多 {0}"),
+    # the judge of 03_batch_scheduling's TODO 5 (its SLO misses are lab's messages)
+    (r"slo_key took more than (\S+) s of CPU for this trace's (\d+) requests \(keep a key fast\)",
+     "slo_key 处理这条轨迹的 {1} 个请求用了超过 {0} 秒 CPU 时间（键函数要快）"),
+    (r"the key was not run: (.*)", "键函数没有运行：{0}"),
+    (r"there is no slo_key function in the TODO 5 cell", "TODO 5 的单元格里没有 slo_key 函数"),
+    (r"calling slo_key on this trace's requests raised (\S+) \(lab\.engine\.serving_order\(slo_key, infos\) "
+     r"gives the same error where you can read it\)",
+     lambda m: f"对这条轨迹的请求调用 slo_key 时抛出了 {_status(m[1])}（在 notebook 中运行 "
+               "lab.engine.serving_order(slo_key, infos) 会得到同样的错误，并能看到完整信息）"),
+    (r"the order given is not one place per request", "给出的顺序没有让每个请求恰好占一个位置"),
+    (r"class-0 p99 TTFT .*|max wait .*", lambda m: "；".join(_from_lab(part) for part in m[0].split("; "))),
+])
+_PROBLEMS = _patterns([
+    (r"more than (\d+) values", "多于 {0} 个值"), (r"nested deeper than (\d+)", "嵌套深度超过 {0}"),
+    (r"an integer of (\d+) bits", "一个 {0} 位的整数"), (r"a string of (\d+) characters", "一个 {0} 个字符的字符串"),
+    (r"a (\w+)", "一个 {0}"),
+])
+
+
+def _want(text: str) -> str:
+    return f"抛出 {text[len('raise '):]}" if text.startswith("raise ") else f"返回 {text[len('return '):]}"
+
+
+_SCENARIO = re.compile(
+    r"(?P<example>worked example: )?(?P<name>" + "|".join(re.escape(n) for n in sorted(SCENARIOS_ZH, key=len, reverse=True))
+    + r"|vLLM test_\w+(?: \(chunked=\w+\))?|trace \d+|held-out trace [A-Z]|\w+\(\))(?P<number> #\d+| \(\d+\))?"
+    r"(?P<policy>, (?:static|continuous))?(?=: |$)", re.S)
+
+
+def scenario_name(name: str) -> str:
+    """A hidden scenario's name in Chinese (its number kept; vLLM's test names and function calls as they are)."""
+    match = _SCENARIO.match(name)
+    if not match or match.end() != len(name):
+        return name
+    return _scenario(match)
+
+
+def _scenario(match: re.Match) -> str:
+    name = match["name"]
+    zh = SCENARIOS_ZH.get(name) or re.sub(r"^held-out trace ", "保留轨迹 ", re.sub(r"^trace ", "轨迹 ", name))
+    policy = {", static": "，静态", ", continuous": "，连续"}.get(match["policy"] or "", "")
+    number = re.sub(r" \((\d+)\)", r"（\1）", match["number"] or "")
+    return ("算例：" if match["example"] else "") + zh + number + policy
+
+
+def detail(text: str, language: str = "en") -> str:
+    """A failing rule's detail ('<scenario>: <what went wrong>', or a note of the grader's) in `language`."""
+    if language == "en" or not text:
+        return text
+    if text == "no answer cell":
+        return "没有答题单元格"
+    match = _SCENARIO.match(text)
+    if match and text[match.end():match.end() + 2] == ": ":
+        rest = text[match.end() + 2:]
+        return f"{_scenario(match)}：{_first(rest, _EXPLANATIONS) or rest}"
+    return _first(text, _EXPLANATIONS) or text
+
+
+_NOTES = _patterns([
+    (r"your (TODO \d+) cell raised (.*)", lambda m: f"你的 {m[1]} 单元格抛出了 {_status(m[2])}"),
+    (r"grading child's reference server (\w+): (.*)",
+     lambda m: f"评分子进程的参考服务器{_status(m[1])}：{_first(m[2], _RUN_DETAIL) or m[2]}"),
+    (r"grading child (\w+): (.*)", lambda m: f"评分子进程{_status(m[1])}：{_first(m[2], _RUN_DETAIL) or m[2]}"),
+    (r"the answer cell is missing", "缺少答题单元格"),
+])
+
+
+def note(text: str, language: str = "en") -> str:
+    """A verdict's note (parts joined by '; ') in `language`."""
+    if language == "en" or not text:
+        return text
+    return "；".join(_first(part, _NOTES) or part for part in text.split("; "))
+
+
+_SNIPPET = _patterns([(r"\(this case is (\d+) characters of code, too long to show; its name identifies it\)",
+                       "（这个用例的代码有 {0} 个字符，太长，不在这里显示；它的名字可以找到它）")])
+
+
+def snippet(text: str, language: str = "en") -> str:
+    """A failing case's code as it is; only the note that replaces a case too long to show is translated."""
+    return text if language == "en" else _first(text, _SNIPPET) or text
+
+
+NOT_RUN_ZH = _patterns([
+    (r"not run: (\S+) ran past its time limit when graded, and this cell uses it", "{0} 在评分时超出了时间限制，而这个单元格用到了它"),
+    (r"not run: (.+?) ran past its time limit, and this cell uses it", "{0} 超出了时间限制，而这个单元格用到了它"),
+    (r"not run: the notebook's (\S+) s budget was used up", "整个 notebook 的 {0} 秒时间预算已经用完"),
+    (r"not run: cell (\d+) did not stop when interrupted", "单元格 {0} 被中断后没有停下"),
+    (r"not run: the run ended early", "运行提前结束"),
+    (r"not run: the run was stopped", "运行被停止"),
+])
+
+
+def not_run(text: str, language: str = "en") -> str:
+    """The line a cell the feedback run skipped shows ('[not run] not run: why'), in `language`."""
+    prefix = "[not run] "
+    if language == "en" or not text.startswith(prefix):
+        return text
+    why = text[len(prefix):].rstrip("\n")
+    zh = _first(why, NOT_RUN_ZH)
+    return f"[未运行] {zh}\n" if zh else text
+
+
 def summary(verdict: TaskVerdict, language: str = "en") -> str:
-    """verdict.summary() in `language`; the failing case's code and details stay as Python writes them."""
+    """verdict.summary() in `language`; the failing case's code and the values in its details stay as Python writes them."""
     if language == "en":
         return verdict.summary()
     rules = verdict.rules
     lines = [f"{verdict.task_id}：{verdict.score:g} / {verdict.points:g} 分"
              f"（{len(rules)} 条规则中 {sum(r.passed for r in rules)} 条成立）"]
     if verdict.note:
-        lines.append(f"  备注：{verdict.note}")
+        lines.append(f"  备注：{note(verdict.note, language)}")
     for rule in rules:
         lines.append(f"  [{'通过' if rule.passed else '未通过'}] {rule_name(rule.name, language)}")
         if not rule.passed:
-            lines.append(f"         {rule.detail}")
+            lines.append(f"         {detail(rule.detail, language)}")
         if rule.snippet:
-            lines += ["         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行：", "", *rule.snippet.splitlines(), ""]
+            lines += ["         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行：", "", *snippet(rule.snippet, language).splitlines(), ""]
     return "\n".join(lines)

@@ -18,7 +18,8 @@ SOLUTION_MARK_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", r
 
 def read_master(name: str, language: str = "en") -> nbformat.NotebookNode:
     """The master notebook, parsed from its jupytext percent source, in `language` (see translation.py),
-    with the course set-up code filled in (after translation: it comes from course.toml, not the master)."""
+    with the course set-up code filled in (after translation: it comes from course.toml, not the master, and
+    speaks the edition's language)."""
     from .translation import translate
 
     nb = jupytext.read(master_path(name))
@@ -27,7 +28,7 @@ def read_master(name: str, language: str = "en") -> nbformat.NotebookNode:
     setup = [c for c in nb.cells if grade_id(c) == SETUP_ID]
     if len(setup) != 1:
         raise ValueError(f"{master_path(name)}: expected one cell with grade_id {SETUP_ID!r}, found {len(setup)}")
-    setup[0].source = course.expand(setup[0].source)
+    setup[0].source = course.expand(setup[0].source, language=language)
     return nb
 
 

@@ -140,7 +140,7 @@ class DecodeSchedulerBase:
 
     def step(self) -> Dict[str, int | str] | None:
         """Advance one request; the assignment's TODO 4 supplies it."""
-        raise NotImplementedError("TODO 4 (step) is not implemented yet")
+        raise NotImplementedError(tr("TODO 4 (step) is not implemented yet"))
 
     def run(self, max_steps: int = 100) -> List[Dict[str, int | str]]:
         """Step until every request is done, a step stalls, or max_steps is reached."""

@@ -15,8 +15,8 @@ _state = {"language": "zh" if os.environ.get("LAB_LANGUAGE") == "zh" else "en"}
 
 ZH = {
     # lab.checks
-    "{rule}\n    expected: {expected}\n    actual:   {actual}": "{rule}\n    期望: {expected}\n    实际: {actual}",
-    "{rule}\n    seen: {detail}": "{rule}\n    实际看到: {detail}",
+    "{rule}\n    expected: {expected}\n    actual:   {actual}": "{rule}\n    期望：{expected}\n    实际：{actual}",
+    "{rule}\n    seen: {detail}": "{rule}\n    实际看到：{detail}",
     "no error": "没有抛出异常",
     "{task_id}: {count} visible checks passed.": "{task_id}：{count} 项可见检查全部通过。",
     # lab.decode: stubs and cells below a blank TODO
@@ -36,6 +36,7 @@ ZH = {
     "duplicate request_id: {id}": "request_id 重复：{id}",
     "deadline_step must be later than the clock ({clock}), got {value}":
         "deadline_step 必须晚于当前时钟（{clock}），实际是 {value}",
+    "TODO 4 (step) is not implemented yet": "TODO 4（step）尚未实现",
     # lab.batching: input validation
     "{where} must be an int, got {value}": "{where} 必须是 int，实际是 {value}",
     "job {id}: field '{field}'": "作业 {id} 的字段 '{field}'",
@@ -48,6 +49,7 @@ ZH = {
     "job {id}: field 'id' is a duplicate": "作业 {id}：字段 'id' 重复",
     "continuous must be True or False, got {value}": "continuous 必须是 True 或 False，实际是 {value}",
     # lab.invariants: the rule, then what broke it
+    "{rule}: {detail}": "{rule}：{detail}",
     "ticks increase": "tick 递增",
     "no id active twice": "同一 id 不会在一个 tick 内活跃两次",
     "active <= slots": "活跃数 ≤ 槽位数",
@@ -68,6 +70,45 @@ ZH = {
     "completion record for unknown job {id}": "出现了未知作业 {id} 的完成记录",
     "job {id} starts at {start}, arrives at {arrival}": "作业 {id} 在 {start} 开始，但它在 {arrival} 才到达",
     "job {id}: wait/flow disagree with start/finish": "作业 {id}：wait/flow 与 start/finish 不一致",
+    # lab.examples: the worked examples' and scenarios' names, as tables, titles and checks show them
+    "4 requests on 2 slots": "四个请求、两个槽位",
+    "no gain: two 4-token jobs arriving at t=3": "没有收益：两个各需 4 个词元的作业在 t=3 到达",
+    "A-E": "A 至 E",
+    "preemption and resume": "抢占与恢复",
+    "non-preemptible request": "不可抢占的请求",
+    "deadline": "截止时间",
+    # lab.engine: errors a wrong TODO (or a wrong call) meets
+    "a policy reads only seq_id, arrival_us, priority and num_prompt_tokens, not {name}: "
+    "what an engine knows when a request arrives (not its output length, not its progress)":
+        "策略只能读取 seq_id、arrival_us、priority 和 num_prompt_tokens，不能读取 {name}："
+        "这些是请求到达时引擎就知道的信息（不包括它的输出长度，也不包括它的进度）",
+    "a policy key must return a finite number or a tuple of them; for request {id} it returned {value}":
+        "策略的键函数必须返回一个有限的数，或由有限的数组成的元组；对请求 {id}，它返回了 {value}",
+    "the key gave request {id} two different values: it must depend on the request alone, not on earlier calls":
+        "键函数对请求 {id} 给出了两个不同的值：它只能取决于请求本身，不能取决于之前的调用",
+    "cannot schedule {count} tokens of sequence {id} (budget left {left}, scheduled {scheduled})":
+        "无法为序列 {id} 调度 {count} 个词元（剩余预算 {left}，已调度 {scheduled}）",
+    "long_prefill_token_threshold needs enable_chunked_prefill=True":
+        "long_prefill_token_threshold 需要 enable_chunked_prefill=True",
+    "policy must be one of {choices} or a key function, got {value}": "policy 必须是 {choices} 之一或一个键函数，实际是 {value}",
+    "add() takes a Sequence, got {kind}": "add() 接受的是 Sequence，实际是 {kind}",
+    "sequence {id} is not new (status {status})": "序列 {id} 不是新请求（状态为 {status}）",
+    "duplicate seq_id: {id}": "seq_id 重复：{id}",
+    "sequence {id} may grow to {longest} tokens; the pool holds {blocks} blocks of {size}":
+        "序列 {id} 最多可能增长到 {longest} 个词元，而 KV 池只有 {blocks} 个块，每块 {size} 个词元",
+    "sequence {id} already holds blocks {blocks}": "序列 {id} 已经持有块 {blocks}",
+    "a request is a dict or a Sequence, got {kind}": "请求必须是 dict 或 Sequence，实际是 {kind}",
+    "stopped after max_steps={max_steps} with {waiting} waiting, {running} running":
+        "运行到 max_steps={max_steps} 步后停止：仍有 {waiting} 个请求在等待、{running} 个在运行",
+    "step {step} scheduled nothing with {waiting} waiting and {running} running: the scheduler is stuck":
+        "第 {step} 步什么也没有调度，而仍有 {waiting} 个请求在等待、{running} 个在运行：调度器卡住了",
+    "the SLO needs the record of every request, each with a first token": "SLO 需要每个请求的记录，并且每个请求都已产生首个词元",
+    "no request of priority class 0 in these records": "这些记录中没有优先级类别为 0 的请求",
+    "rate_per_s must be a positive number, got {value}": "rate_per_s 必须是正数，实际是 {value}",
+    "num_requests must be an int >= 0, got {value}": "num_requests 必须是 >= 0 的 int，实际是 {value}",
+    "arrival must be 'poisson' or 'gamma', got {value}": "arrival 必须是 'poisson' 或 'gamma'，实际是 {value}",
+    "cv must be > 0, got {value}": "cv 必须 > 0，实际是 {value}",
+    "class_shares must sum to 1 and match class_slack in length": "class_shares 之和必须为 1，且长度与 class_slack 相同",
     # lab.plots and the notebooks' own plots (shown in Chinese only where a CJK font is installed)
     "slot {slot}": "槽位 {slot}",
     "tick": "tick",
@@ -93,7 +134,9 @@ ZH = {
     "preempted: frees blocks,\nkeeps phase + progress": "被抢占：释放 KV 块，\n保留阶段与进度",
     "re-admitted: resumes\nwhere it stopped": "重新准入：从停下处\n继续",
     "Request lifecycle in DecodeSchedulerSim": "DecodeSchedulerSim 中的请求生命周期",
-    "{name} ({policy}, {blocks} KV blocks)": "{name}（{policy}，{blocks} 个 KV 块）",
+    "{name} ({policy}, {kv})": "{name}（{policy}，{kv}）",
+    "{blocks} KV blocks": "{blocks} 个 KV 块",
+    "ample KV blocks": "KV 块充足",
     "request id (1 = low priority, 2 = medium, 100+ = high, in arrival order)":
         "请求 id（1 = 低优先级，2 = 中，100+ = 高，按到达顺序）",
     "total wait (steps)": "总等待（步）",

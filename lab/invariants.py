@@ -13,7 +13,7 @@ class ScheduleInvariantError(AssertionError):
 
 
 def _fail(rule: str, detail: str, **fields: Any) -> None:
-    raise ScheduleInvariantError(f"{tr(rule)}: {tr(detail, **fields)}")
+    raise ScheduleInvariantError(tr("{rule}: {detail}", rule=tr(rule), detail=tr(detail, **fields)))
 
 
 def _check_trace_rows(trace: list[dict[str, Any]], slots: int, arrival: dict[int, int]) -> Counter:

@@ -27,8 +27,9 @@ EDITIONS = [(name, lang) for lang in ("en", "zh") for name in NAMES if lang in t
 # zh editions run with the CJK fonts as installed and hidden (a Colab or ModelScope image has none); English ones never look.
 SOLVED = [(name, lang, fonts) for name, lang in EDITIONS for fonts in (FONT_STATES if lang == "zh" else FONT_STATES[:1])]
 PASSED = {"en": "visible checks passed", "zh": "项可见检查全部通过"}
-INSTALLED = "Installing the course package `lab`"
-FAILED = "Could not install the course package `lab`"
+# The set-up cell speaks its edition's language (grader/course.py SETUP_TEXT): lab.tr cannot run before lab is there.
+INSTALLED = {"en": "Installing the course package `lab`", "zh": "安装课程包 `lab`"}
+FAILED = {"en": "Could not install the course package `lab`", "zh": "无法从"}
 
 
 def cloud_pip(*args):
@@ -110,7 +111,7 @@ def test_student_notebook_alone_runs_to_its_todos(name, wheelhouse, cloud_kernel
     nb = run(only_the_notebook(ROOT / "notebooks" / f"{name}.ipynb", folder), folder, cloud_kernel(wheelhouse), True)
     first = setup_cell(nb)
     assert not [o for o in first.outputs if o.output_type == "error"]
-    assert INSTALLED in text_of(first) and f"Using lab {__version__}" in text_of(first)
+    assert INSTALLED["en"] in text_of(first) and f"Using lab {__version__}" in text_of(first)
     local = run(nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4), tmp_path, "python3", True)
     assert errors(nb) == errors(local), "the cloud kernel must behave exactly like the instructor's"
     checks = masters.test_ids(masters.nbgrader_source(name))
@@ -138,24 +139,28 @@ def test_solved_notebook_alone_runs_clean(name, lang, fonts, wheelhouse, cloud_k
     assert not errors(nb)
     committed = printed_lines(nbformat.read(path, as_version=4))
     assert printed_lines(nb) == committed, "printed differently from the committed edition"
-    assert INSTALLED in text_of(setup_cell(nb))
+    assert INSTALLED[lang] in text_of(setup_cell(nb))
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
     assert sum(PASSED[lang] in o.get("text", "") for o in outputs) >= 4
 
 
-def test_without_the_wheelhouse_the_setup_cell_fails_with_one_clear_message(cloud_kernel, tmp_path):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_without_the_wheelhouse_the_setup_cell_fails_with_one_clear_message(lang, cloud_kernel, tmp_path):
     empty = tmp_path / "empty-wheelhouse"
     empty.mkdir()
     folder = tmp_path / "alone"
-    nb = only_the_notebook(ROOT / "notebooks" / f"{NAMES[-1]}.ipynb", folder)
+    nb = only_the_notebook(ROOT / "notebooks" / ("" if lang == "en" else lang) / f"{NAMES[-1]}.ipynb", folder)
     first = setup_cell(nb)
     nb.cells = nb.cells[:nb.cells.index(first) + 1]
     with pytest.raises(Exception) as info:
         run(nb, folder, cloud_kernel(empty), False)
-    assert FAILED in str(info.value) and "ImportError" in str(info.value)
+    assert FAILED[lang] in str(info.value) and "ImportError" in str(info.value)
     (error,) = [o for o in first.outputs if o.output_type == "error"]
-    assert error.ename == "ImportError" and error.evalue.startswith(FAILED)
+    assert error.ename == "ImportError" and error.evalue.startswith(FAILED[lang])
+    if lang == "zh":  # a Chinese student reads Chinese, from the first line the cell prints to its error
+        from english import english_sentences
+        assert INSTALLED["zh"] in text_of(first) and english_sentences(error.evalue) == []
     assert course.SOURCE_ENV not in error.evalue and f"{course.DIST_NAME}==" in error.evalue  # names the source tried
     trace = "\n".join(error.traceback)
     assert "During handling of the above exception" not in trace and "make test" not in trace

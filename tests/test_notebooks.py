@@ -225,7 +225,7 @@ def test_stub_matches_reference_outside_the_solution(name, lang):
 @pytest.mark.parametrize("name,lang", EDITIONS)
 def test_notebooks_download_nothing_outside_the_setup_code(name, lang):
     """Only the set-up code may install (and only when lab is missing); no other cell touches the network."""
-    setup = course.setup_code()
+    setup = course.setup_code(language=lang)
     for path in (student_path(name, lang), solved_path(name, lang)):
         sources = [c.source for c in nbformat.read(path, as_version=4).cells]
         assert sum(setup in s for s in sources) == 1, f"{path}: the set-up code must appear exactly once"

@@ -203,7 +203,7 @@ def nb02_todo2_example(ex):
 
 def nb02_observe(ex):
     events = ex.table('lab.events_frame(timelines["preemption and resume"])')
-    summary = ex.table("pd.concat({name: lab.request_summary(events)")
+    summary = ex.table("pd.concat({lab.tr(name): lab.request_summary(events)")
     own = [row for row in events.values() if row["request_id"] == 1]
     preempt = next(step for step, row in events.items() if row["preempted_request_id"] == 1)
     resume = next(row for row in own if row["step"] > preempt)

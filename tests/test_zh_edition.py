@@ -212,7 +212,8 @@ def labels_not_drawn(source: str) -> list[str]:
         if called(node) != "label":
             continue
         up = parent[node]
-        while isinstance(up, PASS_THROUGH) or isinstance(up, ast.comprehension):
+        while isinstance(up, PASS_THROUGH) or isinstance(up, ast.comprehension) or called(up) == "label" \
+                or (isinstance(up, ast.keyword) and called(parent[up]) == "label"):  # a field of a drawn label
             up = parent[up]
         drawn = (isinstance(up, ast.keyword) and up.arg in DRAWING_KEYWORDS) or called(up) in DRAWING_CALLS \
             or called(up).startswith("plot_")
@@ -252,7 +253,7 @@ def test_messages_students_meet_follow_the_language():
         other_stub()
     with pytest.raises(lab.TodoNotFinished, match="这个单元格需要先完成 TODO 9、TODO 8：请补全它们的答题单元格"):
         lab.require_todos("TODO 9", "TODO 8")
-    with pytest.raises(lab.CheckFailed, match="期望: 2\n    实际: 1"):
+    with pytest.raises(lab.CheckFailed, match="期望：2\n    实际：1"):
         lab.expect(1, 2, "规则")
     with pytest.raises(ValueError, match="slots 必须 >= 1"):
         lab.schedule([], 0, True)
@@ -361,7 +362,7 @@ def test_printed_text_is_the_same_whatever_the_fonts(clean_fonts, monkeypatch):
                        "slo": lab.engine.slo_misses(SLO_ROWS[0]), "check": str(check.value), "error": str(error.value),
                        "label": lab.label("aging, 1 s per level")}
     assert seen[None].pop("label") == "aging, 1 s per level" and seen[STAND_IN_CJK].pop("label") == "老化，每级 1 秒"
-    assert seen[None] == seen[STAND_IN_CJK] and "期望: 2" in seen[None]["check"] and "slots 必须" in seen[None]["error"]
+    assert seen[None] == seen[STAND_IN_CJK] and "期望：2" in seen[None]["check"] and "slots 必须" in seen[None]["error"]
 
 
 STEPS = [{"step": 0, "num_decode_tokens": 0, "num_prefill_tokens": 8, "num_batched_tokens": 8, "max_num_batched_tokens": 16,

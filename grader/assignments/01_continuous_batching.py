@@ -137,8 +137,8 @@ pd.DataFrame(result["trace"]).set_index("tick")
 # %% key="code-describe"
 def describe(example):
     """Print an example's workload and both policies' summary."""
-    print(example.name, "| tokens:", [job["tokens"] for job in example.jobs],
-          "| arrivals:", sorted({job["arrival"] for job in example.jobs}), "| slots:", example.slots)
+    tokens, arrivals = [job["tokens"] for job in example.jobs], sorted({job["arrival"] for job in example.jobs})
+    print(f"{lab.tr(example.name)} | tokens: {tokens} | arrivals: {arrivals} | slots: {example.slots}")
     print(lab.compare_policies(example.jobs, example.slots))
 
 
@@ -256,7 +256,7 @@ def test_todo1_matches_schedule_records():
             result = schedule(example.jobs, example.slots, continuous)
             want = {rec["id"]: (rec["wait"], rec["flow"]) for rec in result["completed"]}
             expect(waits_and_flows(example.jobs, result["trace"]), want,
-                   f"TODO 1: {example.name}, {'continuous' if continuous else 'static'}: (wait, flow) per job")
+                   f"TODO 1: {lab.tr(example.name)}, {'continuous' if continuous else 'static'}: (wait, flow) per job")
 
 
 def test_todo1_late_arrival():

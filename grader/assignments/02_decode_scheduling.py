@@ -83,7 +83,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 
 # %% key="code-example"
 example = lab.FOUR_ON_TWO
-print(example.name, "| tokens:", [job["tokens"] for job in example.jobs], "| slots:", example.slots)
+print(f"{lab.tr(example.name)} | tokens: {[job['tokens'] for job in example.jobs]} | slots: {example.slots}")
 lab.compare_policies(example.jobs, example.slots)
 
 # %% key="code-slots"
@@ -692,9 +692,10 @@ timelines = {}
 for name, scenario in lab.DECODE_SCENARIOS.items():
     sim = DecodeSchedulerSim(**scenario["sim"])
     timelines[name], arrivals = lab.play(sim, scenario["script"])
-    blocks = scenario["sim"].get("free_kv_blocks", "ample")
-    fig = lab.plot_timeline(timelines[name], arrivals, title=lab.label("{name} ({policy}, {blocks} KV blocks)", name=name,
-                                                                        policy=sim.policy, blocks=blocks))
+    blocks = scenario["sim"].get("free_kv_blocks")
+    fig = lab.plot_timeline(timelines[name], arrivals, title=lab.label(
+        "{name} ({policy}, {kv})", name=lab.label(name), policy=sim.policy,
+        kv=lab.label("{blocks} KV blocks", blocks=blocks) if blocks else lab.label("ample KV blocks")))
     plt.show()
 
 # %% key="code-events-frame"
@@ -703,7 +704,7 @@ lab.events_frame(timelines["preemption and resume"])
 
 # %% key="code-request-summary"
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
-pd.concat({name: lab.request_summary(events) for name, events in timelines.items()}, names=["scenario"])
+pd.concat({lab.tr(name): lab.request_summary(events) for name, events in timelines.items()}, names=["scenario"])
 
 # %% [markdown] key="md-skipping-request-does"
 # In *preemption and resume*, request 1 (priority 1) is prefilled at step 0 and generates its first token

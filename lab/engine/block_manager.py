@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 
 from ..decode import _require_int, todo
+from ..i18n import tr
 from .sequence import Sequence
 
 
@@ -60,5 +61,5 @@ class BlockManagerBase:
     def allocate(self, seq: Sequence, num_new_tokens: int) -> None:
         """Admission: a waiting sequence's first blocks."""
         if seq.block_table:
-            raise RuntimeError(f"sequence {seq.seq_id} already holds blocks {seq.block_table}")
+            raise RuntimeError(tr("sequence {id} already holds blocks {blocks}", id=seq.seq_id, blocks=seq.block_table))
         self.append(seq, num_new_tokens)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..decode import _require_int
+from ..i18n import tr
 from .scheduler import SchedulerBase
 from .sequence import Sequence
 
@@ -56,7 +57,7 @@ def as_sequence(request) -> Sequence:
         return request
     if isinstance(request, dict):
         return Sequence(**request)
-    raise ValueError(f"a request is a dict or a Sequence, got {type(request).__name__}")
+    raise ValueError(tr("a request is a dict or a Sequence, got {kind}", kind=type(request).__name__))
 
 
 class LLMEngine:
@@ -77,11 +78,12 @@ class LLMEngine:
             while pending and pending[0].arrival_us <= clock:
                 sched.add(pending.pop(0))
             if step >= max_steps:
-                raise RuntimeError(f"stopped after max_steps={max_steps} with {len(sched.waiting)} waiting, {len(sched.running)} running")
+                raise RuntimeError(tr("stopped after max_steps={max_steps} with {waiting} waiting, {running} running",
+                                      max_steps=max_steps, waiting=len(sched.waiting), running=len(sched.running)))
             batch = sched.schedule()
             if not batch.num_scheduled_tokens and not batch.preempted_seq_ids:
-                raise RuntimeError(f"step {step} scheduled nothing with {len(sched.waiting)} waiting and "
-                                   f"{len(sched.running)} running: the scheduler is stuck")
+                raise RuntimeError(tr("step {step} scheduled nothing with {waiting} waiting and {running} running: "
+                                      "the scheduler is stuck", step=step, waiting=len(sched.waiting), running=len(sched.running)))
             start, clock = clock, clock + self.time_model.step_us(batch.num_batched_tokens)
             used = sched.block_manager.num_used_blocks
             sched.update_from_batch(batch, step, clock)

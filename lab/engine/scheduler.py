@@ -13,6 +13,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from ..decode import _require_bool, _require_int, todo
+from ..i18n import tr
 from .block_manager import BlockManagerBase
 from .sequence import RequestInfo, Sequence, SequenceStatus
 
@@ -28,8 +29,8 @@ def checked_key(key, info: RequestInfo) -> tuple:
     value = key(info)
     parts = value if isinstance(value, tuple) else (value,)
     if not parts or not all(_is_finite_number(p) for p in parts):
-        raise ValueError(f"a policy key must return a finite number or a tuple of them; for request {info.seq_id} "
-                         f"it returned {repr(value)[:80]}")
+        raise ValueError(tr("a policy key must return a finite number or a tuple of them; for request {id} it returned {value}",
+                            id=info.seq_id, value=repr(value)[:80]))
     return (parts, info.seq_id)
 
 
@@ -50,8 +51,8 @@ def serving_order(key, infos: list[RequestInfo], num_rechecked: int = 200) -> li
     keys = [checked_key(key, info) for info in infos]
     for index in reversed(range(max(0, len(infos) - num_rechecked), len(infos))):
         if checked_key(key, infos[index]) != keys[index]:
-            raise ValueError(f"the key gave request {infos[index].seq_id} two different values: "
-                             "it must depend on the request alone, not on earlier calls")
+            raise ValueError(tr("the key gave request {id} two different values: it must depend on the request alone, "
+                                "not on earlier calls", id=infos[index].seq_id))
     return [seq_id for _, seq_id in sorted(keys)]
 
 
@@ -75,8 +76,8 @@ class ScheduledBatch:
     def add(self, seq: Sequence, num_new_tokens: int) -> None:
         """Schedule num_new_tokens of seq in this step and charge the budget."""
         if num_new_tokens <= 0 or num_new_tokens > self.token_budget or seq.seq_id in self.num_scheduled_tokens:
-            raise RuntimeError(f"cannot schedule {num_new_tokens} tokens of sequence {seq.seq_id} "
-                               f"(budget left {self.token_budget}, scheduled {self.num_scheduled_tokens})")
+            raise RuntimeError(tr("cannot schedule {count} tokens of sequence {id} (budget left {left}, scheduled {scheduled})",
+                                  count=num_new_tokens, id=seq.seq_id, left=self.token_budget, scheduled=self.num_scheduled_tokens))
         self.num_scheduled_tokens[seq.seq_id] = num_new_tokens
         self.num_decode_tokens += seq.is_decode
         self.token_budget -= num_new_tokens
@@ -104,9 +105,9 @@ class SchedulerBase:
         _require_int("long_prefill_token_threshold", long_prefill_token_threshold, minimum=0)
         _require_bool("enable_chunked_prefill", enable_chunked_prefill)
         if long_prefill_token_threshold and not enable_chunked_prefill:
-            raise ValueError("long_prefill_token_threshold needs enable_chunked_prefill=True")
+            raise ValueError(tr("long_prefill_token_threshold needs enable_chunked_prefill=True"))
         if not (callable(policy) or policy in POLICIES):
-            raise ValueError(f"policy must be one of {POLICIES} or a key function, got {policy!r}")
+            raise ValueError(tr("policy must be one of {choices} or a key function, got {value}", choices=POLICIES, value=repr(policy)))
         self.block_manager = self.block_manager_cls(num_blocks, block_size)
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
@@ -148,15 +149,16 @@ class SchedulerBase:
     def add(self, seq: Sequence) -> None:
         """Queue a new request; reject one whose full length could never fit in the KV pool."""
         if not isinstance(seq, Sequence):
-            raise ValueError(f"add() takes a Sequence, got {type(seq).__name__}")
+            raise ValueError(tr("add() takes a Sequence, got {kind}", kind=type(seq).__name__))
         if seq.status is not SequenceStatus.WAITING or seq.num_computed_tokens or seq.block_table:
-            raise ValueError(f"sequence {seq.seq_id} is not new (status {seq.status.value})")
+            raise ValueError(tr("sequence {id} is not new (status {status})", id=seq.seq_id, status=seq.status.value))
         if seq.seq_id in self.finished_ids or any(s.seq_id == seq.seq_id for s in (*self.waiting, *self.running)):
-            raise ValueError(f"duplicate seq_id: {seq.seq_id}")
+            raise ValueError(tr("duplicate seq_id: {id}", id=seq.seq_id))
         longest = seq.num_prompt_tokens + seq.max_tokens
         if longest > self.block_manager.num_blocks * self.block_manager.block_size:  # vLLM rejects a request longer than max_model_len
-            raise ValueError(f"sequence {seq.seq_id} may grow to {longest} tokens; the pool holds "
-                             f"{self.block_manager.num_blocks} blocks of {self.block_manager.block_size}")
+            raise ValueError(tr("sequence {id} may grow to {longest} tokens; the pool holds {blocks} blocks of {size}",
+                                id=seq.seq_id, longest=longest, blocks=self.block_manager.num_blocks,
+                                size=self.block_manager.block_size))
         if callable(self.policy):
             self._waiting_key(seq)  # a key that fails, fails on arrival, naming the request
         self.waiting.append(seq)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..decode import _require_int
+from ..i18n import tr
 
 
 class SequenceStatus(str, Enum):
@@ -96,5 +97,6 @@ class RequestInfo:
 
     def __getattr__(self, name: str):
         # only reached for a missing field: name what a policy may read instead of a bare AttributeError
-        raise AttributeError(f"a policy reads only seq_id, arrival_us, priority and num_prompt_tokens, not {name!r}: "
-                             "what an engine knows when a request arrives (not its output length, not its progress)")
+        raise AttributeError(tr("a policy reads only seq_id, arrival_us, priority and num_prompt_tokens, not {name}: "
+                                "what an engine knows when a request arrives (not its output length, not its progress)",
+                                name=repr(name)))

@@ -24,11 +24,11 @@ def exercise_trace(seed: int, exercise: dict = SLO_EXERCISE) -> list[dict]:
 def slo_metrics(records: list[dict]) -> dict:
     """The SLO's two numbers (ms): p99 TTFT of priority class 0, and the longest wait (TTFT) of any request."""
     if not records or any(r.get("first_token_us") is None for r in records):
-        raise ValueError("the SLO needs the record of every request, each with a first token")
+        raise ValueError(tr("the SLO needs the record of every request, each with a first token"))
     ttft_ms = np.array([(r["first_token_us"] - r["arrival_us"]) / 1000 for r in records])
     interactive = ttft_ms[np.array([r["priority"] == 0 for r in records])]
     if not len(interactive):
-        raise ValueError("no request of priority class 0 in these records")
+        raise ValueError(tr("no request of priority class 0 in these records"))
     return {"class0_p99_ttft_ms": float(np.percentile(interactive, 99)), "max_wait_ms": float(ttft_ms.max())}
 
 

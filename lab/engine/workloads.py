@@ -21,6 +21,7 @@ import random
 import numpy as np
 
 from ..decode import _require_int
+from ..i18n import tr
 
 
 def _lognormal_int(rng: random.Random, median: int, sigma: float, low: int, high: int) -> int:
@@ -33,7 +34,7 @@ def poisson_requests(num_requests: int, rate_per_s: float, seed: int = 0, prompt
     """Poisson arrivals at rate_per_s; lognormal prompt and output lengths (sigma 0.8), clipped."""
     _require_int("num_requests", num_requests, minimum=0)
     if not (isinstance(rate_per_s, (int, float)) and rate_per_s > 0):
-        raise ValueError(f"rate_per_s must be a positive number, got {rate_per_s!r}")
+        raise ValueError(tr("rate_per_s must be a positive number, got {value}", value=repr(rate_per_s)))
     rng, clock_s, requests = random.Random(seed), 0.0, []
     for index in range(num_requests):
         clock_s += rng.expovariate(rate_per_s)
@@ -61,15 +62,15 @@ def make_trace(num_requests: int, rate_per_s: float, seed: int = 0, arrival: str
                max_num_batched_tokens: int = 2048, step_overhead_us: int = 8_000, per_token_us: int = 100) -> list[dict]:
     """A list of request dicts (seq_id, arrival_us, num_prompt_tokens, max_tokens, priority, deadline_us)."""
     if type(num_requests) is not int or num_requests < 0:
-        raise ValueError(f"num_requests must be an int >= 0, got {num_requests!r}")
+        raise ValueError(tr("num_requests must be an int >= 0, got {value}", value=repr(num_requests)))
     if not (isinstance(rate_per_s, (int, float)) and rate_per_s > 0):
-        raise ValueError(f"rate_per_s must be a positive number, got {rate_per_s!r}")
+        raise ValueError(tr("rate_per_s must be a positive number, got {value}", value=repr(rate_per_s)))
     if arrival not in ("poisson", "gamma"):
-        raise ValueError(f"arrival must be 'poisson' or 'gamma', got {arrival!r}")
+        raise ValueError(tr("arrival must be 'poisson' or 'gamma', got {value}", value=repr(arrival)))
     if arrival == "gamma" and not cv > 0:
-        raise ValueError(f"cv must be > 0, got {cv!r}")
+        raise ValueError(tr("cv must be > 0, got {value}", value=repr(cv)))
     if len(class_shares) != len(class_slack) or abs(sum(class_shares) - 1) > 1e-9:
-        raise ValueError("class_shares must sum to 1 and match class_slack in length")
+        raise ValueError(tr("class_shares must sum to 1 and match class_slack in length"))
     rng = np.random.default_rng(seed)
     if arrival == "poisson":
         gaps = rng.exponential(1 / rate_per_s, num_requests)

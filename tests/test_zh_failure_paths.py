@@ -1,0 +1,421 @@
+"""Issue 23: a zh student reads Chinese where things go wrong: the set-up cell's failure (network off), every lab
+error a wrong TODO can raise, and the feedback page (headers, judges' details, notes). Each path is run in the
+zh edition and checked for English sentences (tests/english.py); the en edition keeps its English."""
+import ast
+import builtins
+import contextlib
+import io
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+import lab
+from conftest import ROOT
+from english import english_sentences
+from grader import autograde, course, examples, feedback, i18n, masters, nbgrader_plugin, reference, snippets, suites
+from grader.grade import RuleResult, TaskVerdict, explain, judged
+from grader.mutants import MUTANTS
+from grader.paths import assignment_names
+from grader.suites import batch_scheduling, continuous_batching
+from lab import __version__
+from lab.engine import LLMEngine, ScheduledBatch, Sequence, serving_order
+
+NAMES = assignment_names()
+HANZI = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture(autouse=True)
+def english_afterwards():
+    yield
+    lab.set_language("en")
+
+
+def chinese(text: str) -> bool:
+    """Chinese to read: some hanzi, and no English sentence."""
+    return bool(HANZI.search(text)) and english_sentences(text) == []
+
+
+# --- the checker ----------------------------------------------------------------------------------------
+
+def test_the_checker_catches_a_planted_english_sentence():
+    planted = "第 3 步什么也没有调度，而仍有 1 个请求在等待：the scheduler is stuck"
+    assert english_sentences(planted) == ["the scheduler is stuck"]
+    assert not chinese(planted)
+    assert english_sentences("tight KV #3: step 4, batch = sched.schedule(): expected to raise ValueError, but it returned None") \
+        == ["expected to raise", "but it returned None"]
+    assert english_sentences("Installed: no restart is needed.") == ["Installed no restart is needed"]
+
+
+def test_the_checker_leaves_code_identifiers_and_tables_alone():
+    for text in ["策略只能读取 seq_id、arrival_us、priority 和 num_prompt_tokens，不能读取 'max_tokens'",
+                 "对这条轨迹的请求调用 slo_key 时抛出了 AttributeError（在 notebook 中运行 lab.engine.serving_order(slo_key, infos)）",
+                 "            makespan_ticks  busy_slots  utilization  mean_wait  max_wait\npolicy\nstatic   7  10",
+                 "类别 0 的 p99 TTFT 3241 ms > 700 ms；vLLM test_priority_scheduling_preemption：第 2 步",
+                 "sched, step = Scheduler(num_blocks=8, policy='fcfs'), 0\nbatch = sched.schedule()",
+                 "正在使用 lab 0.1.0", "`%pip install decode_scheduling_lab-0.1.0-py3-none-any.whl`",
+                 "priority：抢占 (priority, arrival, id) 最大者"]:
+        assert english_sentences(text) == [], text
+
+
+# --- the set-up cell ------------------------------------------------------------------------------------
+
+def setup_only(lang: str) -> nbformat.NotebookNode:
+    """The released edition's set-up cell, alone."""
+    path = ROOT / "notebooks" / ("" if lang == "en" else lang) / f"{NAMES[-1]}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells = [next(c for c in nb.cells if c.cell_type == "code")]
+    return nb
+
+
+# What pip and IPython print themselves around %pip: not ours to translate.
+FOREIGN = ("ERROR:", "WARNING:", "Note: you may need to restart the kernel", "Looking in links")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_setup_cells_failure_offline_speaks_the_editions_language(lang, tmp_path, monkeypatch):
+    """A kernel where `lab` cannot be imported and pip has no index (the network is off): the install fails."""
+    blocked = tmp_path / "blocked" / "lab"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text('raise ImportError("not installed in this kernel")\n')
+    (tmp_path / "no-wheels").mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "blocked"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "no-wheels"))
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    monkeypatch.setenv(course.SOURCE_ENV, f"{course.DIST_NAME}==999.0")  # on no index: nothing can be installed
+    nb = setup_only(lang)
+    NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[0].outputs
+    (error,) = [o for o in outputs if o.output_type == "error"]
+    printed = re.sub(r"\x1b\[[0-9;]*m", "", "".join(o.get("text", "") for o in outputs if o.output_type == "stream"))
+    ours = [line for line in printed.splitlines() if line.strip() and not line.lstrip().startswith(FOREIGN)]
+    assert error.ename == "ImportError" and f"{course.DIST_NAME}==999.0" in error.evalue
+    if lang == "zh":
+        assert error.evalue.startswith("无法从") and ours and all(chinese(line) for line in ours), ours
+        assert chinese(error.evalue), error.evalue
+    else:
+        assert error.evalue.startswith("Could not install the course package") and "Installing the course package" in printed
+
+
+def run_setup(lang: str, fail_first_imports: int) -> str:
+    """The set-up code as plain Python (its %pip blanked), `import lab` failing the first n times; what it prints."""
+    failures = [fail_first_imports]
+
+    def flaky_import(name, *args, **kwargs):
+        if name == "lab" and failures[0] > 0:
+            failures[0] -= 1
+            raise ImportError("not yet")
+        return builtins.__import__(name, *args, **kwargs)
+
+    ns, out = {"__builtins__": {**vars(builtins), "__import__": flaky_import}}, io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(masters.strip_magics(course.setup_code(language=lang)), "<setup>", "exec"), ns)
+    return out.getvalue()
+
+
+def test_the_zh_setup_cells_other_messages_are_chinese():
+    assert run_setup("zh", 0) == f"正在使用 lab {__version__}\n"
+    installed = run_setup("zh", 1).splitlines()
+    assert len(installed) == 3 and installed[1] == "安装完成：无需重启内核。" and all(chinese(line) for line in installed)
+    assert run_setup("en", 1).splitlines()[1:] == ["Installed: no restart is needed.", f"Using lab {__version__}"]
+
+
+# --- lab's errors -----------------------------------------------------------------------------------------
+
+def engine_ns():
+    return reference.namespace("03_batch_scheduling")
+
+
+def lab_errors():
+    """(what went wrong, the call that raises) for each error a wrong answer (or a wrong call in a cell) meets."""
+    ns = engine_ns()
+    Scheduler, BlockManager = ns["Scheduler"], ns["BlockManager"]
+
+    class Stuck(Scheduler):
+        def schedule(self):  # a TODO 1 that never schedules anything
+            return ScheduledBatch(token_budget=self.max_num_batched_tokens)
+
+    calls = iter(range(10**6))
+    held = Sequence(0, 4)
+    pool = BlockManager(4, 4)
+    pool.allocate(held, 4)
+    running = Sequence(1, 4)
+    running.status = lab.engine.SequenceStatus.RUNNING
+    infos = [Sequence(i, 4).info() for i in range(3)]
+
+    def duplicate():
+        sched = Scheduler()
+        sched.add(Sequence(0, 4))
+        sched.add(Sequence(0, 4))
+
+    def decode_sim():
+        sim = lab.DecodeSchedulerBase()
+        sim.queue.append(lab.RequestState(1, 1, 1))
+        sim._check_new_request(1, 1, 1, 0, False, 1, None, True)
+
+    @lab.todo("TODO 9")  # not a notebook's TODO: the blank-TODO registry is shared by the process
+    def blank():
+        raise NotImplementedError()
+
+    def blank_then_needed():
+        with contextlib.suppress(NotImplementedError):
+            blank()
+        lab.require_todos("TODO 9")
+
+    bad_trace = [{"id": 0, "arrival": 0, "tokens": 2}]
+    return {
+        "a stuck scheduler (TODO 1)": lambda: LLMEngine(Stuck()).run([{"seq_id": 0, "num_prompt_tokens": 4}]),
+        "max_steps reached": lambda: LLMEngine(Scheduler()).run([{"seq_id": 0, "num_prompt_tokens": 4, "max_tokens": 50}], max_steps=2),
+        "a policy reading a forbidden field (TODO 5)": lambda: Scheduler(policy=lambda r: r.max_tokens).add(Sequence(0, 4)),
+        "a key returning text (TODO 5)": lambda: Scheduler(policy=lambda r: "soon").add(Sequence(0, 4)),
+        "a key with memory (TODO 5)": lambda: serving_order(lambda r: next(calls), infos),
+        "a batch over its budget (TODO 1)": lambda: ScheduledBatch(token_budget=2).add(Sequence(0, 4), 3),
+        "add() of a dict": lambda: Scheduler().add({"seq_id": 0}),
+        "a duplicate seq_id": duplicate,
+        "a sequence that is not new": lambda: Scheduler().add(running),
+        "a sequence longer than the pool": lambda: Scheduler(num_blocks=1, block_size=4).add(Sequence(0, 8)),
+        "a second allocate (TODO 2)": lambda: pool.allocate(held, 1),
+        "a request of the wrong type": lambda: LLMEngine(Scheduler()).run([42]),
+        "bad SLO input: no first token": lambda: lab.engine.slo_metrics([{"arrival_us": 0, "priority": 0, "first_token_us": None}]),
+        "bad SLO input: no class 0": lambda: lab.engine.slo_metrics([{"arrival_us": 0, "priority": 1, "first_token_us": 5}]),
+        "an unknown policy": lambda: Scheduler(policy="lifo"),
+        "a threshold without chunking": lambda: Scheduler(long_prefill_token_threshold=4, enable_chunked_prefill=False),
+        "a bad trace request": lambda: lab.engine.make_trace(-1, 1.0),
+        "a bad trace rate": lambda: lab.engine.make_trace(10, 0),
+        "a bad sequence field": lambda: Sequence(0, 0),
+        "a schedule that breaks an invariant (01)": lambda: lab.check_schedule(bad_trace, 1, {"trace": [{"tick": 0, "served": [0]}]}),
+        "bad jobs (01)": lambda: lab.schedule([{"id": 0, "arrival": 0, "tokens": 1.5}], 1, True),
+        "a duplicate request (02)": decode_sim,
+        "a blank TODO": blank,
+        "a cell that needs a blank TODO": blank_then_needed,
+        "a failing visible check": lambda: lab.expect(1, 2, "规则"),
+    }
+
+
+ERRORS = list(lab_errors())
+
+
+@pytest.mark.parametrize("what", ERRORS)
+def test_every_lab_error_a_wrong_answer_meets_is_chinese_in_zh_and_english_in_en(what):
+    call = lab_errors()[what]
+    lab.set_language("zh")
+    with pytest.raises(Exception) as zh:
+        call()
+    lab.set_language("en")
+    with pytest.raises(Exception) as en:
+        lab_errors()[what]()
+    assert chinese(str(zh.value)), f"{what}: {zh.value}"
+    assert not HANZI.search(str(en.value).replace("规则", "")), f"{what}: {en.value}"
+    assert type(zh.value) is type(en.value)
+
+
+def test_the_stuck_scheduler_reads_as_a_sentence():
+    lab.set_language("zh")
+    with pytest.raises(RuntimeError, match="第 0 步什么也没有调度，而仍有 1 个请求在等待、0 个在运行：调度器卡住了"):
+        lab_errors()["a stuck scheduler (TODO 1)"]()
+
+
+def message_of(node: ast.Raise) -> ast.expr | None:
+    """The message a raise statement builds (its exception's first argument), if any."""
+    exc = node.exc
+    return exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
+
+
+# Raises whose text a wrong answer never reaches: lab's own misuse by the course (a bad language, a missing
+# attribute of the package, a malformed worked-example script).
+NOT_REACHABLE = {("lab/i18n.py", "ValueError"), ("lab/__init__.py", "AttributeError"), ("lab/engine/__init__.py", "AttributeError"),
+                 ("lab/examples.py", "ValueError")}
+
+
+def translated(text: ast.expr) -> bool:
+    """tr(...), or a check's `rule` (the notebook's own text, in its edition's language), or a choice of them."""
+    if isinstance(text, ast.IfExp):
+        return translated(text.body) and translated(text.orelse)
+    return (isinstance(text, ast.Call) and getattr(text.func, "id", "") == "tr") or (isinstance(text, ast.Name) and text.id == "rule")
+
+
+def untranslated(path, source: str) -> list[str]:
+    """Raises and prints in `source` whose message does not go through tr()."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Raise) and message_of(node) is not None:
+            name = getattr(node.exc.func, "id", getattr(node.exc.func, "attr", ""))
+            if (path, name) not in NOT_REACHABLE and not translated(message_of(node)):
+                found.append(f"{path}:{node.lineno}")
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "print":
+            if not all(translated(a) for a in node.args):
+                found.append(f"{path}:{node.lineno}")
+    return found
+
+
+def test_every_message_lab_raises_or_prints_goes_through_tr():
+    found = [f for p in sorted((ROOT / "lab").rglob("*.py")) for f in untranslated(str(p.relative_to(ROOT)), p.read_text())]
+    assert found == []
+    # the check can fail
+    assert untranslated("lab/x.py", 'raise ValueError(f"bad {x}")\nprint("done")\nraise ValueError(tr("ok"))') == ["lab/x.py:1", "lab/x.py:2"]
+
+
+def test_example_and_scenario_names_have_chinese_names():
+    names = [e.name for e in lab.BATCHING_EXAMPLES] + list(lab.DECODE_SCENARIOS)
+    lab.set_language("zh")
+    assert all(chinese(lab.tr(name)) for name in names), [lab.tr(n) for n in names]
+
+
+# --- the feedback page: judges' details, notes, headers -------------------------------------------------
+
+def every_scenario_name():
+    return sorted({sc["name"] for name in NAMES for task in suites.load(name).build(1) for rule in task.rules
+                   for sc in rule.scenarios})
+
+
+def test_every_hidden_scenario_has_a_chinese_name():
+    # vLLM's test names and the student's function calls are code: they stay as they are
+    for name in every_scenario_name():
+        zh = i18n.scenario_name(name)
+        assert english_sentences(zh) == [] and (zh != name or re.fullmatch(r"vLLM test_\w+( \(chunked=\w+\))?|\w+\(\)", name)), name
+    assert i18n.scenario_name("held-out trace B") == "保留轨迹 B" and i18n.scenario_name("tight KV #3") == "KV 紧张 #3"
+    assert i18n.scenario_name("worked example: A-E, continuous") == "算例：A 至 E，连续"
+
+
+def judge_messages() -> list[str]:
+    """The English the judges and grade.explain write, from the real functions on made-up observations."""
+    ops = [["new", {}], ["enqueue", {"request_id": 1, "prompt_len": 2}], ["step"]]
+    exp = [{"value": None, "state": {"clock": 0}}, {"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
+    messages = [
+        explain(ops, exp, "timeout"), explain(ops, exp, "skipped after 3 timeouts in a row"), explain(ops, exp, "crash: MemoryError"),
+        explain(ops, exp, exp[:2]),
+        explain(ops, exp, exp[:2] + [{"error": "ValueError", "state": {"clock": 1}}]),
+        explain(ops, exp, exp[:2] + [{"error": "an error", "state": {"clock": 1}}]),
+        explain(ops, exp, exp[:2] + [{"value": {"request_id": 2}, "state": {"clock": 1}}]),
+        explain(ops, exp, exp[:2] + [{"value": {"request_id": 1}, "state": {"clock": 7}}]),
+        explain(ops, [{"value": [{"request_id": 3, "x": 1}]}], [{"value": [{"request_id": 3, "x": 2}]}]),
+        judged(lambda o, s: 1 / 0, [1], {}), judged(lambda o, s: "", {"a": "x" * 10**6}, {}),
+    ]
+    judge = continuous_batching._judge_workload
+    messages += [judge("timeout", None), judge([{"value": 3}], None), judge([{"value": [[{"id": 0, "arrival": 0, "tokens": 0}], 2]}], None),
+                 judge([{"value": [[{"id": i, "arrival": 0, "tokens": 2} for i in range(3)], 2]}], None),
+                 judge([{"value": [[{"id": i, "arrival": 0, "tokens": 1 + i} for i in range(3)], 2]}], None),
+                 judge([{"value": [[{"id": 0, "arrival": 0, "tokens": 2}, {"id": 1, "arrival": 0, "tokens": 3}], 1]}], 2),
+                 continuous_batching.workload_too_big([{}] * 300, 2), continuous_batching.workload_too_big([], 0),
+                 continuous_batching.workload_too_big([{"tokens": 5000, "arrival": 0}], 2),
+                 continuous_batching.workload_too_big([{"tokens": 1000, "arrival": 0}] * 30, 2)]
+    slo = batch_scheduling.judge_slo
+    scenario = batch_scheduling.slo_scenario(0)
+    fcfs = [r["seq_id"] for r in batch_scheduling._trace(0)]
+    messages += [slo("timeout", scenario), slo("crash: X", scenario), slo([{"error": "NameError"}], scenario),
+                 slo([{"error": "AttributeError"}], scenario), slo([{"value": [1, 2]}], scenario), slo([{"value": fcfs}], scenario)]
+    return [m for m in messages if m]
+
+
+def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
+    messages = judge_messages()
+    assert len(messages) >= 25 and sum(bool(english_sentences(m)) for m in messages) >= 20  # the check below can fail
+    for name in ["held-out trace A", "tight KV #3", "worked example: preemption and resume (1)", "vLLM test_schedule"]:
+        for message in messages:
+            zh = i18n.detail(f"{name}: {message}", "zh")
+            assert english_sentences(zh) == [], (message, zh)
+            assert i18n.detail(f"{name}: {message}", "en") == f"{name}: {message}"
+    notes = ["your TODO 3 cell raised NameError", "your TODO 3 cell raised an error",
+             "your TODO 1 cell raised the cell itself ran past the time limit",
+             "grading child timeout: stopped after 120 s", "grading child crashed: ended early (exit code -9)",
+             "grading child's reference server garbled: the child wrote a malformed result record", "the answer cell is missing"]
+    assert english_sentences(i18n.note("; ".join(notes), "zh")) == []
+    for status in ["timeout", "crashed"]:
+        assert english_sentences(i18n.detail(f"random queue #0: not run ({status}: stopped: no progress for 60 s)", "zh")) == []
+    assert english_sentences(i18n.detail("no answer cell", "zh")) == []
+    long_case = snippets.snippet("decode", [["step"]] * 400)
+    assert english_sentences(long_case) and english_sentences(i18n.snippet(long_case, "zh")) == []
+    # the check can fail: a detail nobody translated stays English, and is caught
+    assert english_sentences(i18n.detail("tight KV #3: the engine caught fire", "zh")) == ["the engine caught fire"]
+
+
+def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
+    for why in ["todo1 ran past its time limit when graded, and this cell uses it", "todo2 ran past its time limit, and this cell uses it",
+                "the notebook's 90 s budget was used up", "cell 12 did not stop when interrupted", "the run ended early",
+                "the run was stopped"]:
+        text = f"[not run] not run: {why}\n"
+        assert chinese(i18n.not_run(text, "zh")) and i18n.not_run(text, "en") == text
+
+
+def test_the_summary_a_zh_page_shows_is_chinese():
+    verdict = TaskVerdict("TODO 5", "todo5", "todo5_tests", 2, 0.0, [
+        RuleResult("meets the SLO on the notebook's traces 0, 1, 2", False, "trace 0: there is no slo_key function in the TODO 5 cell"),
+        RuleResult("meets it on two held-out traces of the same kind (not tuned to the three)", False,
+                   "held-out trace A: not run (timeout: stopped after 120 s)")], note="your TODO 5 cell raised NameError")
+    zh = i18n.summary(verdict, "zh")
+    assert chinese(zh) and "TODO 5 的单元格里没有 slo_key 函数" in zh and "保留轨迹 A：未运行（超时" in zh
+    assert "there is no slo_key function" in verdict.summary()
+
+
+# One submission per notebook, in the zh edition: each TODO broken (a mutant; 02's TODO 4 hangs).
+BROKEN = {"01_continuous_batching": {"todo3": "invalid workload (float tokens)"},
+          "02_decode_scheduling": {"todo4": "hang"},
+          "03_batch_scheduling": {"todo5": "reads the output length (an oracle)"}}
+
+
+def zh_answers(name: str) -> dict[str, str]:
+    from test_zh_edition import zh_reference
+
+    answers = zh_reference(name)
+    by_todo: dict[str, list] = {}
+    for mutant in MUTANTS[name]:
+        by_todo.setdefault(mutant.answer_id, []).append(mutant)
+    for answer_id, mutants in by_todo.items():
+        wanted = BROKEN[name].get(answer_id)
+        if wanted == "hang":
+            answers[answer_id] = examples._insert_after_docstring(answers[answer_id], examples.HANG)
+            continue
+        mutant = next(m for m in mutants if (wanted is None or m.name == wanted) and m.find in answers[answer_id])
+        answers[answer_id] = mutant.apply(answers[answer_id])
+    return answers
+
+
+def page_text_of(nb, verdicts) -> tuple[list[str], list[str]]:
+    """(texts of the verdicts shown in test cells, their failing cases' code removed; every other output's text)."""
+    code = [line for v in verdicts for r in v.rules for line in r.snippet.splitlines()]
+    by_test = {v.test_id for v in verdicts}
+    verdict_texts, others = [], []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("text", "") if output.get("output_type") == "stream" else output.get("evalue", "")
+            if masters.grade_id(cell) in by_test:
+                verdict_texts.append("\n".join(line for line in text.splitlines() if line not in code))
+            elif text:
+                others.append(text)
+    return verdict_texts, others
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name, tmp_path):
+    nb = examples.filled(name, zh_answers(name), "zh")
+    graded = nbgrader_plugin.grade_notebook(nb, name, cell_wall=10, language="zh")
+    assert all(v.score < v.points for v in graded.verdicts), [(v.task_id, v.score) for v in graded.verdicts]
+    page = feedback.render(nb, name, graded.verdicts)
+    heading = feedback.visible_text(re.search(r"<h4>.*?</h4>", page, re.S)[0])
+    toc = feedback.visible_text(re.search(r'<div id="toc">.*?</div>', page, re.S)[0])
+    assert heading.startswith(f"{name}（得分：") and chinese(heading) and chinese(toc), (heading, toc)
+    verdict_texts, others = page_text_of(nb, graded.verdicts)
+    assert len(verdict_texts) >= len(graded.verdicts)
+    for text in verdict_texts:
+        assert english_sentences(text) == [], text
+    assert [t for t in others if english_sentences(t)] == []
+    shown = feedback.visible_text(page)
+    for verdict in graded.verdicts:  # the page shows the Chinese details
+        for rule in verdict.rules:
+            if not rule.passed:
+                assert i18n.detail(rule.detail, "zh").split("\n")[0][:60] in shown
+    if name == "02_decode_scheduling":  # the hung TODO's dependents say why they did not run, in Chinese
+        assert "[未运行] todo4 在评分时超出了时间限制" in shown
+    # the plain page (when the rich one cannot be rendered) has the natural heading
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    batch = autograde.Batch(name, subs, tmp_path / "out", cell_timeout=10, seed=None)
+    outcome = autograde.Outcome("alice", "graded", {}, verdicts=graded.verdicts, language="zh")
+    batch.write_plain_feedback(outcome)
+    plain = feedback.visible_text((tmp_path / "out" / "feedback" / "alice.html").read_text())
+    assert f"alice 的反馈：{name}" in plain
+    assert english_sentences("\n".join(line for line in plain.splitlines() if line not in
+                                       [c for v in graded.verdicts for r in v.rules for c in r.snippet.splitlines()])) == []
