@@ -81,9 +81,9 @@ BATCHING_MUTANTS = [
 
 BATCH_SCHEDULING_MUTANTS = [
     Mutant("todo1", "admits waiting requests in a step that preempted", "    if batch.preempted_seq_ids:\n        return batch\n", ""),
-    Mutant("todo1", "the running pass goes on after the budget is spent",
-           "    while index < len(self.running) and batch.token_budget > 0:\n", "    while index < len(self.running):\n",
-           passes_visible=True),
+    Mutant("todo1", "makes room for all the remaining tokens, not this step's chunk",
+           "if not self._make_room(seq, num_new_tokens, batch):",
+           "if not self._make_room(seq, seq.num_tokens - seq.num_computed_tokens, batch):", passes_visible=True),
     Mutant("todo1", "ignores max_num_seqs", " and len(self.running) < self.max_num_seqs:", ":"),
     Mutant("todo1", "waiting pass ignores the budget already spent",
            "        seq = self._peek_waiting()\n        num_new_tokens = self._num_new_tokens(seq, batch.token_budget)\n",
