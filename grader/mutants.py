@@ -81,9 +81,12 @@ BATCHING_MUTANTS = [
 
 BATCH_SCHEDULING_MUTANTS = [
     Mutant("todo1", "admits waiting requests in a step that preempted", "    if batch.preempted_seq_ids:\n        return batch\n", ""),
-    Mutant("todo1", "makes room for all the remaining tokens, not this step's chunk",
-           "if not self._make_room(seq, num_new_tokens, batch):",
-           "if not self._make_room(seq, seq.num_tokens - seq.num_computed_tokens, batch):", passes_visible=True),
+    Mutant("todo1", "takes the blocks before making room",
+           "        if not self._make_room(seq, num_new_tokens, batch):\n            break  # seq itself was preempted\n"
+           "        self.block_manager.append(seq, num_new_tokens)\n",
+           "        self.block_manager.append(seq, num_new_tokens)\n"
+           "        if not self._make_room(seq, num_new_tokens, batch):\n            break  # seq itself was preempted\n",
+           passes_visible=True),
     Mutant("todo1", "ignores max_num_seqs", " and len(self.running) < self.max_num_seqs:", ":"),
     Mutant("todo1", "waiting pass ignores the budget already spent",
            "        seq = self._peek_waiting()\n        num_new_tokens = self._num_new_tokens(seq, batch.token_budget)\n",
@@ -102,12 +105,15 @@ BATCH_SCHEDULING_MUTANTS = [
     Mutant("todo3", "a key-function policy gets priority's victim", 'if self.policy == "priority":', 'if self.policy != "fcfs":'),
     Mutant("todo3", "keeps the KV: no recompute", "    seq.num_computed_tokens = 0\n", ""),
     Mutant("todo3", "victim goes to the back of the queue", "self._prepend_waiting(seq)", "self.waiting.append(seq)"),
+    Mutant("todo3", "FCFS spares the request that asks for room while others run", "victim = self.running[-1]",
+           "victim = self.running[-2] if self.running[-1] is seq and len(self.running) > 1 else self.running[-1]",
+           passes_visible=True),
+    # Passes the visible checks too, but what differs (the batch's decode count) is not in a snippet's state line.
     Mutant("todo3", "a scheduled victim leaves the batch after its counters are reset",
            "    if seq.seq_id in batch.num_scheduled_tokens:\n        batch.remove(seq)\n    self.block_manager.deallocate(seq)\n"
            "    seq.num_recomputed_tokens += seq.num_computed_tokens\n    seq.num_computed_tokens = 0\n",
            "    self.block_manager.deallocate(seq)\n    seq.num_recomputed_tokens += seq.num_computed_tokens\n"
-           "    seq.num_computed_tokens = 0\n    if seq.seq_id in batch.num_scheduled_tokens:\n        batch.remove(seq)\n",
-           passes_visible=True),
+           "    seq.num_computed_tokens = 0\n    if seq.seq_id in batch.num_scheduled_tokens:\n        batch.remove(seq)\n"),
     Mutant("todo3", "a scheduled victim keeps its tokens in the batch",
            "    if seq.seq_id in batch.num_scheduled_tokens:\n        batch.remove(seq)\n", ""),
     Mutant("todo4", "TPOT divides by the tokens, not the gaps", 'num_gaps = rec["num_output_tokens"] - 1', 'num_gaps = rec["num_output_tokens"]'),
