@@ -403,11 +403,13 @@ NB03 = {
     "**Glossary | 术语表.**": lambda ex: [],
     "## Step 1: a sequence is two counters": lambda ex: [800, 400],  # Step 2's worked example, in words
     "## Step 2: one step's batch": nb03_step2,
-    "### TODO 1 · `schedule`": lambda ex: [0],  # step 0 of the worked example
+    "### TODO 1 · `schedule`": lambda ex: [3, 3, 0, 0, 400, 800],  # "TODO 2 and 3" twice; step 0; request 0's 400, not 800
     "## Step 3: paged KV blocks": nb03_step3,
-    "### TODO 2 · block accounting": lambda ex: [5, 2, 8],  # block_size 4: ceil(5/4) = 2, a third block after 2 x 4
+    # 0 if negative; the hidden tests' block sizes 1 to 16; "TODO 1 and 3"; block_size 4: ceil(5/4) = 2, a third block after 2 x 4
+    "### TODO 2 · block accounting": lambda ex: [0, 1, 16, 3, 5, 2, 8],
     "## Step 4: preemption by recompute": nb03_step4,
-    "### TODO 3 · `_make_room`": lambda ex: [0, 1, 3],  # reset to 0; request 1 grows, request 3 is the victim
+    "### TODO 3 · `_make_room`": lambda ex: [0, 2, 1, 3],  # reset to 0; "TODO 1 and 2"; request 1 grows, request 3 is the victim
+    "### TODO 4 · the metrics": lambda ex: [0, 100],  # q is between 0 and 100
     "## Observe: the steps of your engine": lambda ex: [12 * 5, 40, 16],  # small_workload: 12 requests 5 ms apart
     "Read the two charts together.": nb03_step5,
     "## Experiments | 实验": nb03_experiments,

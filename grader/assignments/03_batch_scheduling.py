@@ -39,7 +39,12 @@
 # **How this notebook works.** Read and run the cells in order. The five exercises are marked **TODO 1** to
 # **TODO 5**; each is one cell followed by a cell of visible checks. Your grade comes from hidden tests that
 # replay each TODO on many more scenarios, *one TODO at a time*, with the reference for the others: a
-# bug in TODO 3 costs points on TODO 3 only. Keep each TODO cell self-contained.
+# bug in TODO 3 costs points on TODO 3 only. Keep each TODO cell self-contained: the grader takes each answer
+# cell by its id and runs it after the notebook's set-up cells alone (the first code cell, which imports `math`,
+# `np`, `pd`, `plt` and `lab`; the cell of Step 2 that defines `BlockManager` and `Scheduler`; the cell of
+# Step 6 that defines `slo_row` and `aging_1s`), so a TODO cell may use those and the functions of the TODOs,
+# and nothing else from other cells: import or define anything else in the TODO cell itself. Cells you add,
+# such as scratch cells, are not graded and cost nothing.
 
 # %% [markdown] key="md-glossary"
 # **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.
@@ -62,6 +67,10 @@
 # <course set-up: imports lab, installing it if missing>
 import math
 
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
 from lab import add_to_class, todo
 from lab.checks import expect, expect_raises, expect_true, passed
 import lab.engine
@@ -69,9 +78,6 @@ from lab.engine import (BlockManagerBase, LLMEngine, RequestInfo, ScheduledBatch
                         SequenceStatus, TimeModel)
 
 # %% key="code-imports"
-import matplotlib.pyplot as plt
-import pandas as pd
-
 lab.set_language("en")  # messages and plot labels of this edition
 
 # %matplotlib inline
@@ -130,9 +136,10 @@ print("after its prefill step:", seq.num_tokens, "tokens,", seq.num_computed_tok
 #    next chunk for one still in prefill. Before it is scheduled it must get the KV blocks those tokens need
 #    (Step 3); if none are free, someone is preempted (Step 4). The pass stops when the budget is spent.
 # 2. **Then waiting requests**, in queue order, while budget is left and fewer than `max_num_seqs` are
-#    running. A request gets as many tokens as the budget allows (its prompt may be *chunked*). The **first**
-#    waiting request whose blocks do not fit **ends admission for this step** (head-of-line): vLLM V1 does not
-#    look past it for a smaller one. If the first pass preempted anyone, the second pass is **skipped**.
+#    running. A request gets `min(num_tokens − num_computed_tokens, threshold, budget left)` tokens, as in the
+#    first pass: the long-prefill threshold caps a waiting request too, and its prompt may be *chunked*. The
+#    **first** waiting request whose blocks do not fit **ends admission for this step** (head-of-line): vLLM V1
+#    does not look past it for a smaller one. If the first pass preempted anyone, the second pass is **skipped**.
 #
 # With `enable_chunked_prefill=False`, a waiting request whose remaining tokens exceed the budget left also
 # ends admission (it is never cut).
@@ -196,14 +203,24 @@ fig = lab.engine.plot_batch_composition(
 #    from `self.running`, some of them **before** `seq`, so find the next one from `seq`'s new position.
 # 2. If `batch.preempted_seq_ids` is not empty, return: no admissions in a step that preempted.
 # 3. While there are waiting requests, budget left, and fewer than `max_num_seqs` running: look at the head
-#    with `self._peek_waiting()` and compute its `n`. Stop if chunked prefill is off and its remaining tokens
+#    with `self._peek_waiting()` (it serves the queue's order: FCFS, or priority then arrival, or a key
+#    function) and compute its `n = self._num_new_tokens(seq, batch.token_budget)`, as in the first pass: the
+#    long-prefill threshold caps a waiting request too. Stop if chunked prefill is off and its remaining tokens
 #    (`num_tokens − num_computed_tokens`) exceed the budget left, or if
-#    `self.block_manager.can_allocate(seq, n)` is false (head-of-line). Otherwise `self._pop_waiting()`,
-#    `self.block_manager.allocate(seq, n)`, set its status to `SequenceStatus.RUNNING`, append it to
-#    `self.running` and `batch.add(seq, n)`.
+#    `self.block_manager.can_allocate(seq, n)` is false (head-of-line: do not look past it for a smaller one).
+#    Otherwise `self._pop_waiting()`, `self.block_manager.allocate(seq, n)`, set its status to
+#    `SequenceStatus.RUNNING`, append it to `self.running` and `batch.add(seq, n)`.
 #
-# **Check:** the cell under it runs your `schedule` with a stand-in KV pool that always has room, so it
-# tests TODO 1 alone. *Worked example:* in the table above, step 0's batch is `{0: 400, 1: 400, 2: 224}`.
+# **Graded:** the hidden tests run your `schedule` with the reference TODO 2 and 3, step by step on vLLM's own
+# scheduler tests and on random scenarios (FCFS and priority, ample and tight KV), and in whole engine runs.
+# They compare every batch (the tokens of each request in the order they were added, the decode tokens, the
+# budget left, the preempted ids) and every request's status and counters with the reference.
+#
+# **Check:** the cell under it runs your `schedule` with stand-ins for TODO 2 and 3, so it tests TODO 1 alone:
+# a KV pool that always has room, one that has room only for short requests (head-of-line), and a
+# `_make_room` that preempts a planned victim (preemption inside `schedule`). *Worked example:* in the table
+# above, step 0's batch is `{0: 400, 1: 400, 2: 224}`: request 0 gets 400 tokens, not 800, because the
+# threshold caps waiting requests too.
 
 # %% nbgrader={"grade": false, "grade_id": "todo1", "locked": false, "schema_version": 3, "solution": true}
 @add_to_class(Scheduler)
@@ -263,10 +280,41 @@ class BudgetOnly(Scheduler):
         return True
 
 
-def budget_only(prompts, **config):
-    sched = BudgetOnly(**config)
+class RoomForShortOnes(AmpleBlocks):
+    """A stand-in KV pool with room for at most 8 new tokens of any one request."""
+
+    def can_append(self, seq, num_new_tokens):
+        return num_new_tokens <= 8
+
+
+class ShortKV(BudgetOnly):
+    block_manager_cls = RoomForShortOnes
+
+
+class PlannedVictims(BudgetOnly):
+    """A stand-in for TODO 3: when request r asks for room, the request plan[r] is preempted (r itself, maybe)."""
+
+    plan: dict = {}
+
+    def _make_room(self, seq, num_new_tokens, batch):
+        victim = next((s for s in self.running if s.seq_id == self.plan.get(seq.seq_id)), None)
+        if victim is None:
+            return True
+        self.running.remove(victim)
+        if victim.seq_id in batch.num_scheduled_tokens:
+            batch.remove(victim)
+        victim.status, victim.num_computed_tokens = SequenceStatus.PREEMPTED, 0
+        self._prepend_waiting(victim)
+        batch.preempted_seq_ids.append(victim.seq_id)
+        return victim is not seq
+
+
+def budget_only(prompts, cls=BudgetOnly, arrivals=None, **config):
+    """A scheduler with requests 0, 1, ... waiting; arrivals: their (priority, arrival_us), if not all (0, 0)."""
+    sched = cls(**config)
     for seq_id, prompt in enumerate(prompts):
-        sched.add(Sequence(seq_id=seq_id, num_prompt_tokens=prompt, max_tokens=4))
+        priority, arrival_us = arrivals[seq_id] if arrivals else (0, 0)
+        sched.add(Sequence(seq_id=seq_id, num_prompt_tokens=prompt, max_tokens=4, priority=priority, arrival_us=arrival_us))
     return sched
 
 
@@ -305,10 +353,55 @@ def test_todo1_max_num_seqs_and_unchunked_head_of_line():
     expect(sched.schedule().num_scheduled_tokens, {0: 800, 1: 224}, "TODO 1: with chunking, the 2nd prompt is cut")
 
 
+def test_todo1_queue_order_and_head_of_line():
+    # vLLM test_priority_scheduling_with_limited_slots: priorities 3, 1, 2, 0 and two slots.
+    sched = budget_only([10] * 4, arrivals=[(3, 1), (1, 2), (2, 3), (0, 4)], policy="priority", max_num_seqs=2)
+    expect(list(sched.schedule().num_scheduled_tokens.items()), [(3, 10), (1, 10)],
+           "TODO 1: the queue's order under priority (3, then 1); max_num_seqs holds 2 and 0 back")
+    # vLLM test_priority_scheduling_arrival_time_tiebreaker: equal priorities go by arrival.
+    sched = budget_only([10] * 3, arrivals=[(1, 3), (1, 1), (1, 2)], policy="priority")
+    expect(list(sched.schedule().num_scheduled_tokens.items()), [(1, 10), (2, 10), (0, 10)],
+           "TODO 1: equal priorities go by arrival: 1, 2, 0")
+    # Room for 8 new tokens per request: request 0 (20 tokens) does not fit; request 1 (5 tokens) would.
+    sched = budget_only([20, 5], cls=ShortKV)
+    expect((sched.schedule().num_scheduled_tokens, [s.seq_id for s in sched.waiting]), ({}, [0, 1]),
+           "TODO 1: the first waiting request whose blocks do not fit ends admission (1 is not admitted ahead of 0)")
+
+
+def test_todo1_preemption_inside_schedule():
+    sched = budget_only([4] * 5, cls=PlannedVictims, max_num_seqs=4)
+    sched.update_from_batch(sched.schedule(), 0, now_us=0)  # 0, 1, 2 and 3 run (each has a token), 4 waits
+    sched.plan = {1: 0}  # when 1 asks for room, 0 is preempted: it was scheduled before 1 in this step
+    batch = sched.schedule()
+    expect([s.seq_id for s in sched.waiting], [0, 4], "TODO 1: no admissions in a step that preempted (0 and 4 wait)")
+    expect((batch.num_scheduled_tokens, batch.preempted_seq_ids), ({1: 1, 2: 1, 3: 1}, [0]),
+           "TODO 1: 0 leaves the batch, and 2 and 3 still follow 1 although 0 left the list before them")
+    sched.update_from_batch(batch, 1, now_us=1)
+    sched.plan = {1: 3}  # the victim comes after 1 in the list
+    batch = sched.schedule()
+    expect((batch.num_scheduled_tokens, batch.preempted_seq_ids), ({1: 1, 2: 1}, [3]),
+           "TODO 1: 3 was preempted while 1 made room, so it is not scheduled")
+    sched.update_from_batch(batch, 2, now_us=2)
+    sched.plan = {1: 1}  # 1 is its own victim
+    batch = sched.schedule()
+    expect((batch.num_scheduled_tokens, batch.preempted_seq_ids), ({}, [1]),
+           "TODO 1: when _make_room returns False the pass stops: 2 is not scheduled either")
+
+
+def test_todo1_in_a_whole_engine_run():
+    run = LLMEngine(BudgetOnly(max_num_batched_tokens=1024, long_prefill_token_threshold=400)).run(
+        [{"seq_id": seq_id, "num_prompt_tokens": 800} for seq_id in range(3)])
+    expect([step["num_batched_tokens"] for step in run.steps[:3]], [1024, 1024, 354],
+           "TODO 1: the worked example's tokens per step in a whole engine run")
+
+
 test_todo1_chunked_prefill_under_the_token_budget()
 test_todo1_running_first_then_waiting()
 test_todo1_max_num_seqs_and_unchunked_head_of_line()
-passed("TODO 1", 3)
+test_todo1_queue_order_and_head_of_line()
+test_todo1_preemption_inside_schedule()
+test_todo1_in_a_whole_engine_run()
+passed("TODO 1", 6)
 ### BEGIN HIDDEN TESTS
 def test_todo1_hidden_budget_runs_out_in_the_running_pass():
     sched = budget_only([30, 30, 30], max_num_batched_tokens=64, long_prefill_token_threshold=25)
@@ -372,21 +465,29 @@ fig.tight_layout()
 #
 # **Build** four methods of `BlockManager` (the free blocks are the deque `self.free_block_ids`):
 #
-# - `num_blocks_needed(seq, n)`: the extra blocks `seq` needs to compute `n` more tokens (never negative).
-# - `can_append(seq, n)`: whether that many blocks are free.
-# - `append(seq, n)`: move that many block ids from the **left** of `free_block_ids` (`popleft`) to the end of
-#   `seq.block_table`. If not enough are free, raise `RuntimeError` and change nothing.
-# - `deallocate(seq)`: give every block of `seq` back to the **right** end of `free_block_ids` (`append`),
-#   the table's **last** block first, and empty its `block_table`.
+# - `num_blocks_needed(seq, n)`: the extra blocks `seq` needs to compute `n` more tokens:
+#   ⌈(`num_computed_tokens` + `n`) / `block_size`⌉ − `len(block_table)`, or 0 if that is negative.
+# - `can_append(seq, n)`: whether that many blocks are free (an exact fit is enough).
+# - `append(seq, n)`: move that many block ids from `free_block_ids` to the end of `seq.block_table`. If not
+#   enough are free, raise `RuntimeError` and change nothing.
+# - `deallocate(seq)`: give every block of `seq` back to `free_block_ids` and empty its `block_table`.
 #
-# That order is the engines': nano-vllm's `BlockManager.deallocate` walks the table backwards and
-# `_deallocate_block` appends to the tail, while `_allocate_block` takes with `popleft`
+# Which end of the deque you take blocks from and give them back to, and in what order, is up to you: no result
+# in this notebook depends on which ids a sequence holds, and the grader checks only how many blocks each
+# sequence holds and how many are free. The engines take from the left (`popleft`) and give back to the right
+# (`append`), the table's **last** block first: nano-vllm's `BlockManager.deallocate` walks the table backwards
+# and `_deallocate_block` appends to the tail, while `_allocate_block` takes with `popleft`
 # (`nanovllm/engine/block_manager.py`); vLLM's `KVCacheManager.free` (`vllm/v1/core/kv_cache_manager.py`)
 # frees "in reverse order so that the tail blocks are evicted first", to the tail of the free queue, and new
-# blocks come from its head. Blocks freed last are reused last, so a finished prompt's cached prefix survives
-# longest. With no prefix cache here, the order changes no result in this notebook.
+# blocks come from its head. Blocks freed last are reused last, so with a prefix cache a finished prompt's
+# cached prefix survives longest. The reference does the same.
 #
 # The given `can_allocate`/`allocate` (admission of a waiting request) call your `can_append`/`append`.
+#
+# **Graded:** the hidden tests call these methods on a bare pool (block sizes from 1 to 16, sequences that
+# grow across block boundaries, appends that do not fit, sequences freed in any order), and run whole engine
+# steps under KV pressure with your block manager and the reference TODO 1 and 3. They compare every return
+# value, the number of blocks each sequence holds and the number of free blocks with the reference.
 #
 # **Check:** the cell below tests the block manager alone. *Worked example:* `block_size=4`, a 5-token prompt
 # needs 2 blocks; after it has 8 tokens computed, one more token needs a third block.
@@ -446,10 +547,15 @@ def test_todo2_ceil_division_and_growth():
     expect(pool.can_append(seq, 5), True, "TODO 2: 2 of 3 blocks are free")
     pool.append(seq, 5)
     expect((len(seq.block_table), pool.num_free_blocks), (2, 1), "TODO 2: append moves 2 blocks to the sequence")
+    expect(pool.num_blocks_needed(seq, 1), 0, "TODO 2: the 2 blocks held cover 1 token: 0 more, never -1")
     seq.num_computed_tokens, seq.num_output_tokens = 5, 1
     expect(pool.num_blocks_needed(seq, 1), 0, "TODO 2: token 6 still fits in the 2 blocks held")
+    pool.append(seq, 1)
+    expect((len(seq.block_table), pool.num_free_blocks), (2, 1), "TODO 2: no block for a token that fits")
     seq.num_computed_tokens = 8
     expect(pool.num_blocks_needed(seq, 1), 1, "TODO 2: token 9 crosses a block boundary")
+    pool.append(seq, 1)
+    expect((len(seq.block_table), pool.num_free_blocks), (3, 0), "TODO 2: ... so append gives it a third block")
 
 
 def test_todo2_refuses_what_does_not_fit():
@@ -481,7 +587,7 @@ def test_todo2_hidden_block_ids_are_reused():
     pool.append(seq, 2)
     held = list(seq.block_table)
     pool.deallocate(seq)
-    assert sorted(pool.free_block_ids) == [0, 1, 2] and held == [0, 1]
+    assert sorted(pool.free_block_ids) == [0, 1, 2] and len(set(held)) == 2  # any ends of the deque, any order
 
 
 test_todo2_hidden_block_ids_are_reused()
@@ -547,17 +653,29 @@ fig = lab.engine.plot_kv_occupancy(by_hand, title=lab.label("vLLM's test_priorit
 #
 # **Build** two methods of `Scheduler`:
 #
-# - `_make_room(seq, n, batch)`: while `self.block_manager.can_append(seq, n)` is false, pick the victim by the
-#   rules above (the largest `(priority, arrival_us, seq_id)` under `"priority"`; otherwise, under `"fcfs"` or
-#   a key function (Step 6), the last of `self.running`) and preempt it with `_preempt`. Return `False` as soon as the victim is `seq`
-#   itself, `True` once the blocks fit.
-# - `_preempt(seq, batch)`: remove `seq` from `self.running`; if it is in this step's batch, `batch.remove(seq)`
-#   (do this first: it reads the counters); free its blocks; add its `num_computed_tokens` to
-#   `num_recomputed_tokens`, then set `num_computed_tokens` to 0; count the preemption; set its status to
-#   `SequenceStatus.PREEMPTED`; put it back with `self._prepend_waiting(seq)`; and append its id to
-#   `batch.preempted_seq_ids`. Its `num_output_tokens` stays: those tokens were already sent to the user.
+# - `_make_room(seq, n, batch)`: while `self.block_manager.can_append(seq, n)` is false, pick a victim among
+#   `self.running` by the rules above and preempt it with `_preempt`. Under `"priority"` the victim is the
+#   request with the largest `(priority, arrival_us, seq_id)`; otherwise, under `"fcfs"` or a key function
+#   (Step 6), it is the last of `self.running`. If the victim is `seq` itself, preempt it and return `False`
+#   at once. Return `True` once the blocks fit (at once if they already do). `seq` is itself in
+#   `self.running`, so the loop ends at the latest when `seq` is the victim: `self.running` never runs empty
+#   before that.
+# - `_preempt(seq, batch)`: remove `seq` from `self.running`; if it is in this step's batch
+#   (`seq.seq_id in batch.num_scheduled_tokens`), `batch.remove(seq)` (do this first: it reads the counters);
+#   free its blocks; add its `num_computed_tokens` to `num_recomputed_tokens`, then set `num_computed_tokens`
+#   to 0; count the preemption; set its status to `SequenceStatus.PREEMPTED`; put it back with
+#   `self._prepend_waiting(seq)`; and append its id to `batch.preempted_seq_ids`. Its `num_output_tokens`
+#   stays: those tokens were already sent to the user.
 #
-# **Check:** the cell below builds running requests by hand and uses your TODO 2 for the blocks.
+# **Graded:** the hidden tests build running requests by hand, as the check below does, and call your
+# `_make_room` and `_preempt` under FCFS, priority and a key function, with victims in this step's batch or
+# not; they also run vLLM's preemption tests step by step and whole engine runs under KV pressure with your
+# TODO 3 and the reference TODO 1 and 2. They compare the return value, the batch (tokens, decode tokens,
+# budget left, preempted ids), the running list, the waiting queue's order and every request's status and
+# counters with the reference.
+#
+# **Check:** the cell below builds running requests by hand and uses your TODO 2 for the blocks; its last check
+# runs vLLM's `test_priority_scheduling_preemption` on your engine, so it uses your TODO 1 too.
 # *Worked example:* FCFS, running `[1, 2, 3]`, the pool is full and request 1 needs a block: request 3 goes first.
 
 # %% nbgrader={"grade": false, "grade_id": "todo3", "locked": false, "schema_version": 3, "solution": true}
@@ -635,18 +753,59 @@ def test_todo3_priority_victim_and_its_budget():
     expect([s.seq_id for s in sched.waiting], [1], "TODO 3: ... and it is preempted itself")
 
 
-test_todo3_fcfs_preempts_the_last_admitted()
-test_todo3_priority_victim_and_its_budget()
-passed("TODO 3", 2)
-### BEGIN HIDDEN TESTS
-def test_todo3_hidden_two_victims_front_of_queue():
+def test_todo3_one_victim_at_a_time_to_the_front_of_the_queue():
     sched = running_scheduler("fcfs", 3, (1, 0, 0, 4, 1), (2, 0, 1, 4, 1), (3, 0, 2, 4, 1))
     sched.waiting.append(Sequence(seq_id=9, num_prompt_tokens=3))
-    assert sched._make_room(sched.running[0], 5, ScheduledBatch(token_budget=100))
-    assert [s.seq_id for s in sched.waiting] == [2, 3, 9]
+    batch = ScheduledBatch(token_budget=100)
+    expect(sched._make_room(sched.running[0], 5, batch), True, "TODO 3: request 1 gets the 2 blocks it needs")
+    expect(batch.preempted_seq_ids, [3, 2], "TODO 3: one victim at a time, the last admitted first, until the blocks fit")
+    expect([s.seq_id for s in sched.waiting], [2, 3, 9], "TODO 3: each victim goes back to the front of the queue")
+    sched = running_scheduler("fcfs", 3, (1, 0, 0, 4, 1), (2, 0, 1, 4, 1))
+    expect((sched._make_room(sched.running[0], 1, ScheduledBatch(token_budget=100)), sched.waiting), (True, []),
+           "TODO 3: when the blocks already fit, nobody is preempted")
 
 
-test_todo3_hidden_two_victims_front_of_queue()
+def test_todo3_priority_full_tie_and_key_function_victims():
+    # 8 and 5 tie on (priority, arrival_us): the larger seq_id, 8, is the victim, although 5 comes later in the list.
+    sched = running_scheduler("priority", 3, (8, 1, 0, 4, 1), (5, 1, 0, 4, 1), (2, 0, 0, 4, 1))
+    batch = ScheduledBatch(token_budget=100)
+    sched._make_room(sched.running[2], 1, batch)
+    expect(batch.preempted_seq_ids, [8], "TODO 3: a full (priority, arrival_us) tie goes to the larger seq_id")
+    # Under a key function the victim is the last admitted, as under FCFS, whatever the priorities.
+    sched = running_scheduler(lambda request: (request.arrival_us,), 2, (1, 9, 0, 4, 1), (2, 0, 5, 4, 1))
+    batch = ScheduledBatch(token_budget=100)
+    sched._make_room(sched.running[0], 1, batch)
+    expect(batch.preempted_seq_ids, [2], "TODO 3: under a key function the last admitted (2) is the victim")
+
+
+def test_todo3_vllm_priority_preemption_on_your_engine():
+    """vLLM test_priority_scheduling_preemption, step by step (this check runs your TODO 1 and 2 too)."""
+    sched = Scheduler(policy="priority", num_blocks=5, block_size=16, max_num_seqs=3, max_num_batched_tokens=200)
+    sched.add(Sequence(seq_id=0, num_prompt_tokens=32, priority=5, arrival_us=1))
+    sched.update_from_batch(sched.schedule(), 0, now_us=1)
+    sched.add(Sequence(seq_id=1, num_prompt_tokens=32, priority=0, arrival_us=2))
+    sched.update_from_batch(sched.schedule(), 1, now_us=2)
+    batch = sched.schedule()
+    expect((batch.num_scheduled_tokens, batch.preempted_seq_ids), ({1: 1}, [0]),
+           "TODO 3: lo (0) is preempted and leaves the batch; hi (1) gets its third block")
+    expect(sched.block_manager.num_free_blocks, 2, "TODO 3: lo's 3 blocks are free again, hi holds 3")
+
+
+test_todo3_fcfs_preempts_the_last_admitted()
+test_todo3_priority_victim_and_its_budget()
+test_todo3_one_victim_at_a_time_to_the_front_of_the_queue()
+test_todo3_priority_full_tie_and_key_function_victims()
+test_todo3_vllm_priority_preemption_on_your_engine()
+passed("TODO 3", 5)
+### BEGIN HIDDEN TESTS
+def test_todo3_hidden_a_scheduled_victim_gives_back_its_decode_token():
+    sched = running_scheduler("priority", 2, (1, 0, 0, 4, 1), (2, 7, 0, 4, 1))
+    batch = ScheduledBatch(token_budget=100)
+    batch.add(sched.running[1], 1)
+    assert sched._make_room(sched.running[0], 1, batch) and batch.num_decode_tokens == 0
+
+
+test_todo3_hidden_a_scheduled_victim_gives_back_its_decode_token()
 ### END HIDDEN TESTS
 
 # %% key="code-preemption-yours"
@@ -751,14 +910,34 @@ print("a 256-token prefill step lasts", TimeModel().step_us(256) / 1000, "ms; a 
 #
 # **Build** three functions (records are the dicts of `run.records`; times in µs, results in **ms**):
 #
-# - `request_latencies(records)`: for each record, `ttft_ms`, `tpot_ms` (`None` for one output token) and `e2e_ms`.
-# - `percentile(values, q)`: the interpolated percentile above; raise `ValueError` for no values.
-# - `latency_summary(records, ttft_slo_ms, tpot_slo_ms)`: keys `p50_ttft_ms`, `p95_ttft_ms`, `p99_ttft_ms`,
-#   the same for `tpot_ms` and `e2e_ms` (over the requests where it is defined; `None` if none is), then
-#   `throughput_tok_s`, `goodput_req_s`, `slo_attainment` (the fraction of requests that met the SLO),
-#   `num_preemptions` and `num_recomputed_tokens` (sums). `span_s` is given.
+# - `request_latencies(records)`: for each record, `ttft_ms = (first_token_us − arrival_us) / 1000`,
+#   `tpot_ms = (finish_us − first_token_us) / 1000 / (num_output_tokens − 1)`, or `None` for one output token,
+#   and `e2e_ms = (finish_us − arrival_us) / 1000`.
+# - `percentile(values, q)`: the percentile with linear interpolation between closest ranks, as defined above.
+#   The formula and `np.percentile(values, q)` (its default method is this one) are both fine. `q` is between
+#   0 and 100: the grader asks for nothing else. Raise `ValueError` for no values.
+# - `latency_summary(records, ttft_slo_ms, tpot_slo_ms)`: a dict with these keys:
+#   - `p50_ttft_ms`, `p95_ttft_ms`, `p99_ttft_ms`, `p50_tpot_ms`, `p95_tpot_ms`, `p99_tpot_ms`, `p50_e2e_ms`,
+#     `p95_e2e_ms` and `p99_e2e_ms`: the percentiles of each metric over the requests where it is defined, or
+#     `None` if it is defined for none (TPOT when every request has one output token);
+#   - `throughput_tok_s`: output tokens per second of `span_s`;
+#   - `goodput_req_s`: requests that met the SLO per second of `span_s`. A request meets the SLO when its
+#     TTFT ≤ `ttft_slo_ms` **and** its TPOT ≤ `tpot_slo_ms`: a value equal to its limit meets it, and a
+#     single-token request meets the TPOT part;
+#   - `slo_attainment`: the fraction of requests that met the SLO;
+#   - `num_preemptions` and `num_recomputed_tokens`: sums over the records.
 #
-# **Check:** the cell below uses hand-made records, so it tests TODO 4 alone.
+#   `span_s`, from the first arrival to the last finish in seconds, is given; it is positive (every record
+#   finishes after it arrives). Other keys, such as `span_s`, may be added: the grader reads only these.
+#
+# **Graded:** numbers are compared with a tolerance, `math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)`, so
+# another order of the same arithmetic, numpy or pandas numbers, and an int where a float is expected (`25`
+# for `25.0`) are all fine. The hidden tests call the three functions on random records (one to thirty
+# requests, some with a single output token, some preempted) and random values, and on the edges: single-token
+# requests only, one request, an SLO met exactly.
+#
+# **Check:** the cell below uses hand-made records, so it tests TODO 4 alone; it compares floats with the same
+# tolerance.
 
 # %% nbgrader={"grade": false, "grade_id": "todo4", "locked": false, "schema_version": 3, "solution": true}
 @todo("TODO 4")
@@ -835,12 +1014,19 @@ def test_todo4_per_request_latencies():
 def test_todo4_percentiles_interpolate():
     expect(percentile([40, 10, 30, 20], 50), 25.0, "TODO 4: p50 of [10, 20, 30, 40] interpolates to 25")
     expect(percentile([10, 20], 95), 19.5, "TODO 4: p95 of [10, 20] is 10 + 0.95 * 10")
+    expect((percentile([40, 10, 30, 20], 0), percentile([40, 10, 30, 20], 100)), (10, 40),
+           "TODO 4: q = 0 is the smallest value, q = 100 the largest")
     expect(percentile([7], 99), 7, "TODO 4: one value is every percentile")
     expect_raises(ValueError, lambda: percentile([], 50), "TODO 4: no values raise ValueError")
 
 
+SUMMARY_KEYS = [f"p{q}_{metric}" for metric in ("ttft_ms", "tpot_ms", "e2e_ms") for q in (50, 95, 99)] + [
+    "throughput_tok_s", "goodput_req_s", "slo_attainment", "num_preemptions", "num_recomputed_tokens"]
+
+
 def test_todo4_summary_and_goodput():
     summary = latency_summary(RECORDS, ttft_slo_ms=200, tpot_slo_ms=150)
+    expect([key for key in SUMMARY_KEYS if key not in summary], [], "TODO 4: the summary has every key (missing ones shown)")
     expect((summary["p50_ttft_ms"], summary["p50_tpot_ms"], summary["p99_e2e_ms"]), (100.0, 100.0, 890.0),
            "TODO 4: percentiles of TTFT, TPOT (where defined) and E2E")
     expect(summary["throughput_tok_s"], 12.0, "TODO 4: 12 output tokens in 1.0 s")
@@ -848,17 +1034,28 @@ def test_todo4_summary_and_goodput():
     expect((summary["num_preemptions"], summary["num_recomputed_tokens"]), (2, 90), "TODO 4: the cost of preemption")
 
 
+def test_todo4_slo_edges():
+    exactly = latency_summary(RECORDS, ttft_slo_ms=100, tpot_slo_ms=100)
+    expect(exactly["slo_attainment"], 2 / 3, "TODO 4: a TTFT or TPOT equal to its limit meets the SLO (requests 1 and 2)")
+    strict_tpot = latency_summary(RECORDS, ttft_slo_ms=1000, tpot_slo_ms=99)
+    expect(strict_tpot["slo_attainment"], 1 / 3, "TODO 4: a TPOT above its limit misses the SLO; request 2 has no TPOT and meets it")
+    one_token = latency_summary([record(1, 0, 2_000, 2_000, 1)], ttft_slo_ms=2, tpot_slo_ms=1)
+    expect([one_token[f"p{q}_tpot_ms"] for q in (50, 95, 99)], [None] * 3, "TODO 4: no TPOT anywhere: its percentiles are None")
+    expect((one_token["throughput_tok_s"], one_token["goodput_req_s"], one_token["slo_attainment"]), (500.0, 500.0, 1.0),
+           "TODO 4: one token in 2 ms; a single-token request meets the TPOT part")
+
+
 test_todo4_per_request_latencies()
 test_todo4_percentiles_interpolate()
 test_todo4_summary_and_goodput()
-passed("TODO 4", 3)
+test_todo4_slo_edges()
+passed("TODO 4", 4)
 ### BEGIN HIDDEN TESTS
-def test_todo4_hidden_no_tpot_anywhere():
-    summary = latency_summary([record(1, 0, 2_000, 2_000, 1)], ttft_slo_ms=1, tpot_slo_ms=1)
-    assert summary["p50_tpot_ms"] is None and summary["goodput_req_s"] == 0 and summary["throughput_tok_s"] == 500
+def test_todo4_hidden_percentile_between_ranks():
+    assert math.isclose(percentile([4, 1, 2], 100 / 3), 1 + 2 / 3, rel_tol=1e-9, abs_tol=1e-9)
 
 
-test_todo4_hidden_no_tpot_anywhere()
+test_todo4_hidden_percentile_between_ranks()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-experiments"
@@ -1082,9 +1279,10 @@ fig = lab.engine.plot_slo(baselines,
 # the SLO on traces 0, 1 and 2 at 14 requests/s. It must be a pure function of the request: read only the
 # fields of `RequestInfo`, keep no state between calls, return a number or a tuple of numbers, and stay fast
 # (well under a millisecond a call). A hint, if you want one: aging is a good family, and its rate is the knob;
-# find the range of rates that works rather than one value. Try rates in a scratch cell, not in the answer
-# cell: the grader runs the answer cell with a time limit of about a second, so it should only define
-# `slo_key`.
+# find the range of rates that works rather than one value. Try rates in a scratch cell (insert one under
+# the answer cell: it is not graded and costs nothing), not in the answer cell: the grader runs the answer
+# cell with a time limit of about a second of CPU, so it should only define `slo_key`. Give your trial keys
+# other names: a scratch cell that defines `slo_key` again replaces yours in the checks below.
 #
 # **Check:** the cell under it checks that `slo_key` is a pure key (`lab.engine.serving_order`, which the
 # grader uses too), runs your engine with `policy=slo_key` on the three traces (about 3 s), plots them against
@@ -1199,8 +1397,8 @@ test_todo5_hidden_held_out_traces()
 # misses trace 0 (a wait above 10 s); 1 s comes close to FCFS and a minute is fixed priority, and both miss.
 # Any other key that meets the SLO scores the same: the grader checks the property, not the formula.
 #
-# **How the tests locate a bug.** TODO 1's checks replace the KV pool by one that always has room, so they see
-# only the budgets; TODO 2's use a bare block manager; TODO 3's build running requests by hand; TODO 4's use
+# **How the tests locate a bug.** TODO 1's checks replace the KV pool and `_make_room` by stand-ins, so they
+# see only the budgets and the two passes; TODO 2's use a bare block manager; TODO 3's build running requests by hand; TODO 4's use
 # hand-made records. The hidden tests replay each TODO alone against the reference for the others, on
 # vLLM's own scenarios and on randomized ones, and compare every batch, every block count and every record.
 # TODO 5's run only your key: the grader sorts each trace's requests by it and runs that order on its own engine.
