@@ -40,6 +40,11 @@
 # **TODO 5**; each is one cell followed by a cell of visible checks. Your grade comes from hidden tests that
 # replay each TODO on many more scenarios, *one TODO at a time*, with the reference for the others: a
 # bug in TODO 3 costs points on TODO 3 only. Keep each TODO cell self-contained.
+#
+# **What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+# not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
+# checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
+# deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
 
 # %% [markdown] key="md-glossary"
 # **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.
