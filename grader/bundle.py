@@ -113,8 +113,14 @@ installs it; you never need to restart the kernel.
 
 Run the cells in order and fill the cells marked TODO. The check cell under each TODO tests your work;
 when a check fails, its message names the rule and shows the expected and the actual value. Your grade
-comes from hidden tests that replay each TODO on its own, so keep every TODO cell self-contained and do not
-delete, copy or reorder the given cells. Hand in the `.ipynb` file.
+comes from hidden tests that replay each TODO on its own, with only the notebook's set-up cells before it,
+so keep every TODO cell self-contained: import inside it anything the set-up cells do not. Hand in the
+`.ipynb` file.
+
+**What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
+checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
+deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
 
 ## 简体中文版
 
@@ -122,7 +128,14 @@ delete, copy or reorder the given cells. Hand in the `.ipynb` file.
 在 Colab 上点对应的 Colab 徽章；在 ModelScope 上启动一个免费的 notebook 实例，用 JupyterLab 的文件浏览器上传
 `.ipynb`，打开后 Run > Run All Cells（第一个单元格会在缺少时自动安装课程包 `lab`；连不上软件源时，把 `dist/{wheel}`
 上传到 notebook 旁边，先在新单元格里运行 `%pip install {wheel}`）。按顺序运行各单元格，只在标为 TODO 的单元格里写代码；
-每个 TODO 下面的检查单元格会写明违反了哪条规则。完成后提交 `.ipynb` 文件。图中的中文需要系统装有中文字体
+每个 TODO 下面的检查单元格会写明违反了哪条规则。每个 TODO 单独评分，评分时它前面只运行 notebook 的设置单元格，
+所以请让每个 TODO 单元格自成一体：设置单元格没有导入的东西，请在 TODO 单元格内部自己导入。完成后提交 `.ipynb` 文件。
+
+**布局改动的代价。** 只有 TODO 单元格计分，评分器按 id 找到它们：写在其他单元格里的代码不计分。新增草稿单元格、移动单元格，
+以及删除、复制或修改检查单元格，都不扣分：评分用的是课程自带的检查。同一个 TODO 单元格出现两次时，评分的是位置靠下的那一份
+（内核最后运行的是它）。删除某个 TODO 单元格，或给 TODO 函数改名，只让那一个 TODO 得零分。
+
+图中的中文需要系统装有中文字体
 （如 Debian/Ubuntu 的 `fonts-noto-cjk`）；没有中文字体时，图中标签自动改用英文，不会出现方框；打印的文字、
 检查消息和报错始终是中文。
 """

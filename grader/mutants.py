@@ -36,14 +36,16 @@ DECODE_MUTANTS = [
     Mutant("todo2", "requests without a deadline go first", "deadline_slack = 1_000_000_000", "deadline_slack = -1_000_000_000"),
     Mutant("todo2", "hard-codes the visible deadline case", 'if self.policy == "deadline" and req.deadline_step is not None:\n'
            "        deadline_slack = req.deadline_step - self.clock - self._remaining_steps(req)",
-           'if self.policy == "deadline" and req.deadline_step == 1:\n        deadline_slack = -1', passes_visible=True),
+           'if self.policy == "deadline" and req.deadline_step == 1:\n        deadline_slack = -1'),
     Mutant("todo3", "preempts non-preemptible requests", " and req.preemptible", ""),
     Mutant("todo3", "compares raw priority, not effective", "and self._effective_priority(req) < challenger_priority",
-           "and req.priority < challenger.priority", passes_visible=True),
+           "and req.priority < challenger.priority"),
     Mutant("todo3", "resets the victim's progress", "    victim.preemptions += 1\n",
            '    victim.preemptions += 1\n    victim.generated_len = 0\n    victim.phase = "prefill"\n'),
     Mutant("todo3", "prefers the highest id among victims", "-req.required_blocks, req.request_id)",
-           "-req.required_blocks, -req.request_id)", passes_visible=True),
+           "-req.required_blocks, -req.request_id)"),
+    Mutant("todo3", "ranks the victims by raw priority", "victims.sort(key=lambda req: (self._effective_priority(req),",
+           "victims.sort(key=lambda req: (req.priority,", passes_visible=True),  # the visible rankings run without aging
     Mutant("todo4", "advances the first candidate even if it was not admitted",
            "    for candidate in sorted(candidates, key=self._schedule_key):\n"
            "        preempted_request_id = self._ensure_capacity(candidate)\n"

@@ -185,7 +185,8 @@ def todo(task_id: str) -> Callable[[Callable], Callable]:
                     raise
                 _BLANK_TODOS.add(task_id)
                 raise NotImplementedError(tr(
-                    "{task_id} ({name}) is not implemented yet: fill in the answer cell under the heading '{task_id}'.",
+                    "{task_id} ({name}) is not implemented yet: in the answer cell under the heading '{task_id}', "
+                    "replace `raise NotImplementedError()` with your code.",
                     task_id=task_id, name=fn.__name__)) from None
         wrapper.task_id = task_id
         _BLANK_TODOS.discard(task_id)  # a new definition has not failed yet

@@ -20,8 +20,9 @@ ZH = {
     "no error": "没有抛出异常",
     "{task_id}: {count} visible checks passed.": "{task_id}：{count} 项可见检查全部通过。",
     # lab.decode: stubs and cells below a blank TODO
-    "{task_id} ({name}) is not implemented yet: fill in the answer cell under the heading '{task_id}'.":
-        "{task_id}（{name}）尚未实现：请在标题为“{task_id}”的答题单元格中补全代码。",
+    "{task_id} ({name}) is not implemented yet: in the answer cell under the heading '{task_id}', "
+    "replace `raise NotImplementedError()` with your code.":
+        "{task_id}（{name}）尚未实现：请在标题为“{task_id}”的答题单元格中，用你的代码替换 `raise NotImplementedError()`。",
     "this cell needs {todos} first: fill in {cells}, then run this cell again.":
         "这个单元格需要先完成 {todos}：{cells}，然后重新运行本单元格。",
     " and ": "、",

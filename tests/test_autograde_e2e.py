@@ -150,7 +150,7 @@ def test_feedback_shows_plots_and_verdicts_but_no_hidden_code(graded):
         assert "BEGIN HIDDEN" not in text and "_hidden_" not in text
     carol = (out / "feedback" / "carol_bug_todo3.html").read_text()
     assert carol.count("data:image/png") >= 4  # her own timelines and policy plot
-    assert "[FAIL]" in visible_text(carol) and "TODO 3: 2.14 / 3 points" in visible_text(carol)
+    assert "[FAIL]" in visible_text(carol) and "TODO 3: 2.57 / 3 points" in visible_text(carol)
 
 
 def test_feedback_a_student_can_act_on(graded):

@@ -7,6 +7,7 @@ from grader import masters, reference
 from grader.grade import Grader, explain, first_diff
 from grader.mutants import DECODE_MUTANTS, MUTANTS, mutated_answers
 from grader.sandbox import UID_BASE, UID_COUNT, run_child, sandbox_level
+from readings import OPEN, RULED_OUT
 
 NAME = "02_decode_scheduling"
 FULL = {"todo1": 2, "todo2": 3, "todo3": 3, "todo4": 4}
@@ -201,6 +202,46 @@ def test_open_ended_todo_is_judged_by_properties(batching_grader):
     answers = masters.reference_answers(BATCHING)
     answers["todo3"] = answers["todo3"].replace("[8, 1, 1, 1] * 3), 4", "[12, 1, 1, 1] * 3), 4").replace("[4, 4, 1]), 2", "[5, 5, 5, 2]), 3")
     assert scores(batching_grader.grade(answers))["todo3"] == 3
+
+
+def test_the_visible_size_check_states_the_judges_limits():
+    """TODO 3's visible check and text give the same limits as the workload judge."""
+    from grader.suites.continuous_batching import MAX_ARRIVAL, MAX_JOBS, MAX_SLOTS, MAX_TOKENS, MAX_TOTAL_TOKENS
+    cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCHING))["todo3_tests"][0].source
+    for limit in (f"len(jobs) <= {MAX_JOBS}", f"slots <= {MAX_SLOTS}", f"<= {MAX_TOTAL_TOKENS:_}",
+                  f'j["tokens"] <= {MAX_TOKENS:_}', f'j["arrival"] <= {MAX_ARRIVAL:_}'):
+        assert limit in cell, limit
+
+
+def _grader_and_full(request, assignment):
+    return (request.getfixturevalue("batching_grader"), BATCHING_FULL) if assignment == BATCHING else \
+        (request.getfixturevalue("grader"), FULL)
+
+
+@pytest.mark.parametrize("assignment, gid, reading, source", OPEN, ids=[r[2] for r in OPEN])
+def test_a_reading_the_text_leaves_open_scores_full_marks(request, assignment, gid, reading, source):
+    grader_, full = _grader_and_full(request, assignment)
+    assert scores(grader_.grade(masters.reference_answers(assignment) | {gid: source})) == full
+
+
+@pytest.mark.parametrize("assignment, gid, reading, source, shown", RULED_OUT, ids=[r[2] for r in RULED_OUT])
+def test_a_reading_the_text_rules_out_loses_points_on_its_todo_only(request, assignment, gid, reading, source, shown):
+    from grader import reference
+    grader_, full = _grader_and_full(request, assignment)
+    answers = masters.reference_answers(assignment) | {gid: source}
+    got = scores(grader_.grade(answers))
+    assert got[gid] < full[gid] and {k: v for k, v in got.items() if k != gid} == {k: v for k, v in full.items() if k != gid}
+    if shown:  # a student who runs the visible checks meets the rule before the grade does
+        checks = masters.strip_hidden(masters.cells_by_grade_id(masters.nbgrader_source(assignment))[f"{gid}_tests"][0].source)
+        with pytest.raises(AssertionError):
+            exec(compile(checks, "<visible checks>", "exec"), reference.namespace(assignment, answers))
+
+
+def test_a_renamed_function_costs_its_todo_only(batching_grader):
+    """The hidden tests call a TODO's function by name: renamed, it scores zero, and the other TODOs keep theirs."""
+    answers = masters.reference_answers(BATCHING)
+    answers["todo1"] = answers["todo1"].replace("def waits_and_flows(", "def my_waits_and_flows(")
+    assert scores(batching_grader.grade(answers)) == BATCHING_FULL | {"todo1": 0}
 
 
 BATCH = "03_batch_scheduling"

@@ -123,3 +123,61 @@ def test_grading_machine_paths_are_scrubbed():
     trace = f'File {ROOT}/lab/decode.py:170, in todo\n  File ~/x/y.py\n{ROOT}/.venv/lib/python3.11/site-packages/a.py'
     clean = feedback.scrub_paths(trace)
     assert str(ROOT) not in clean and "<course>/lab/decode.py:170" in clean
+
+
+# What layout changes cost, in the words every student text uses (README, student README, each notebook's
+# introduction). The claims are tested: test_layout_is_restored_for_nbgrader and the shuffle test above,
+# test_autograde_e2e.py's layout accidents, test_grader.py's renamed function, and the scratch cell below.
+LAYOUT_COSTS = {
+    "en": "**What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is "
+          "not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own "
+          "checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A "
+          "deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.",
+    "zh": "**布局改动的代价。** 只有 TODO 单元格计分，评分器按 id 找到它们：写在其他单元格里的代码不计分。"
+          "新增草稿单元格、移动单元格，以及删除、复制或修改检查单元格，都不扣分：评分用的是课程自带的检查。"
+          "同一个 TODO 单元格出现两次时，评分的是位置靠下的那一份（内核最后运行的是它）。"
+          "删除某个 TODO 单元格，或给 TODO 函数改名，只让那一个 TODO 得零分。",
+}
+
+
+def _squeezed(text: str) -> str:
+    """Without whitespace: the same words however a file wraps them (Chinese lines break mid-sentence)."""
+    return "".join(text.split())
+
+
+def layout_texts() -> dict[str, str]:
+    """Every text a student reads about layout: both READMEs and each edition's introduction."""
+    from grader import bundle
+    from grader.paths import assignment_names
+
+    texts = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8"), "student README": bundle.student_readme()}
+    for name in assignment_names():
+        for folder in ("notebooks", "notebooks/zh"):
+            nb = nbformat.read(ROOT / folder / f"{name}.ipynb", as_version=4)
+            texts[f"{folder}/{name}"] = nb.cells[0].source
+    return texts
+
+
+def test_every_student_text_states_the_same_layout_costs():
+    for where, text in layout_texts().items():
+        wanted = ["zh"] if where.startswith("notebooks/zh") else ["en"] if where.startswith("notebooks") else ["en", "zh"]
+        for language in wanted:
+            assert _squeezed(LAYOUT_COSTS[language]) in _squeezed(text), f"{where} ({language})"
+    assert "不要删除、复制或调换" not in "".join(layout_texts().values())  # the old, contrary advice is gone
+
+
+def test_the_layout_check_catches_a_text_that_says_otherwise():
+    readme = layout_texts()["README.md"].replace("cost nothing", "are forbidden")
+    assert _squeezed(LAYOUT_COSTS["en"]) not in _squeezed(readme)
+
+
+def test_code_in_a_scratch_cell_is_not_graded(solved):
+    """A TODO's answer written in a new cell below its untouched stub: the stub is what is graded."""
+    nb = copy.deepcopy(solved)
+    ids = [masters.grade_id(c) for c in nb.cells]
+    at = ids.index("todo2")
+    stub = examples.release(NAME).cells[[masters.grade_id(c) for c in examples.release(NAME).cells].index("todo2")].source
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell(nb.cells[at].source))  # the answer, in a scratch cell
+    nb.cells[at].source = stub
+    answers = submission.prepare(nb, examples.release(NAME), masters.answer_ids(masters.nbgrader_source(NAME))).answers
+    assert answers["todo2"] == stub and answers["todo1"] == masters.reference_answers(NAME)["todo1"]

@@ -29,7 +29,15 @@
 #
 # **How this notebook works.** Read and run the cells in order. The four exercises, **TODO 1** to **TODO 4**,
 # are one cell each, followed by a cell of visible checks. Your grade comes from hidden tests that replay each
-# TODO on its own with many more cases, so keep each TODO cell self-contained.
+# TODO on its own with many more cases, so keep each TODO cell self-contained: for each TODO the grader runs
+# only the set-up cell (the first code cell, which imports `heapq`, `lab` and the names taken from `lab`) and
+# your TODO cell, with the course's reference for the other TODOs. A TODO cell may use those names, but not
+# `pd` or anything another cell defines; import anything else inside the TODO cell itself.
+#
+# **What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+# not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
+# checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
+# deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
 
 # %% [markdown] key="md-glossary"
 # **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.
@@ -222,9 +230,13 @@ pd.DataFrame([overload(n) for n in (10, 20, 40, 80)]).set_index("jobs")
 #
 # **Build:** given the `jobs` and the `trace` of a `schedule` result (and nothing else), return a dict
 # `{job id: (wait, flow)}`. A job starts at the first tick it is served and finishes one tick after the
-# last. Every job of `jobs` is served somewhere in `trace`.
+# last. Its wait is its start minus its arrival, and its flow is its finish minus its arrival. Count from the
+# job's own arrival, not from the start of the run: after an idle jump the trace skips ticks, and a job that
+# runs as soon as it arrives waits zero ticks. The trace may come from static or continuous batching: read it
+# the same way. Every job of `jobs` is served somewhere in `trace`.
 #
-# **Check:** the test cell below compares with the `completed` records that `schedule` computes itself.
+# **Check:** the test cell below compares with the `completed` records that `schedule` computes itself, on
+# static and continuous runs, with staggered arrivals and after an idle jump.
 # *Worked example:* in the continuous 4-on-2 run above, job 3 arrives at 0, is first served at tick 3 and
 # last at tick 5, so it has wait 3 and flow 6.
 
@@ -265,18 +277,25 @@ def test_todo1_late_arrival():
            "TODO 1: after an idle jump, wait and flow count from the arrival, not from 0")
 
 
+def test_todo1_staggered_arrivals():
+    jobs = [{"id": 4, "arrival": 2, "tokens": 3}, {"id": 1, "arrival": 0, "tokens": 5}, {"id": 9, "arrival": 2, "tokens": 1}]
+    expect(waits_and_flows(jobs, schedule(jobs, 1, True)["trace"]), {4: (3, 6), 1: (0, 5), 9: (6, 7)},
+           "TODO 1: staggered arrivals on 1 slot: each job counts from its own arrival")
+
+
 test_todo1_worked_example()
 test_todo1_matches_schedule_records()
 test_todo1_late_arrival()
-passed("TODO 1", 3)
+test_todo1_staggered_arrivals()
+passed("TODO 1", 4)
 ### BEGIN HIDDEN TESTS
-def test_todo1_hidden_staggered():
-    jobs = [{"id": 4, "arrival": 2, "tokens": 3}, {"id": 1, "arrival": 0, "tokens": 5}, {"id": 9, "arrival": 2, "tokens": 1}]
-    trace = schedule(jobs, 1, True)["trace"]
-    assert waits_and_flows(jobs, trace) == {4: (3, 6), 1: (0, 5), 9: (6, 7)}
+def test_todo1_hidden_static_staggered():
+    jobs = [{"id": 2, "arrival": 1, "tokens": 2}, {"id": 5, "arrival": 0, "tokens": 4}, {"id": 8, "arrival": 1, "tokens": 1}]
+    trace = schedule(jobs, 2, False)["trace"]
+    assert waits_and_flows(jobs, trace) == {5: (0, 4), 2: (3, 5), 8: (3, 4)}
 
 
-test_todo1_hidden_staggered()
+test_todo1_hidden_static_staggered()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-invariants-make-simulation"
@@ -331,9 +350,11 @@ pd.DataFrame({
 #
 # ### TODO 2 · `check_served_exactly`: write one checker yourself
 #
-# **Build:** raise `ValueError` if any job of `jobs` is served a number of ticks different from its
-# `tokens` (too few, too many, or never), or if `trace` serves an id that is not a job. Put the offending id in
-# the message. Return `None` for a valid trace. Do not call `check_schedule`; count the serves yourself.
+# **Build:** raise `ValueError` if any job of `jobs` is served a number of times different from its `tokens`
+# (too few, too many, or never), or if `trace` serves an id that is not a job. Each appearance of an id in a
+# tick's `served` list is one serve, so an id listed twice in one tick is served twice. Return `None` for a
+# valid trace. Do not call `check_schedule`; count the serves yourself. The message is yours to word (the
+# offending id helps you debug): the hidden tests check only that `ValueError` is raised.
 #
 # **Check:** the test cell feeds your checker a correct trace and traces broken in each of these ways.
 
@@ -363,7 +384,9 @@ def broken_traces():
     more = trace + [{"tick": trace[-1]["tick"] + 1, "served": [1]}]
     stranger = [dict(row, served=row["served"] + [99]) if row["tick"] == 2 else row for row in trace]
     never = [dict(row, served=[i for i in row["served"] if i != 4]) for row in trace]
-    return jobs, trace, {"too few": fewer, "too many": more, "unknown id": stranger, "never served": never}
+    twice = [dict(row, served=row["served"] + row["served"][:1]) if row["tick"] == 0 else row for row in trace]
+    return jobs, trace, {"too few": fewer, "too many": more, "unknown id": stranger, "never served": never,
+                         "twice in one tick": twice}
 
 
 def test_todo2_valid_trace_passes():
@@ -385,8 +408,8 @@ def test_todo2_hidden_extra_in_same_tick():
     jobs = [{"id": 3, "arrival": 0, "tokens": 2}]
     try:
         check_served_exactly(jobs, [{"tick": 0, "served": [3, 3]}, {"tick": 1, "served": [3]}])
-    except ValueError as err:
-        assert "3" in str(err)
+    except ValueError:
+        pass
     else:
         raise AssertionError("a job served twice in one tick is served too often")
 
@@ -423,6 +446,9 @@ for bad in ({"id": 0, "arrival": 0, "tokens": 1.5}, {"id": 0, "arrival": 0, "tok
 #   at least 2 slots, more jobs than slots, and not all jobs of the same length.
 # - `double_gain_case()`: static FIFO takes **at least twice** as many ticks as continuous FIFO.
 #
+# The grader simulates your workloads, so keep each one small: at most 200 jobs and 64 slots, each job at most
+# 1,000 tokens and arriving by tick 1,000, and 20,000 tokens in all.
+#
 # Think before you search: when does a freed slot have nobody to take it, and how can each static group hold
 # one long job and several short ones? **Check:** the test cell runs both policies on your workloads.
 
@@ -449,6 +475,14 @@ def makespans(case):
     return schedule(jobs, slots, False)["makespan_ticks"], schedule(jobs, slots, True)["makespan_ticks"]
 
 
+def check_small(case, name):
+    jobs, slots = case
+    expect_true(len(jobs) <= 200 and 1 <= slots <= 64 and sum(j["tokens"] for j in jobs) <= 20_000
+                and all(j["tokens"] <= 1_000 and j["arrival"] <= 1_000 for j in jobs),
+                f"TODO 3: {name} is small: at most 200 jobs, 64 slots, 1,000 tokens and arrival 1,000 per job, 20,000 tokens in all",
+                (len(jobs), slots))
+
+
 def test_todo3_no_gain():
     jobs, slots = no_gain_case()
     expect_true(slots >= 2 and len(jobs) > slots and len({j["tokens"] for j in jobs}) > 1,
@@ -463,11 +497,13 @@ def test_todo3_double_gain():
                 f"static {static}, continuous {cont}")
 
 
+check_small(no_gain_case(), "no_gain_case")
+check_small(double_gain_case(), "double_gain_case")
 test_todo3_no_gain()
 test_todo3_double_gain()
 print("makespans (static, continuous): no_gain_case {}, double_gain_case {}".format(
     makespans(no_gain_case()), makespans(double_gain_case())))
-passed("TODO 3", 2)
+passed("TODO 3", 4)
 ### BEGIN HIDDEN TESTS
 def test_todo3_hidden_valid_inputs():
     for case in (no_gain_case(), double_gain_case()):
@@ -484,7 +520,10 @@ test_todo3_hidden_valid_inputs()
 # **Build:** for jobs that **all arrive at tick 0** with the given `tokens` (in id order), compute the makespan
 # of static or continuous FIFO on `slots` slots **without calling `schedule`**. Static: consecutive groups of
 # `slots` jobs, each group lasting as long as its longest job. Continuous: each job, in order, starts in the
-# slot that frees first (`heapq` helps). An empty list has makespan 0.
+# slot that frees first (`heapq` helps: the set-up cell imports it, and the grader runs that cell before your
+# TODO). With more slots than jobs, every job starts at once. An empty list has makespan 0. The inputs are
+# always valid (`tokens` holds positive ints, `slots` is a positive int), so you need not check them; the
+# hidden tests never pass bad input.
 #
 # **Check:** the test cell compares your prediction with `schedule` itself.
 # *Worked example:* tokens `[2, 6, 3, 2, 4]` on 2 slots, static: groups (2, 6), (3, 2), (4) → 6 + 3 + 4 = 13.

@@ -40,7 +40,15 @@
 # visible checks. When a check fails, its message names the rule that broke and shows the expected and the
 # actual value. Your grade comes from hidden tests that replay each TODO on many more scenarios,
 # *one TODO at a time*: a bug in TODO 3 costs points on TODO 3 only. So keep each TODO cell
-# self-contained: it may use `lab` and the given cells, but not helpers you define elsewhere.
+# self-contained: for each TODO the grader runs only the two set-up cells (the first code cell, which imports
+# `lab`, `Dict` and the names taken from `lab`, and the cell that defines `DecodeSchedulerSim`) and your TODO
+# cell, with the course's reference for the other TODOs. A TODO cell may use those names, but not `pd`, `plt`
+# or anything another cell defines; import anything else inside the TODO cell itself.
+#
+# **What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+# not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
+# checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
+# deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
 
 # %% [markdown] key="md-glossary"
 # **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.
@@ -180,9 +188,10 @@ print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 #
 # **Preemption rule.** When the request at the front of the order needs more KV blocks than are free, the
 # scheduler may preempt **one** admitted request, and only if it is `preemptible`, has a **lower effective
-# priority** than the challenger, and gives back enough blocks to make room. Among several such victims it
-# takes the lowest effective priority, then the one holding the most blocks, then the lowest id. A victim
-# keeps its phase and its `generated_len`: when it is admitted again, it resumes where it stopped.
+# priority** than the challenger, and makes room: its blocks, added to the free ones, cover the challenger's
+# need. Among several such victims it takes the lowest effective priority, then the one holding the most
+# blocks, then the lowest id. A victim keeps its phase and its `generated_len`: when it is admitted again, it
+# resumes where it stopped.
 #
 # - **Which engine does this.** Preempting a running request to admit a more urgent *waiting* one is what
 #   SGLang's priority scheduling does: `PrefillAdder.preempt_to_schedule` in
@@ -215,8 +224,9 @@ for policy in ("fixed_priority", "aging"):
 # ## Step 4: implement the scheduler | 实现请求状态与调度循环
 #
 # Fill in the four cells below. Each adds one method to `DecodeSchedulerSim` with `@add_to_class`, so one
-# TODO is one cell. Leave the signature, the docstring and the given lines as they are; write only where
-# the cell says `YOUR CODE HERE`. The checks under each cell run your code on the rules above.
+# TODO is one cell. Leave the signature, the docstring and the given lines as they are, and replace the two
+# lines `# YOUR CODE HERE` and `raise NotImplementedError()` with your code: delete the `raise`, since the
+# given lines below it run only once it is gone. The checks under each cell run your code on the rules above.
 #
 # | TODO | method | what it must do | checked by |
 # |---|---|---|---|
@@ -229,9 +239,12 @@ for policy in ("fixed_priority", "aging"):
 # ### TODO 1 · `enqueue`: register a request
 #
 # **Build:** inside `enqueue`, create the `RequestState` for the new request and store it in `request`.
-# Keep every argument (lengths, priority, cache hit, blocks, deadline, preemptible). A new request starts
-# as `waiting`, in `prefill`, with nothing generated, not admitted. The given lines above your code already
-# reject bad input; the given line below appends your request.
+# Keep every argument (lengths, priority, cache hit, blocks, deadline, preemptible). An argument the caller
+# leaves out takes its default from the signature of `enqueue`. A new request starts as `waiting`, in
+# `prefill`, with nothing generated, not admitted. Create a new `RequestState` on every call. The given lines
+# above your code already reject bad input with a `ValueError`, before anything is queued; the given line
+# below appends your request. Replace `raise NotImplementedError()` with your code: while that line is
+# there, the given line below it never runs.
 #
 # **Check:** run the test cell below. *Worked example:* `RequestState(1, 2, 2)` is request 1 with a
 # 2-token prompt that will generate 2 tokens; every other field has the default shown in Step 2.
@@ -280,6 +293,15 @@ def test_todo1_keeps_every_argument():
     expect(got.status, "waiting", "TODO 1: a new request is waiting")
 
 
+def test_todo1_defaults_and_new_objects():
+    sim = DecodeSchedulerSim()
+    sim.enqueue(3, 4)
+    sim.enqueue(8, 1, priority=2)
+    expect(sim.queue[0], RequestState(3, 4, 2), "TODO 1: left-out arguments take enqueue's defaults (max_new_tokens=2)")
+    expect([req.request_id for req in sim.queue], [3, 8], "TODO 1: requests are appended in the order they arrive")
+    expect_true(sim.queue[0] is not sim.queue[1], "TODO 1: every call creates a new RequestState")
+
+
 def test_todo1_input_guards():
     """Bad requests are rejected before TODO 1 runs."""
     sim = DecodeSchedulerSim()
@@ -293,8 +315,9 @@ def test_todo1_input_guards():
 
 test_todo1_enqueue_contract()
 test_todo1_keeps_every_argument()
+test_todo1_defaults_and_new_objects()
 test_todo1_input_guards()
-passed("TODO 1", 3)
+passed("TODO 1", 4)
 ### BEGIN HIDDEN TESTS
 def test_todo1_hidden_order_and_identity():
     sim = DecodeSchedulerSim(free_kv_blocks=3)
@@ -312,11 +335,16 @@ test_todo1_hidden_order_and_identity()
 # %% [markdown] key="md-todo-2-schedule"
 # ### TODO 2 · `_schedule_key`: fixed priority, aging and deadline
 #
-# **Build:** compute `deadline_slack`, the first field of the key. Under the `deadline` policy, for a request
-# with a `deadline_step`, it is `deadline_step − clock − remaining steps` (use `self._remaining_steps`).
-# Otherwise it must be one constant that is larger than any real slack (the reference uses `1_000_000_000`),
-# so that it never changes the order. The rest of the key is given; note that it uses
-# `self._effective_priority`, which already applies aging.
+# **Build:** compute `deadline_slack`, the first field of the key; the scheduler runs the request with the
+# smallest key first. Under the `deadline` policy, for a request with a `deadline_step`, it is
+# `deadline_step − clock − remaining steps` (use `self._remaining_steps`). Otherwise it must be one constant
+# that is larger than any real slack, so that it never changes the order. The hidden tests compare only the
+# order your keys give, never the constant itself: the reference uses `1_000_000_000`, and `float("inf")`
+# works as well. The rest of the key is given: phase (prefill first), then cache hit (a hit first), then
+# effective priority (larger first; `self._effective_priority` adds `wait_steps // aging_interval` under
+# `aging` and nothing under the other policies), then total length (shorter first) and request id (lower
+# first) break the remaining ties. Replace `raise NotImplementedError()` with your code: while that line is
+# there, the given lines below it never run.
 #
 # **Check:** the test cell below; it builds its requests with `RequestState(...)` directly, so it needs this
 # TODO only. *Worked example:* under `deadline`, at clock 0, a request in prefill with 1 token to generate
@@ -371,6 +399,12 @@ def test_todo2_wait_steps_is_observation_not_priority():
     expect_true(sim._schedule_key(first) < sim._schedule_key(second), "TODO 2: ties fall back to length, then id")
 
 
+def test_todo2_ties_fall_to_length_then_id():
+    sim = sim_with(RequestState(1, 6, 1), RequestState(2, 4, 1), RequestState(3, 4, 1))
+    expect([req.request_id for req in sorted(sim.queue, key=sim._schedule_key)], [2, 3, 1],
+           "TODO 2: with all else equal, the shorter request sorts first, then the lower id")
+
+
 def test_todo2_aging_changes_effective_priority():
     """Aging lifts a request that has waited."""
     sim = sim_with(RequestState(1, 4, 1, priority=1, cache_hit=True, wait_steps=6),
@@ -389,13 +423,17 @@ def test_todo2_deadline_slack_orders_first_only_under_deadline():
                f"TODO 2: under {policy}, does the request with the tighter deadline sort first?")
     sim = sim_with(RequestState(2, 2, 1, deadline_step=1), policy="deadline")
     expect(sim._schedule_key(sim.queue[0])[0], -1, "TODO 2: slack = deadline_step - clock - remaining steps")
+    sim = sim_with(RequestState(1, 3, 2, priority=9), RequestState(2, 3, 50, deadline_step=900), policy="deadline")
+    expect_true(sim._schedule_key(sim.queue[1]) < sim._schedule_key(sim.queue[0]),
+                "TODO 2: under deadline, a request without a deadline sorts after any request with one")
 
 
 test_todo2_decision_order()
 test_todo2_wait_steps_is_observation_not_priority()
+test_todo2_ties_fall_to_length_then_id()
 test_todo2_aging_changes_effective_priority()
 test_todo2_deadline_slack_orders_first_only_under_deadline()
-passed("TODO 2", 4)
+passed("TODO 2", 5)
 ### BEGIN HIDDEN TESTS
 def test_todo2_hidden_no_deadline_sorts_after_any_deadline():
     sim = sim_with(RequestState(1, 3, 2, priority=9), RequestState(2, 3, 50, priority=0, deadline_step=900),
@@ -415,13 +453,18 @@ test_todo2_hidden_no_deadline_sorts_after_any_deadline()
 # **Build:** make room for `challenger` and return the `request_id` you preempted, or `None`.
 #
 # 1. An already admitted challenger just keeps running: set its status to `"running"`, return `None`.
-# 2. If its `required_blocks` fit in `free_kv_blocks`, admit it: take the blocks, set `admitted=True` and
-#    status `"running"`, return `None`.
-# 3. Otherwise look for a victim, following the preemption rule in Step 3 (it compares effective
-#    priority, under every policy). If there is none, change nothing and return `None` (the challenger
-#    stays out).
+# 2. If its `required_blocks` fit in `free_kv_blocks` (an exact fit counts), admit it: take the blocks, set
+#    `admitted=True` and status `"running"`, return `None`.
+# 3. Otherwise look for a victim. A victim is an admitted request that is `preemptible`, has a strictly lower
+#    effective priority than the challenger (`self._effective_priority`, under every policy), and makes
+#    room: the free blocks plus the victim's own blocks cover the challenger's `required_blocks`. Among
+#    several victims, take the lowest effective priority, then the one holding the most blocks, then the
+#    lowest `request_id`. If there is none, change nothing and return `None` (the challenger stays out).
 # 4. Preempt the victim: `admitted=False`, status `"preempted"`, `preemptions += 1`, its blocks go back
 #    to the pool. Do **not** touch its `phase` or `generated_len`. Then admit the challenger as in 2.
+#
+# The challenger itself is never a victim, since it is not admitted. Nor is a finished request: `step` gives
+# back a request's blocks and clears `admitted` when it finishes, so testing `done` as well changes nothing.
 #
 # **Check:** the test cell below; it builds and admits its requests by hand with `RequestState(...)`, so
 # it needs this TODO only. *Worked example:* with 2 free blocks, request 1 (priority 1, 2 blocks) is
@@ -462,9 +505,9 @@ def _ensure_capacity(self, challenger: RequestState) -> int | None:
 
 
 # %% nbgrader={"grade": true, "grade_id": "todo3_tests", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-def admitted_sim(free_kv_blocks, *running):
+def admitted_sim(free_kv_blocks, *running, **sim_kwargs):
     """A scheduler whose `running` RequestStates are already admitted and decoding, built without TODO 1 or 4."""
-    sim = DecodeSchedulerSim(free_kv_blocks=free_kv_blocks)
+    sim = DecodeSchedulerSim(free_kv_blocks=free_kv_blocks, **sim_kwargs)
     for req in running:
         req.admitted, req.status, req.phase = True, "running", "decode"
         sim.free_kv_blocks -= req.required_blocks
@@ -486,6 +529,9 @@ def test_todo3_admits_when_blocks_are_free():
            "TODO 3: admission takes required_blocks and sets admitted/running")
     expect(sim._ensure_capacity(req), None, "TODO 3: an admitted request just keeps running")
     expect(sim.free_kv_blocks, 1, "TODO 3: an admitted request is not charged twice")
+    exact = arrive(sim, RequestState(2, 4, 2, required_blocks=1))
+    expect((sim._ensure_capacity(exact), exact.admitted, sim.free_kv_blocks), (None, True, 0),
+           "TODO 3: an exact fit is admitted: 1 block needed, 1 free")
 
 
 def test_todo3_preempts_lower_priority_and_keeps_progress():
@@ -511,10 +557,45 @@ def test_todo3_protects_non_preemptible_and_more_urgent():
     expect(sim._ensure_capacity(challenger), None, "TODO 3: only a strictly lower effective priority may be preempted")
 
 
+def test_todo3_free_blocks_count_towards_room():
+    sim = admitted_sim(2, RequestState(1, 4, 3, priority=1, required_blocks=1))
+    challenger = arrive(sim, RequestState(2, 2, 1, priority=9, required_blocks=2))
+    expect(sim._ensure_capacity(challenger), 1, "TODO 3: 1 free block plus the victim's 1 block make room for 2")
+    expect(sim.free_kv_blocks, 0, "TODO 3: 1 free + 1 given back - 2 taken = 0 free")
+
+
+def victim_among(*holders, need=2, **sim_kwargs):
+    """The id `_ensure_capacity` returns for challenger 99 (priority 5, `need` blocks) when only `holders` hold blocks."""
+    sim = admitted_sim(sum(req.required_blocks for req in holders), *holders, **sim_kwargs)
+    return sim._ensure_capacity(arrive(sim, RequestState(99, 2, 1, priority=5, required_blocks=need)))
+
+
+def test_todo3_tie_breaks_between_two_victims():
+    expect(victim_among(RequestState(1, 4, 3, priority=2, required_blocks=2), RequestState(2, 4, 3, priority=1, required_blocks=2)),
+           2, "TODO 3: of two victims, the lower effective priority goes")
+    expect(victim_among(RequestState(1, 4, 3, priority=1, required_blocks=2), RequestState(2, 4, 3, priority=1, required_blocks=3)),
+           2, "TODO 3: with equal priority, the victim holding more blocks goes")
+    expect(victim_among(RequestState(7, 4, 3, priority=1, required_blocks=2), RequestState(4, 4, 3, priority=1, required_blocks=2)),
+           4, "TODO 3: with equal priority and blocks, the lower request_id goes")
+    expect(victim_among(RequestState(1, 4, 3, priority=0, required_blocks=1), RequestState(2, 4, 3, priority=1, required_blocks=2)),
+           2, "TODO 3: request 1 has the lowest priority but its 1 block makes no room for 2, so request 2 goes")
+
+
+def test_todo3_effective_priority_under_aging():
+    def waited():
+        return RequestState(1, 4, 3, priority=1, required_blocks=2, wait_steps=6)
+    expect(victim_among(waited(), policy="fixed_priority"), 1, "TODO 3: under fixed_priority, priority 1 is below 5: preempted")
+    expect(victim_among(waited(), policy="aging", aging_interval=1), None,
+           "TODO 3: under aging, effective priority 1 + 6 // 1 = 7 is not below 5: no victim")
+
+
 test_todo3_admits_when_blocks_are_free()
 test_todo3_preempts_lower_priority_and_keeps_progress()
 test_todo3_protects_non_preemptible_and_more_urgent()
-passed("TODO 3", 3)
+test_todo3_free_blocks_count_towards_room()
+test_todo3_tie_breaks_between_two_victims()
+test_todo3_effective_priority_under_aging()
+passed("TODO 3", 6)
 ### BEGIN HIDDEN TESTS
 def test_todo3_hidden_victim_choice():
     sim = admitted_sim(6, RequestState(1, 2, 4, priority=2, required_blocks=1),
@@ -534,8 +615,11 @@ test_todo3_hidden_victim_choice()
 # **Build:** choose this step's request. Go through `candidates` in the order of `self._schedule_key`
 # and call `self._ensure_capacity` on each; the first candidate that ends up `admitted` is `chosen`, and the
 # value `_ensure_capacity` returned for it is `preempted_request_id`. If no candidate can be admitted,
-# leave `chosen = None`: the given lines then return `None` (the step stalls). Everything after your code is
-# given: the others wait one step, the chosen request advances, and the event is recorded.
+# leave `chosen = None`: the given lines then return `None` (the step stalls). When every request is done,
+# the given lines above your code already return `None`. Everything after your code is given: the others
+# wait one step, the chosen request advances, a finished request gives its blocks back, and the event is
+# recorded. Replace `raise NotImplementedError()` with your code: while that line is there, the given lines
+# below it never run.
 #
 # **A choice real engines do not make.** Trying the next candidate when one does not fit lets a smaller
 # request run while a blocked urgent one waits. vLLM V1 and nano-vllm stop instead at the first waiting
@@ -646,6 +730,17 @@ def test_todo4_state_progression_and_step_limit():
     expect_raises(ValueError, lambda: sim.run(max_steps=-1), "TODO 4: a negative max_steps is rejected")
 
 
+def test_todo4_stall_and_exhaustion():
+    """Nobody fits: the step stalls and changes nothing. Everyone done: nothing to do."""
+    sim = DecodeSchedulerSim(free_kv_blocks=2)
+    sim.enqueue(1, 2, 1, required_blocks=3)
+    expect((sim.step(), sim.clock, sim.queue[0].wait_steps), (None, 0, 0), "TODO 4: nobody can be admitted: None, nothing changes")
+    sim = DecodeSchedulerSim()
+    sim.enqueue(1, 2, 1)
+    sim.run()
+    expect(sim.step(), None, "TODO 4: when every request is done, step returns None")
+
+
 def test_todo4_schedule_key_picks_the_step():
     """The step follows the key (the end of the decision-order test)."""
     sim = DecodeSchedulerSim()
@@ -658,8 +753,9 @@ test_todo4_capacity_admission_and_release()
 test_todo4_preemption_and_resume_preserve_progress()
 test_todo4_non_preemptible_and_deadline_policy()
 test_todo4_state_progression_and_step_limit()
+test_todo4_stall_and_exhaustion()
 test_todo4_schedule_key_picks_the_step()
-passed("TODO 4", 5)
+passed("TODO 4", 6)
 ### BEGIN HIDDEN TESTS
 def test_todo4_hidden_stall_and_exhaustion():
     sim = DecodeSchedulerSim(free_kv_blocks=1)

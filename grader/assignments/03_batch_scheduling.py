@@ -43,8 +43,12 @@
 # cell by its id and runs it after the notebook's set-up cells alone (the first code cell, which imports `math`,
 # `np`, `pd`, `plt` and `lab`; the cell of Step 2 that defines `BlockManager` and `Scheduler`; the cell of
 # Step 6 that defines `slo_row` and `aging_1s`), so a TODO cell may use those and the functions of the TODOs,
-# and nothing else from other cells: import or define anything else in the TODO cell itself. Cells you add,
-# such as scratch cells, are not graded and cost nothing.
+# and nothing else from other cells: import or define anything else in the TODO cell itself.
+#
+# **What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+# not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
+# checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
+# deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
 
 # %% [markdown] key="md-glossary"
 # **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.

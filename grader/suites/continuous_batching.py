@@ -125,12 +125,18 @@ def todo1_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
+# The text counts serves, not ticks: an id listed twice in one tick is served twice.
+TWICE_IN_ONE_TICK = [{"name": "an id listed twice in one tick",
+                      "ops": call("check_served_exactly", [{"id": 3, "arrival": 0, "tokens": 2}],
+                                  [{"tick": 0, "served": [3, 3]}, {"tick": 1, "served": [3]}])}]
+
+
 def todo2_rules(rng: random.Random) -> list[Rule]:
     return [
         Rule("valid traces pass", seed_examples("check_served_exactly")
              + seeded("valid", 12, lambda i: corrupt(rng, "none"))),
         Rule("a job served too few times is caught", seeded("dropped serve", 10, lambda i: corrupt(rng, "drop"))),
-        Rule("a job served too many times is caught", seeded("extra serve", 10, lambda i: corrupt(rng, "extra"))),
+        Rule("a job served too many times is caught", TWICE_IN_ONE_TICK + seeded("extra serve", 10, lambda i: corrupt(rng, "extra"))),
         Rule("an id that is not a job is caught", seeded("unknown id", 8, lambda i: corrupt(rng, "unknown"))),
         Rule("a job never served is caught", seeded("never served", 8, lambda i: corrupt(rng, "missing"))),
     ]

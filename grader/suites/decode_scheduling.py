@@ -113,6 +113,15 @@ SEED_DEADLINE = [new(policy="deadline"), enq(request_id=1, prompt_len=4, max_new
                  enq(request_id=2, prompt_len=2, max_new_tokens=1, priority=0, deadline_step=1), ["step"], ["run", 20]]
 SEED_PROGRESSION = [new(), enq(request_id=1, prompt_len=2, max_new_tokens=2, priority=2, cache_hit=True),
                     enq(request_id=2, prompt_len=3, max_new_tokens=3, priority=1), ["run", 20], ["step"]]
+# Under aging the victims rank by effective priority: request 1 (priority 1, waited 3 steps, interval 1) ranks
+# as 4, above request 2 (priority 2), so request 2 is the victim although its business priority is higher.
+AGING_VICTIMS = [new(policy="aging", free_kv_blocks=4, aging_interval=1),
+                 enq(request_id=1, prompt_len=4, max_new_tokens=3, priority=1, required_blocks=2),
+                 enq(request_id=2, prompt_len=4, max_new_tokens=3, priority=2, required_blocks=2),
+                 *[["set", i, field, value] for i in (0, 1) for field, value in (("admitted", True), ("status", "running"),
+                                                                                ("phase", "decode"))],
+                 ["set", 0, "wait_steps", 3], ["set_sim", "free_kv_blocks", 0],
+                 enq(request_id=99, prompt_len=3, max_new_tokens=1, priority=5, required_blocks=2), ["ensure", 2]]
 SEED_GUARDS = [new(), enq(request_id=1, prompt_len=0), enq(request_id=1, prompt_len=1, max_new_tokens=0),
                enq(request_id=1, prompt_len=1, required_blocks=0), enq(request_id=1, prompt_len=1, max_new_tokens=3),
                ["run", 2], ["run", -1]]
@@ -185,9 +194,9 @@ def todo3_rules(rng: random.Random) -> list[Rule]:
         kind = i % 3
         ops = capacity_state(rng, free=0, admitted=1 if kind == 1 else None,
                              challenger={"request_id": 99, "prompt_len": 2, "priority": 0 if kind == 0 else 3,
-                                                       "required_blocks": 4 + (kind == 2) * 4})
-        if kind == 1:  # the only lower-priority holders are already finished
-            ops.insert(-2, ["set", 0, "generated_len", 99])
+                                         "required_blocks": 1 if kind == 1 else 4 + (kind == 2) * 4})
+        if kind == 1:  # the only holder would make room, but its priority is not strictly lower
+            ops.insert(-2, ["set", 0, "priority", 3])
         return ops
 
     def non_preemptible(i):
@@ -205,7 +214,8 @@ def todo3_rules(rng: random.Random) -> list[Rule]:
                                                                    challenger={"request_id": 99, "prompt_len": 3, "priority": rng.randint(3, 7),
                                                                                "required_blocks": rng.randint(1, 4)}))),
         Rule("aging counts: effective priority decides who may be preempted",
-             seeded("aging victims", 8, lambda i: capacity_state(rng, policy="aging", free=0,
+             [{"name": "two victims ranked by effective priority", "ops": AGING_VICTIMS}]
+             + seeded("aging victims", 8, lambda i: capacity_state(rng, policy="aging", free=0,
                                                                   challenger={"request_id": 99, "prompt_len": 3, "priority": rng.randint(2, 6),
                                                                               "required_blocks": rng.randint(1, 3)}))),
         Rule("a victim keeps its phase and progress, and resumes in whole runs",
