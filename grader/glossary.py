@@ -106,13 +106,14 @@ def todo_keys(name: str) -> set[str]:
 
 
 def catalogue_texts(name: str) -> list[tuple[str, str, str]]:
-    """(key, Chinese text, the master cell's English) for every markdown and translated string of a catalogue."""
+    """(key, Chinese text, the master cell's English) for every markdown, translated string and comment of a catalogue."""
     from .translation import cell_key, load_catalogue
 
     english = {cell_key(c): c.source for c in _master_cells(name)}
     found = []
     for key, entry in load_catalogue(name, "zh").items():
-        texts = [entry["markdown"]] if "markdown" in entry else [pair["to"] for pair in entry.get("strings") or []]
+        pairs = [*(entry.get("strings") or []), *(entry.get("comments") or [])]
+        texts = [entry["markdown"]] if "markdown" in entry else [pair["to"] for pair in pairs]
         found += [(key, text, english.get(key)) for text in texts]
     return found
 
@@ -161,8 +162,9 @@ def _same_but_fixed(before: dict, after: dict, english: dict) -> None:
         new = dict(old)
         if "markdown" in old:
             new["markdown"] = expect(old["markdown"], key)
-        if old.get("strings"):
-            new["strings"] = [{**pair, "to": expect(pair["to"], key)} for pair in old["strings"]]
+        for field in ("strings", "comments"):
+            if old.get(field):
+                new[field] = [{**pair, "to": expect(pair["to"], key)} for pair in old[field]]
         assert after[key] == new, f"the fixer changed more than the Chinese of {key!r}"
 
 

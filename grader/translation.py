@@ -2,7 +2,9 @@
 
 grader/assignments/<name>.<lang>.yml maps each cell key (grade_id, or the `key` in the cell's jupytext
 header) to the translated markdown, or to the translated string literals of a code cell, together with
-`en`, a fingerprint of the English it was translated from. Code never changes, only its strings.
+`en`, a fingerprint of the English it was translated from. A code cell's entry may also translate its comments
+(`comments`, pairs of the text after `# `, a run of whole-line comments as one multi-line text), fingerprinted
+apart in `en_comments` so that the strings' `en` stays as it was. Code never changes, only strings and comments.
 """
 from __future__ import annotations
 
@@ -65,6 +67,57 @@ def fingerprint(cell) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+def comment_blocks(source: str) -> list[tuple[int, int, str, str | None]]:
+    """(start, end, text, indent) of each comment a translator may rewrite: a run of whole-line `# ` comments
+    at one column (indent: the whitespace before them), or one trailing comment (indent None). Markers such as
+    `### BEGIN SOLUTION` and magics are not comments to translate."""
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    blocks, last = [], None  # last: (row, col) of the previous whole-line comment of the open block
+    for tok in tokenize.generate_tokens(io.StringIO(_code_lines(source)).readline):
+        if tok.type != tokenize.COMMENT or not (tok.string == "#" or tok.string.startswith("# ")):
+            if tok.type not in (tokenize.NL, tokenize.COMMENT):
+                last = None
+            continue
+        (row, col), text = tok.start, tok.string[2:]
+        start, end = offsets[row - 1] + col, offsets[row - 1] + tok.end[1]
+        whole_line = not lines[row - 1][:col].strip()
+        if whole_line and last == (row - 1, col):
+            s, _, joined, indent = blocks[-1]
+            blocks[-1] = (s, end, joined + "\n" + text, indent)
+        else:
+            blocks.append((start, end, text, lines[row - 1][:col] if whole_line else None))
+        last = (row, col) if whole_line else None
+    return blocks
+
+
+def comments_fingerprint(cell) -> str:
+    """What a comment translation depends on: the text of a code cell's comments (see comment_blocks)."""
+    text = "\x00".join(text for _, _, text, _ in comment_blocks(cell.source))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _replace_comments(source: str, comments: dict[str, str], key: str) -> str:
+    """Rewrite the comment blocks found in `comments`, each line `# `-prefixed at the block's indentation."""
+    found, edits = set(), []
+    for start, end, text, indent in comment_blocks(source):
+        if text not in comments:
+            continue
+        new = comments[text].rstrip("\n").split("\n")
+        if indent is None and len(new) > 1:
+            raise TranslationError(f"cell {key!r}: a trailing comment must stay on one line: {new[0][:80]}")
+        edits.append((start, end, ("\n" + (indent or "")).join(f"# {line}".rstrip() for line in new)))
+        found.add(text)
+    unused = [c for c in comments if c not in found]
+    if unused:
+        raise TranslationError(f"cell {key!r}: translated comment not in the master cell: {unused[0][:80]}")
+    for start, end, new in reversed(edits):
+        source = source[:start] + new + source[end:]
+    return source
+
+
 def _replace_strings(source: str, strings: dict[str, str], key: str) -> str:
     """Replace string tokens found in `strings`, by position, leaving everything else byte for byte."""
     lines = source.splitlines(keepends=True)
@@ -96,6 +149,12 @@ def check_entry(cell, entry: dict | None, key: str) -> None:
         raise TranslationError(f"cell {key!r}: the English changed since it was translated "
                                f"(fingerprint {entry.get('en')} in the catalogue, {fingerprint(cell)} now); "
                                "update the translation, then its `en` fingerprint")
+    if entry.get("comments") or "en_comments" in entry:
+        now = comments_fingerprint(cell)
+        if entry.get("en_comments") != now:
+            raise TranslationError(f"cell {key!r}: the English comments changed since they were translated "
+                                   f"(en_comments {entry.get('en_comments')} in the catalogue, {now} now); "
+                                   "update the translated comments, then their `en_comments` fingerprint")
 
 
 def translate(nb, name: str, language: str, catalogue: dict | None = None):
@@ -114,6 +173,9 @@ def translate(nb, name: str, language: str, catalogue: dict | None = None):
         elif entry.get("strings"):
             strings = {pair["from"]: pair["to"] for pair in entry["strings"]}
             cell.source = _replace_strings(cell.source, strings, key)
+        if cell.cell_type == "code" and entry.get("comments"):
+            comments = {pair["from"]: pair["to"] for pair in entry["comments"]}
+            cell.source = _replace_comments(cell.source, comments, key)
     extra = sorted(set(catalogue) - set(keys))
     if extra:
         raise TranslationError(f"{name}.{language}: translations for cells the master no longer has: {', '.join(extra)}")
@@ -159,24 +221,34 @@ def status(name: str, language: str) -> list[str]:
     return problems
 
 
+def _yaml_hex(value: str) -> str:
+    """A hex fingerprint of digits only (or like 1e5) would load as a number: quote it then."""
+    return value if yaml.safe_load(value) == value else f"'{value}'"
+
+
 def stamp(name: str, language: str, keys: list[str]) -> None:
-    """After updating the translation of `keys`, record the English they now match (a translator's step)."""
+    """After updating the translation of `keys`, record the English they now match (a translator's step);
+    an entry that translates comments gets its `en_comments` restamped too, on the line after `en`."""
     import jupytext
 
     from .paths import master_path
 
-    current = {cell_key(c): fingerprint(c) for c in jupytext.read(master_path(name)).cells}
+    cells = {cell_key(c): c for c in jupytext.read(master_path(name)).cells}
     path = catalogue_path(name, language)
-    lines = path.read_text(encoding="utf-8").split("\n")
+    text = path.read_text(encoding="utf-8")
+    entries, lines = (yaml.safe_load(text) or {}).get("cells", {}), text.split("\n")
     for key in keys:
         at = lines.index(f"  {key}:") if f"  {key}:" in lines else lines.index(f"  {key}: {{}}")
         lines[at] = f"  {key}:"
-        # a hex fingerprint of digits only (or like 1e5) would load as a number: quote it then
-        value = current[key] if yaml.safe_load(current[key]) == current[key] else f"'{current[key]}'"
+        value = _yaml_hex(fingerprint(cells[key]))
         if at + 1 < len(lines) and lines[at + 1].startswith("    en: "):
             lines[at + 1] = f"    en: {value}"
         else:
             lines.insert(at + 1, f"    en: {value}")
+        if (entries.get(key) or {}).get("comments"):
+            end = next((i for i in range(at + 1, len(lines)) if re.match(r"  \S", lines[i])), len(lines))
+            lines[at + 2:end] = [line for line in lines[at + 2:end] if not line.startswith("    en_comments: ")]
+            lines.insert(at + 2, f"    en_comments: {_yaml_hex(comments_fingerprint(cells[key]))}")
     path.write_text("\n".join(lines), encoding="utf-8")
 
 

@@ -139,3 +139,19 @@ def test_a_variant_in_a_printed_output_is_caught(tmp_path):
 def test_the_command_line_checks_and_fixes(capsys):
     assert glossary.main(["check"]) == 0 and "no forbidden variant" in capsys.readouterr().out
     assert glossary.main(["nonsense"]) == 2
+
+
+def test_a_variant_in_a_translated_comment_is_caught_and_fixed(catalogue_copy):
+    """Code cells' comments are read by zh students too: the checker sees them, the fixer rewrites only their Chinese."""
+    name, path = catalogue_copy
+    text = path.read_text(encoding="utf-8")
+    assert text.count("平均批大小（每一步的请求数）") == 1
+    path.write_text(text.replace("平均批大小（每一步的请求数）", "平均批次大小（每一步的请求数）"), encoding="utf-8")
+    found = [(key, v) for key, text, en in glossary.catalogue_texts(name) for v in glossary.violations(text, en)]
+    assert any(key == "code-storm-cause" and "批次" in v for key, v in found)
+    before = yaml.safe_load(path.read_text(encoding="utf-8"))["cells"]["code-storm-cause"]
+    assert "code-storm-cause" in glossary.fix_catalogue(name)
+    after = yaml.safe_load(path.read_text(encoding="utf-8"))["cells"]["code-storm-cause"]
+    assert after["comments"][0]["to"] == before["comments"][0]["to"].replace("批次", "批")
+    assert (after["en"], after["en_comments"], after["comments"][0]["from"]) == \
+        (before["en"], before["en_comments"], before["comments"][0]["from"])

@@ -115,7 +115,8 @@ def code_pairs(english, chinese):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_chinese_code_is_the_english_code_apart_from_strings(name):
-    """Masters, student and solved editions: same AST once strings are blanked (comments never reach it)."""
+    """Masters, student and solved editions: same AST once strings are blanked (comments, translated or not,
+    never reach it)."""
     pairs = code_pairs(masters.read_master(name), masters.read_master(name, "zh"))
     for folder in ("notebooks", "solutions"):
         pairs += code_pairs(nbformat.read(ROOT / folder / f"{name}.ipynb", as_version=4),
@@ -137,6 +138,130 @@ def test_the_ast_guard_catches_changed_code():
     en_cell = next(c for c in masters.read_master("01_continuous_batching").cells if translation.cell_key(c) == "code-jobs")
     zh_cell = next(c for c in nb.cells if translation.cell_key(c) == "code-jobs")
     assert not translation.same_code(en_cell.source, zh_cell.source)
+
+
+# --- translated comments ------------------------------------------------------------------------------
+
+def zh_cell(nb, key):
+    return next(c for c in nb.cells if translation.cell_key(c) == key)
+
+
+def edition_cell(folder, name, key, language="zh"):
+    """The cell `key` of a generated edition (which drops cell metadata: found by its place in the master)."""
+    index = [translation.cell_key(c) for c in master(name).cells].index(key)
+    path = ROOT / folder / ("zh" if language == "zh" else "") / f"{name}.ipynb"
+    return nbformat.read(path, as_version=4).cells[index]
+
+
+def test_comment_blocks_are_runs_of_whole_line_comments_or_one_trailing_comment():
+    source = ("# one\n#\n# two\nx = 1  # trailing\n    # indented\n### BEGIN SOLUTION\n# three\n"
+              "%matplotlib inline\n#%not a comment to translate\ny = '# not a comment'\n")
+    assert [(text, indent) for _, _, text, indent in translation.comment_blocks(source)] == [
+        ("one\n\ntwo", ""), ("trailing", None), ("indented", "    "), ("three", "")]
+    new = translation._replace_comments(source, {"one\n\ntwo": "一\n\n二", "trailing": "行尾", "indented": "缩进\n两行"}, "k")
+    assert new.startswith("# 一\n#\n# 二\nx = 1  # 行尾\n    # 缩进\n    # 两行\n### BEGIN SOLUTION\n# three\n")
+    with pytest.raises(translation.TranslationError, match="a trailing comment must stay on one line"):
+        translation._replace_comments(source, {"trailing": "行尾\n两行"}, "k")
+
+
+def test_a_comment_translation_is_applied():
+    """03's worked example explains itself in a two-line comment; the solved edition's TODO 1 in trailing ones."""
+    en, zh = masters.read_master("03_batch_scheduling"), masters.read_master("03_batch_scheduling", "zh")
+    en_cell, cell = zh_cell(en, "code-worked-batch"), zh_cell(zh, "code-worked-batch")
+    assert cell.source.startswith("# 算例的三步，照上面的表格手工录入（这里没有运行调度器）。TODO 1 完成后，\n# 它的检查下方")
+    assert "typed in by hand" in en_cell.source and "typed in by hand" not in cell.source
+    assert cell.source.split("\n")[2:] == en_cell.source.split("\n")[2:]  # the code itself, byte for byte
+    solved = edition_cell("solutions", "03_batch_scheduling", "todo1").source
+    assert "break  # 队头阻塞：第一个放不下的请求结束本步的准入" in solved and "def schedule(self)" in solved
+    # each line of a translation is a comment: a `to` cannot smuggle code in
+    catalogue = copy.deepcopy(translation.load_catalogue("03_batch_scheduling", "zh"))
+    catalogue["code-worked-batch"]["comments"][0]["to"] = "说明\nby_hand = []"
+    nb = translation.translate(master("03_batch_scheduling"), "03_batch_scheduling", "zh", catalogue)
+    assert zh_cell(nb, "code-worked-batch").source.startswith("# 说明\n# by_hand = []\nby_hand = [")
+    assert translation.same_code(en_cell.source, zh_cell(nb, "code-worked-batch").source)
+
+
+def test_comment_fingerprints_leave_the_strings_fingerprints_alone():
+    """`en` hashes the strings only, as before comments were translated; `en_comments` hashes the comments."""
+    nb = master("03_batch_scheduling")
+    cell = zh_cell(nb, "code-worked-batch")
+    before = translation.fingerprint(cell), translation.comments_fingerprint(cell)
+    cell.source = cell.source.replace("# TODO 1 works", "# TODO 1 passes")
+    assert translation.fingerprint(cell) == before[0] and translation.comments_fingerprint(cell) != before[1]
+    catalogue = translation.load_catalogue("03_batch_scheduling", "zh")
+    assert catalogue["code-worked-batch"]["en"] == before[0] and catalogue["code-worked-batch"]["en_comments"] == before[1]
+
+
+@pytest.mark.parametrize("key, edit", [
+    ("code-worked-batch", lambda s: s.replace("(no scheduler runs here)", "(nothing runs here)")),
+    ("todo1", lambda s: s.replace("# seq itself was preempted", "# seq itself went")),  # a reference solution's
+    ("code-storm-cause", lambda s: "# A new comment.\n" + s),
+])
+def test_a_stale_comment_translation_is_reported(key, edit, tmp_path, monkeypatch, capsys):
+    name = "03_batch_scheduling"
+    nb = master(name)
+    zh_cell(nb, key).source = edit(zh_cell(nb, key).source)
+    with pytest.raises(translation.TranslationError, match=f"cell '{key}': the English comments changed"):
+        translation.translate(nb, name, "zh")
+    source = master_path(name).read_text(encoding="utf-8")
+    changed = tmp_path / f"{name}.py"
+    changed.write_text(source.replace(zh_cell(master(name), key).source, zh_cell(nb, key).source, 1), encoding="utf-8")
+    assert changed.read_text(encoding="utf-8") != source
+    monkeypatch.setattr("grader.paths.master_path", lambda n: changed if n == name else master_path(n))
+    problems = translation.status(name, "zh")
+    assert len(problems) == 1 and f"cell '{key}': the English comments changed" in problems[0]  # `en` still current
+    assert translation.main(["status", name]) == 1 and "the English comments changed" in capsys.readouterr().out
+
+
+def test_a_translated_comment_missing_from_the_master_fails():
+    catalogue = copy.deepcopy(translation.load_catalogue("03_batch_scheduling", "zh"))
+    catalogue["code-storm-cause"]["comments"].append({"from": "no such comment", "to": "没有"})
+    with pytest.raises(translation.TranslationError, match="'code-storm-cause': translated comment not in the master"):
+        translation.translate(master("03_batch_scheduling"), "03_batch_scheduling", "zh", catalogue)
+    del catalogue["code-storm-cause"]["en_comments"]
+    with pytest.raises(translation.TranslationError, match="'code-storm-cause': the English comments changed"):
+        translation.translate(master("03_batch_scheduling"), "03_batch_scheduling", "zh", catalogue)
+
+
+def test_stamp_restamps_the_comments_fingerprint(tmp_path, monkeypatch):
+    name = "03_batch_scheduling"
+    path = tmp_path / "catalogue.yml"
+    text = translation.catalogue_path(name, "zh").read_text(encoding="utf-8")
+    current = translation.load_catalogue(name, "zh")["code-storm-cause"]["en_comments"]
+    path.write_text(text.replace(f"    en_comments: {current}", "    en_comments: 0", 1), encoding="utf-8")
+    monkeypatch.setattr(translation, "catalogue_path", lambda n, language: path)
+    assert any("'code-storm-cause': the English comments changed" in p for p in translation.status(name, "zh"))
+    translation.stamp(name, "zh", ["code-storm-cause"])
+    assert translation.status(name, "zh") == [] and path.read_text(encoding="utf-8") == text
+
+
+def test_a_comment_only_difference_passes_the_code_guard_and_a_code_change_fails_it():
+    """In a zh cell whose comments are translated: the AST has no comments, so only the code is compared."""
+    en = edition_cell("solutions", "03_batch_scheduling", "code-storm-cause", "en").source
+    zh = edition_cell("solutions", "03_batch_scheduling", "code-storm-cause").source
+    assert en != zh and "吞吐为什么下降" in zh and translation.same_code(en, zh)
+    planted = zh.replace("/ len(run.steps)", "/ max(len(run.steps), 1)")
+    assert planted != zh and not translation.same_code(en, planted)
+    assert not translation.same_code(en, zh.replace("# 重算时间", "recompute_s = 0\n# 重算时间"))
+
+
+def english_comments(path) -> list[str]:
+    """Comment lines of a notebook's code cells with no Chinese in them, but nbgrader's stub marker."""
+    nb = nbformat.read(path, as_version=4)
+    return [f"{path.name} cell {i}: {line}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            for _, _, text, _ in translation.comment_blocks(cell.source) for line in text.split("\n")
+            if line.strip() and line != "YOUR CODE HERE" and not has_hanzi(line)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_comment_a_zh_student_reads_is_chinese(name, tmp_path):
+    for folder in ("notebooks", "solutions"):
+        assert english_comments(ROOT / folder / "zh" / f"{name}.ipynb") == []
+    nb = nbformat.read(ROOT / "solutions" / "zh" / f"{name}.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and translation.comment_blocks(c.source))
+    cell.source = "# an English explanation\n" + cell.source
+    nbformat.write(nb, tmp_path / f"{name}.ipynb")
+    assert english_comments(tmp_path / f"{name}.ipynb") == [f"{name}.ipynb cell {nb.cells.index(cell)}: an English explanation"]
 
 
 def numbers(text):
