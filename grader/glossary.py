@@ -262,12 +262,39 @@ def zh_names() -> list[str]:
     return [name for name in assignment_names() if (ASSIGNMENTS_DIR / f"{name}.zh.yml").exists()]
 
 
+def promise_lines(name: str) -> list[tuple[int, str]]:
+    """The Chinese quotes of an assignment's promises file (grader/promises.py), as (line index, line)."""
+    path = ASSIGNMENTS_DIR / f"{name}.promises.yml"
+    lines, found, zh = path.read_text(encoding="utf-8").splitlines() if path.exists() else [], [], False
+    for i, line in enumerate(lines):
+        if line.strip().endswith(":") and not line.lstrip().startswith("-"):
+            zh = line.strip() == "zh:"
+        elif zh:
+            found.append((i, line))
+    return found
+
+
+def fix_promises(name: str) -> int:
+    """Apply the fixes to the Chinese quotes, so that they still match the fixed editions."""
+    path = ASSIGNMENTS_DIR / f"{name}.promises.yml"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True) if path.exists() else []
+    changed = 0
+    for i, _ in promise_lines(name):
+        fixed = fix(lines[i])
+        changed += fixed != lines[i]
+        lines[i] = fixed
+    if changed:
+        path.write_text("".join(lines), encoding="utf-8")
+    return changed
+
+
 def check_all(notebooks: bool = True) -> list[str]:
     """Every forbidden variant in the catalogues, the masters' glossaries and (optionally) the zh notebooks."""
     found = []
     for name in zh_names():
         found += [f"{name}.zh.yml [{key}]: {v}" for key, text, en in catalogue_texts(name) for v in violations(text, en)]
         found += [f"{name}.py glossary line {i + 1}: {v}" for i, line in master_glossary_lines(name) for v in violations(line)]
+        found += [f"{name}.promises.yml line {i + 1}: {v}" for i, line in promise_lines(name) for v in violations(line)]
     for path in PY_CATALOGUES:
         found += [f"{path.relative_to(ROOT)}: {v}" for _, _, text, key in python_strings(path.read_text(encoding="utf-8"))
                   for v in violations(text, key)]
@@ -286,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}.zh.yml: {len(keys)} entries rewritten{': ' + ', '.join(keys) if keys else ''}")
             if scope != "todo" and fix_master_glossary(name):
                 print(f"{name}.py: glossary fixed")
+            if scope != "rest":
+                print(f"{name}.promises.yml: {fix_promises(name)} quotes rewritten")
         for path in PY_CATALOGUES if scope != "todo" else ():
             print(f"{path.relative_to(ROOT)}: {fix_python(path)} strings rewritten")
         print("then: make notebooks")
