@@ -22,8 +22,10 @@ def nest(value, depth: int):
     return value
 
 
-def test_the_tolerance_is_the_stated_one():
+def test_the_tolerance_is_the_stated_one_and_the_visible_checks_use_it_too():
+    from lab import checks
     assert FLOAT_REL_TOL == 1e-9 and FLOAT_ABS_TOL == 1e-9
+    assert (checks.REL_TOL, checks.ABS_TOL) == (FLOAT_REL_TOL, FLOAT_ABS_TOL)
 
 
 @given(observations)
