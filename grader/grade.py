@@ -13,10 +13,12 @@ import copy
 import hashlib
 import os
 import threading
+import time
 from pathlib import Path
 from dataclasses import asdict, dataclass, field
 
-from . import exports, masters, snippets, suites, zygote
+from . import exports, masters, promises, shrink, snippets, suites, zygote
+from .compare import same
 from .drivers import driver_source
 from .sandbox import CHILD_STALL, ChildRun, run_child, sandbox_level
 from .schema import Budget, problem, short_text
@@ -26,6 +28,7 @@ DEFAULT_SEED = 20261129
 SCENARIO_TIMEOUT = 1.0   # CPU seconds per scenario; the reference needs milliseconds
 RETRY_TIMEOUT = 0.2      # CPU seconds per scenario after a timeout: a hang costs 1.4 s, not 3 x 1 s
 CHILD_TIMEOUT = 120.0   # wall seconds per grading child
+SHRINK_SECONDS = 20.0   # wall seconds a TODO's failing cases may take to be cut down (grader/shrink.py), at most
 BRIDGE_SOURCE = Path(__file__).with_name("bridge.py").read_text()
 
 
@@ -35,6 +38,7 @@ class RuleResult:
     passed: bool
     detail: str = ""
     snippet: str = ""       # the first failing case as code the student can run
+    quotes: dict[str, list[str]] = field(default_factory=dict)  # a failing rule: the sentences of the text that state it, per language
 
 
 @dataclass
@@ -57,6 +61,7 @@ class TaskVerdict:
         for rule in self.rules:
             lines.append(f"  [{'pass' if rule.passed else 'FAIL'}] {rule.name}")
             if not rule.passed:
+                lines += [f"         the text says: {quote_marks(q, 'en')}" for q in rule.quotes.get("en", [])]
                 lines.append(f"         {rule.detail}")
             if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
                 lines += ["         to see it yourself, paste this into a scratch cell and run it:", "",
@@ -75,12 +80,12 @@ def first_diff(expected, actual, shown: Budget | None = None, path: str = "") ->
     shown = shown or Budget()
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key in list(expected) + [k for k in actual if k not in expected]:
-            if expected.get(key, "<absent>") != actual.get(key, "<absent>"):
+            if not same(expected.get(key, "<absent>"), actual.get(key, "<absent>")):
                 step = key if key in expected else shown.value(key)  # a key only the child has is its text
                 return first_diff(expected.get(key, "<absent>"), actual.get(key, "<absent>"), shown, f"{path}.{step}".lstrip("."))
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
         for index, (e, a) in enumerate(zip(expected, actual)):
-            if e != a:
+            if not same(e, a):
                 label = f"request {e['request_id']}" if isinstance(e, dict) and "request_id" in e else index
                 return first_diff(e, a, shown, f"{path}[{label}]")
     return f"{path or 'value'}: expected {_short(expected)}, got {shown.value(actual)}"
@@ -90,12 +95,20 @@ def departure(expected, actual) -> int | None:
     """Index of the first op whose observation differs (None if the run did not finish or lengths differ)."""
     if not isinstance(actual, list):
         return None
-    return next((i for i, (exp, act) in enumerate(zip(expected, actual)) if exp != act), None)
+    return next((i for i, (exp, act) in enumerate(zip(expected, actual)) if not same(exp, act)), None)
 
 
 def _same_result(expected: dict, actual) -> bool:
     """True when an op returned (or raised) the same, so only the state after it differs."""
-    return isinstance(actual, dict) and expected.get("error") == actual.get("error") and expected.get("value") == actual.get("value")
+    return isinstance(actual, dict) and same(expected.get("error"), actual.get("error")) and same(expected.get("value"), actual.get("value"))
+
+
+def _state_part(expected: dict, actual: dict) -> str | None:
+    """The first top-level key of the state where the student's run differs (our key: the reference's state names it)."""
+    mine, theirs = expected.get("state"), actual.get("state")
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        return next((key for key in mine if not same(mine[key], theirs.get(key, "<absent>"))), None)
+    return None
 
 
 # What the child itself reports when a scenario did not finish; anything else there is shown as the child's value.
@@ -125,11 +138,11 @@ def explain(ops: list, expected, actual, driver: str = "decode", shown: Budget |
     where = f"step {index + 1}, {snippets.describe(driver, ops[index])}"
     if not isinstance(act, dict):
         return f"{where}: {first_diff(exp, act, shown, 'observed')}"
-    if exp.get("error") != act.get("error"):
+    if not same(exp.get("error"), act.get("error")):
         want = f"raise {exp['error']}" if exp.get("error") else f"return {_short(exp.get('value'))}"
         got = f"raised {shown.name(act['error'])}" if act.get("error") else f"returned {shown.value(act.get('value'))}"
         return f"{where}: expected to {want}, but it {got}"
-    if exp.get("value") != act.get("value"):
+    if not same(exp.get("value"), act.get("value")):
         return f"{where}: {first_diff(exp.get('value'), act.get('value'), shown, 'returned')}"
     return f"{where}: state {first_diff(exp.get('state'), act.get('state'), shown)}"
 
@@ -171,20 +184,22 @@ class Grader:
         return [{"name": self._key(task, ri, si), "ops": sc["ops"], **{k: sc[k] for k in ("cpu_seconds",) if k in sc}}
                 for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)]
 
-    def _run(self, cells: list[tuple[str, str]], scenarios: list[dict]) -> ChildRun:
+    def _run(self, cells: list[tuple[str, str]], scenarios: list[dict], timeout: float | None = None) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT}
-        return run_child(payload, self.child_timeout, self.child_stall, warm=self.warm)
+        return run_child(payload, timeout or self.child_timeout, self.child_stall, warm=self.warm)
 
-    def _run_bridged(self, task: Task, answer_source: str) -> tuple[ChildRun, ChildRun]:
-        """The student's child for `task`, with a reference server for the other TODOs beside it."""
+    def _run_bridged(self, task: Task, answer_source: str, scenarios: list[dict] | None = None,
+                     timeout: float | None = None) -> tuple[ChildRun, ChildRun]:
+        """The student's child for `task` (its scenarios, or these), with a reference server for the other TODOs beside it."""
+        timeout = timeout or self.child_timeout
         k = task.answer_id
         others = [e for gid in self.answer_ids if gid != k for e in self.exports[gid]]
         limit = max([SCENARIO_TIMEOUT, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
         server = {"setup": self.setup, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
                   "cells": [(gid, self.stand_ins[gid] if gid == k else self.reference[gid]) for gid in self.answer_ids],
                   "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0}}
-        child = {"setup": self.setup, "driver": self.driver, "scenarios": self._named(task),
+        child = {"setup": self.setup, "driver": self.driver, "scenarios": self._named(task) if scenarios is None else scenarios,
                  "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT,
                  "cells": [(gid, answer_source if gid == k else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": self.exports[k], "parity": 1}}
@@ -192,10 +207,10 @@ class Grader:
         served: list[ChildRun] = []
         # The server waits on the child's calls: only the wall clock bounds it (it ends when the child does).
         thread = threading.Thread(target=lambda: served.append(run_child(
-            server, self.child_timeout, None, None, warm=self.warm, bridge_fds=(to_server[0], from_server[1]))))
+            server, timeout, None, None, warm=self.warm, bridge_fds=(to_server[0], from_server[1]))))
         thread.start()
         try:
-            run = run_child(child, self.child_timeout, self.child_stall, warm=self.warm,
+            run = run_child(child, timeout, self.child_stall, warm=self.warm,
                             bridge_fds=(from_server[0], to_server[1]))
         finally:
             thread.join()
@@ -230,11 +245,23 @@ class Grader:
                 self._known[key] = copy.deepcopy(verdict)
         return verdict
 
+    def _quotes(self, task: Task, rule_name: str) -> dict[str, list[str]]:
+        """The sentences of the TODO's text that state the rule, per language (grader/promises.py)."""
+        return {lang: found for lang in promises.LANGUAGES if (found := promises.quotes(self.assignment, task.task_id, rule_name, lang))}
+
+    def _case(self, label: str, ops: list, expected, actual) -> tuple[str, str]:
+        """A failing case as feedback: where it departs from the reference (in words), and the code that shows it."""
+        at = departure(expected, actual)
+        errors = [obs.get("error") if isinstance(obs, dict) else None for obs in expected] if isinstance(expected, list) else None
+        state = at is not None and _same_result(expected[at], actual[at]) and (_state_part(expected[at], actual[at]) or True)
+        code = snippets.snippet(self.driver_name, ops, at, state=state, errors=errors)
+        return f"{label}: {explain(ops, expected, actual, self.driver_name)}", code
+
     def _grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         run, server = self._run_bridged(task, answer_source)
         observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
-        results = []
+        results, cases = [], {}
         for ri, rule in enumerate(task.rules):
             detail, code = "", ""
             for si, scenario in enumerate(rule.scenarios):
@@ -244,14 +271,12 @@ class Grader:
                 elif rule.judge is not None:
                     verdict = judged(rule.judge, observed[name], scenario)
                     detail = f"{scenario['name']}: {verdict}" if verdict else ""
-                elif observed[name] != self.expected[name]:
-                    detail = f"{scenario['name']}: {explain(scenario['ops'], self.expected[name], observed[name], self.driver_name)}"
-                    at = departure(self.expected[name], observed[name])
-                    code = snippets.snippet(self.driver_name, scenario["ops"], at,
-                                            state=at is not None and _same_result(self.expected[name][at], observed[name][at]))
+                elif not same(self.expected[name], observed[name]):
+                    cases[ri] = (scenario["name"], *up_to_departure(scenario["ops"], self.expected[name], observed[name]))
+                    detail, code = self._case(*cases[ri])
                 if detail:
                     break
-            results.append(RuleResult(rule.name, not detail, detail, code))
+            results.append(RuleResult(rule.name, not detail, detail, code, self._quotes(task, rule.name) if detail else {}))
         passed = sum(r.passed for r in results)
         note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
         if run.status != "ok":
@@ -261,7 +286,58 @@ class Grader:
         score = round(task.points * passed / len(results), 2)
         hung = run.status == "timeout" or "ran past the time limit" in str(cell_error) or any(
             obs == "timeout" or str(obs).startswith("skipped after") for obs in observed.values())
+        # Cases too long to read are cut down; the score is already fixed, and an answer that hung is not run again.
+        long = {ri: case for ri, case in cases.items() if not snippets.fits(results[ri].snippet) and isinstance(case[3], list)}
+        if long and not hung and run.status == "ok":
+            for ri, (label, *case) in self._shrink(task, answer_source, long).items():
+                results[ri].detail, results[ri].snippet = self._case(f"{label}, cut down to a smaller case", *case)
         return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note, hung)
+
+    def _shrink(self, task: Task, answer_source: str, cases: dict[int, tuple]) -> dict[int, tuple]:
+        """Smaller versions of failing cases ({rule index: (label, ops, expected, actual)}) that still fail.
+
+        At most SHRINK_ROUNDS rounds and SHRINK_SECONDS; each round runs a batch of candidates (shrink.py) once
+        with the student's answer (bridged, as in grading) and once with the reference, side by side."""
+        best, tried, smaller = dict(cases), set(), {}
+        deadline = time.monotonic() + SHRINK_SECONDS
+        for _ in range(shrink.SHRINK_ROUNDS):
+            open_ = [ri for ri in best if not snippets.fits(self._case(*best[ri])[1])]
+            left = deadline - time.monotonic()
+            if not open_ or left < 1:
+                break
+            share, batch = max(1, shrink.SHRINK_CANDIDATES // len(open_)), []
+            for ri in open_:
+                fresh = [ops for ops in shrink.candidates(self.driver_name, best[ri][1]) if (ri, shrink.key(ops)) not in tried]
+                tried.update((ri, shrink.key(ops)) for ops in fresh[:share])
+                batch += [(ri, {"name": f"shrink|{ri}|{n}", "ops": ops}) for n, ops in enumerate(fresh[:share])]
+            observed = self._observe_both(task, answer_source, [sc for _, sc in batch], left) if batch else None
+            if observed is None:
+                break
+            expected, actual = observed
+            for ri, sc in batch:
+                exp, act = expected.get(sc["name"]), actual.get(sc["name"])
+                if not shrink.disagrees(exp, act, cases[ri][2]):
+                    continue
+                candidate = (best[ri][0], *up_to_departure(sc["ops"], exp, act))
+                if shrink.size(self._case(*candidate)[1]) < shrink.size(self._case(*best[ri])[1]):
+                    best[ri] = smaller[ri] = candidate
+        return smaller
+
+    def _observe_both(self, task: Task, answer_source: str, scenarios: list[dict], timeout: float) -> tuple[dict, dict] | None:
+        """The reference's and the student's observations of `scenarios` (None if either run did not end cleanly)."""
+        reference: list[ChildRun] = []
+        cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
+        # The reference child runs no student code: it may run beside the student's, as the reference server does.
+        thread = threading.Thread(target=lambda: reference.append(self._run(cells, scenarios, timeout)))
+        thread.start()
+        try:
+            run, _ = self._run_bridged(task, answer_source, scenarios, timeout)
+        finally:
+            thread.join()
+        if run.status != "ok" or not reference or reference[0].status != "ok":
+            return None
+        return tuple({rec["name"]: rec.get("obs") for rec in r.records if rec.get("kind") == "scenario"}
+                     for r in (reference[0], run))
 
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
@@ -273,10 +349,21 @@ class Grader:
             source = answers.get(task.answer_id)
             if source is None:
                 return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
-                                   [RuleResult(r.name, False, "no answer cell") for r in task.rules], "the answer cell is missing")
+                                   [RuleResult(r.name, False, "no answer cell", quotes=self._quotes(task, r.name)) for r in task.rules],
+                                   "the answer cell is missing")
             return self.grade_task(task, source)
 
         return [one(task) for task in self.tasks]
+
+
+def up_to_departure(ops: list, expected, actual) -> tuple[list, object, object]:
+    """A failing case cut after the op where the student's run departs (what follows cannot matter)."""
+    at = departure(expected, actual)
+    return (ops, expected, actual) if at is None else (ops[: at + 1], expected[: at + 1], actual[: at + 1])
+
+
+def quote_marks(text: str, language: str) -> str:
+    return f"“{text}”" if language == "zh" else f'"{text}"'
 
 
 def judged(judge, observed, scenario: dict) -> str:

@@ -10,7 +10,7 @@ import re
 from lab import BATCHING_EXAMPLES, DECODE_SCENARIOS
 from lab.i18n import ZH as LAB_ZH
 
-from .grade import TaskVerdict
+from .grade import TaskVerdict, quote_marks
 
 RULES_ZH = {
     # 01_continuous_batching
@@ -275,7 +275,7 @@ def _want(text: str) -> str:
 _SCENARIO = re.compile(
     r"(?P<example>worked example: )?(?P<name>" + "|".join(re.escape(n) for n in sorted(SCENARIOS_ZH, key=len, reverse=True))
     + r"|vLLM test_\w+(?: \(chunked=\w+\))?|trace \d+|held-out trace [A-Z]|\w+\(\))(?P<number> #\d+| \(\d+\))?"
-    r"(?P<policy>, (?:static|continuous))?(?=: |$)", re.S)
+    r"(?P<policy>, (?:static|continuous))?(?P<cut>, cut down to a smaller case)?(?=: |$)", re.S)
 
 
 def scenario_name(name: str) -> str:
@@ -291,7 +291,7 @@ def _scenario(match: re.Match) -> str:
     zh = SCENARIOS_ZH.get(name) or re.sub(r"^held-out trace ", "保留轨迹 ", re.sub(r"^trace ", "轨迹 ", name))
     policy = {", static": "，静态", ", continuous": "，连续"}.get(match["policy"] or "", "")
     number = re.sub(r" \((\d+)\)", r"（\1）", match["number"] or "")
-    return ("算例：" if match["example"] else "") + zh + number + policy
+    return ("算例：" if match["example"] else "") + zh + number + policy + ("，缩小后的用例" if match["cut"] else "")
 
 
 def detail(text: str, language: str = "en") -> str:
@@ -321,15 +321,6 @@ def note(text: str, language: str = "en") -> str:
     if language == "en" or not text:
         return text
     return "；".join(_first(part, _NOTES) or part for part in text.split("; "))
-
-
-_SNIPPET = _patterns([(r"\(this case is (\d+) characters of code, too long to show; its name identifies it\)",
-                       "（这个用例的代码有 {0} 个字符，太长，不在这里显示；它的名字可以找到它）")])
-
-
-def snippet(text: str, language: str = "en") -> str:
-    """A failing case's code as it is; only the note that replaces a case too long to show is translated."""
-    return text if language == "en" else _first(text, _SNIPPET) or text
 
 
 NOT_RUN_ZH = _patterns([
@@ -364,7 +355,8 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
     for rule in rules:
         lines.append(f"  [{'通过' if rule.passed else '未通过'}] {rule_name(rule.name, language)}")
         if not rule.passed:
+            lines += [f"         题目要求：{quote_marks(q, language)}" for q in rule.quotes.get(language, [])]
             lines.append(f"         {detail(rule.detail, language)}")
         if rule.snippet:
-            lines += ["         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行：", "", *snippet(rule.snippet, language).splitlines(), ""]
+            lines += ["         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行：", "", *rule.snippet.splitlines(), ""]
     return "\n".join(lines)

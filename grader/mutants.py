@@ -125,6 +125,10 @@ BATCH_SCHEDULING_MUTANTS = [
     Mutant("todo4", "rounds the interpolation weight to 2 decimals", "* (rank - low)", "* round(rank - low, 2)",
            passes_visible=True),
     Mutant("todo4", "throughput counts requests, not tokens", 'sum(r["num_output_tokens"] for r in records) / span_s', "len(records) / span_s"),
+    # Small float bugs: they move a value by far less than a percent, and far more than the tolerance (grader/compare.py).
+    Mutant("todo4", "the span is one microsecond too long", 'min(r["arrival_us"] for r in records)) / 1e6',
+           'min(r["arrival_us"] for r in records) + 1) / 1e6'),
+    Mutant("todo4", "percentile rank off by one", "rank = (len(ordered) - 1) * q / 100", "rank = min(len(ordered) * q / 100, len(ordered) - 1)"),
     Mutant("todo5", "FCFS order", "request.priority * seconds_per_level * 1_000_000 + ", ""),
     Mutant("todo5", "ages too slowly: fixed priority", "seconds_per_level = 4", "seconds_per_level = 60"),
     Mutant("todo5", "aging pointed the wrong way", "request.priority * seconds_per_level", "-request.priority * seconds_per_level"),
