@@ -1,8 +1,9 @@
 """Hidden rules of 01_continuous_batching.
 
 TODO 1, 2 and 4 are compared with the reference on seed examples and seeded random schedules
-(produced here with the trusted lab.schedule). TODO 3 is open-ended, so its rules judge
-properties of the student's workload instead.
+(produced here with the trusted lab.schedule, and with other schedulers that FIFO batching
+cannot imitate). TODO 3 is open-ended, so its rules judge properties of the student's workload instead.
+Every rule holds a case that each constant answer fails (tests/test_trivial_answers.py).
 """
 from __future__ import annotations
 
@@ -24,10 +25,65 @@ def rand_jobs(rng: random.Random, n: int | None = None, spread: int = 12, max_to
 
 
 def trace_case(rng: random.Random, continuous: bool | None = None, spread: int = 12) -> tuple[list, list]:
+    jobs, _, trace = sized_trace_case(rng, continuous, spread)
+    return jobs, trace
+
+
+def sized_trace_case(rng: random.Random, continuous: bool | None = None, spread: int = 12) -> tuple[list, int, list]:
     jobs = rand_jobs(rng, spread=spread)
     slots = rng.randint(1, 4)
     result = schedule(jobs, slots, rng.random() < 0.5 if continuous is None else continuous)
-    return jobs, result["trace"]
+    return jobs, slots, result["trace"]
+
+
+# Admission orders of other schedulers (a key of job and tokens left; smallest first): none of them is FIFO.
+ORDERS = {
+    "longest first": lambda job, left: (-job["tokens"], job["id"]),
+    "newest first": lambda job, left: (-job["arrival"], -job["id"]),
+    "shortest remaining first": lambda job, left: (left, job["id"]),
+}
+
+
+def other_trace(jobs: list[dict], slots: int, order: str, continuous: bool = True, preemptive: bool = False,
+                pause: int = 0) -> list[dict]:
+    """A valid trace of another scheduler: admission by `order`, `pause` idle ticks while the first jobs wait,
+    and (preemptive) any running job may be paused for a more urgent one. Never one that lab.schedule makes."""
+    key = ORDERS[order]
+    left = {job["id"]: job["tokens"] for job in jobs}
+    running, trace, clock = [], [], min((job["arrival"] for job in jobs), default=0) + pause
+    while any(left.values()):
+        ready = [job for job in jobs if left[job["id"]] and job["arrival"] <= clock and job not in running]
+        if not running and not ready:  # idle: jump to the next arrival, as schedule does
+            clock = min(job["arrival"] for job in jobs if left[job["id"]])
+            continue
+        if preemptive:
+            running = sorted(running + ready, key=lambda job: key(job, left[job["id"]]))[:slots]
+        elif continuous or not running:
+            running += sorted(ready, key=lambda job: key(job, left[job["id"]]))[:slots - len(running)]
+        trace.append({"tick": clock, "served": [job["id"] for job in running]})
+        for job in running:
+            left[job["id"]] -= 1
+        running = [job for job in running if left[job["id"]]]
+        clock += 1
+    if made_by_fifo(jobs, trace):  # the order happened to be FIFO's: idle ticks while jobs wait, which FIFO never has
+        return other_trace(jobs, slots, order, continuous, preemptive, pause + 1)
+    return trace
+
+
+def made_by_fifo(jobs: list[dict], trace: list[dict]) -> bool:
+    """Whether static or continuous FIFO (lab.schedule) on some number of slots makes this trace."""
+    def plain(rows):
+        return [(row["tick"], sorted(row["served"])) for row in rows]
+
+    return any(plain(schedule(jobs, slots, continuous)["trace"]) == plain(trace)
+               for slots in range(1, len(jobs) + 1) for continuous in (False, True))
+
+
+def other_case(rng: random.Random, **kwargs) -> tuple[list, list]:
+    """Random jobs and another scheduler's trace of them (`kwargs` fix other_trace's choices)."""
+    jobs, slots = rand_jobs(rng, spread=kwargs.pop("spread", 12)), rng.randint(1, 4)
+    order = kwargs.pop("order", None) or rng.choice(sorted(ORDERS))
+    return jobs, other_trace(jobs, slots, order, **kwargs)
 
 
 def call(fn: str, *args) -> list:
@@ -44,23 +100,35 @@ def seed_examples(fn: str) -> list[dict]:
     return cases
 
 
-def corrupt(rng: random.Random, how: str) -> list:
-    """A schedule's trace broken in one way (or left valid)."""
-    jobs, trace = trace_case(rng)
-    trace = copy.deepcopy(trace)
-    busy = [row for row in trace if row["served"]]
+def corrupt(rng: random.Random, how: str, i: int) -> list:
+    """A schedule's trace broken in one way, after another scheduler's valid trace of the same jobs: one answer
+    must raise on the first and return None on the second. With how="none" the trace stays valid, then one more
+    serve of the first job breaks it."""
+    jobs, slots, trace = sized_trace_case(rng)
+    broken = copy.deepcopy(trace)
+    busy = [row for row in broken if row["served"]]
     if how == "drop":
         row = rng.choice(busy)
         row["served"].remove(rng.choice(row["served"]))
     elif how == "extra":
-        rng.choice(trace)["served"].append(rng.choice(jobs)["id"])  # one serve more than its tokens
+        rng.choice(broken)["served"].append(rng.choice(jobs)["id"])  # one serve more than its tokens
     elif how == "unknown":
         rng.choice(busy)["served"].append(1000 + rng.randint(0, 50))
     elif how == "missing":
         victim = rng.choice(jobs)["id"]
-        for row in trace:
-            row["served"] = [i for i in row["served"] if i != victim]
-    return call("check_served_exactly", jobs, trace)
+        for row in broken:
+            row["served"] = [job_id for job_id in row["served"] if job_id != victim]
+    else:
+        broken = overserved(jobs, trace)
+    order = sorted(ORDERS)[i % len(ORDERS)]  # no draw from rng: the cases drawn before stay as they were
+    valid = other_trace(jobs, slots, order, continuous=i % 2 == 0, preemptive=i % 3 == 0, pause=i % 2)
+    ops = call("check_served_exactly", jobs, valid) + call("check_served_exactly", jobs, broken)
+    return call("check_served_exactly", jobs, trace) + ops if how == "none" else ops
+
+
+def overserved(jobs: list[dict], trace: list[dict]) -> list[dict]:
+    """The trace with one more tick that serves the first job once more."""
+    return trace + [{"tick": trace[-1]["tick"] + 1 if trace else 0, "served": [jobs[0]["id"]]}]
 
 
 def judge_no_gain(observed, scenario=None) -> str:
@@ -113,32 +181,65 @@ def workload_too_big(jobs, slots) -> str:
     return "" if total <= MAX_TOTAL_TOKENS else f"keep it small: at most {MAX_TOTAL_TOKENS} tokens in all"
 
 
-def todo1_rules(rng: random.Random) -> list[Rule]:
+def todo1_rules(rng: random.Random, other: random.Random) -> list[Rule]:
+    def another(name, count, **kwargs):
+        return seeded(name, count, lambda i: call("waits_and_flows", *other_case(other, **kwargs)))
+
     return [
-        Rule("waits and flows on the worked examples", seed_examples("waits_and_flows")),
+        Rule("waits and flows on the worked examples", seed_examples("waits_and_flows") + OTHER_EXAMPLES),
         Rule("continuous schedules with staggered arrivals",
-             seeded("continuous", 12, lambda i: call("waits_and_flows", *trace_case(rng, True)))),
+             seeded("continuous", 12, lambda i: call("waits_and_flows", *trace_case(rng, True)))
+             + another("continuous, another order", 4, continuous=True)),
         Rule("static schedules, where a group holds its slots",
-             seeded("static", 12, lambda i: call("waits_and_flows", *trace_case(rng, False)))),
+             seeded("static", 12, lambda i: call("waits_and_flows", *trace_case(rng, False)))
+             + another("static, another order", 4, continuous=False)),
         Rule("idle gaps: the clock jumps to late arrivals",
-             seeded("late arrivals", 10, lambda i: call("waits_and_flows", *trace_case(rng, spread=60)))),
+             seeded("late arrivals", 10, lambda i: call("waits_and_flows", *trace_case(rng, spread=60)))
+             + another("slots idle while jobs wait", 4, spread=60, pause=2)),
+        Rule("any valid trace: another order, a job paused and resumed",
+             [{"name": "job 0 paused for two shorter jobs", "ops": call("waits_and_flows", PAUSED, PAUSED_TRACE)}]
+             + another("paused and resumed", 10, preemptive=True)),
     ]
+
+
+# On 1 slot, shortest remaining first: job 0 runs at tick 0, waits while 1 and 2 run, and resumes at tick 4.
+PAUSED = [{"id": 0, "arrival": 0, "tokens": 4}, {"id": 1, "arrival": 1, "tokens": 1}, {"id": 2, "arrival": 2, "tokens": 2}]
+PAUSED_TRACE = other_trace(PAUSED, 1, "shortest remaining first", preemptive=True)
+
+
+# The worked examples served by other schedulers.
+OTHER_EXAMPLES = [
+    {"name": f"worked example: {A_TO_E.name}, longest first",
+     "ops": call("waits_and_flows", A_TO_E.jobs, other_trace(A_TO_E.jobs, A_TO_E.slots, "longest first"))},
+    {"name": f"worked example: {A_TO_E.name} on 1 slot, shortest first",
+     "ops": call("waits_and_flows", A_TO_E.jobs, other_trace(A_TO_E.jobs, 1, "shortest remaining first"))},
+    {"name": f"worked example: {FOUR_ON_TWO.name}, newest first, static",
+     "ops": call("waits_and_flows", FOUR_ON_TWO.jobs, other_trace(FOUR_ON_TWO.jobs, 2, "newest first", continuous=False))},
+]
 
 
 # The text counts serves, not ticks: an id listed twice in one tick is served twice.
 TWICE_IN_ONE_TICK = [{"name": "an id listed twice in one tick",
                       "ops": call("check_served_exactly", [{"id": 3, "arrival": 0, "tokens": 2}],
-                                  [{"tick": 0, "served": [3, 3]}, {"tick": 1, "served": [3]}])}]
+                                  [{"tick": 0, "served": [3]}, {"tick": 2, "served": [3]}])
+                      + call("check_served_exactly", [{"id": 3, "arrival": 0, "tokens": 2}],
+                             [{"tick": 0, "served": [3, 3]}, {"tick": 1, "served": [3]}])}]
+
+
+def with_overserved(cases: list[dict]) -> list[dict]:
+    """Each valid case followed by its trace with one serve too many."""
+    return [dict(case, ops=case["ops"] + call("check_served_exactly", case["ops"][0][1][0],
+                                              overserved(*case["ops"][0][1]))) for case in cases]
 
 
 def todo2_rules(rng: random.Random) -> list[Rule]:
     return [
-        Rule("valid traces pass", seed_examples("check_served_exactly")
-             + seeded("valid", 12, lambda i: corrupt(rng, "none"))),
-        Rule("a job served too few times is caught", seeded("dropped serve", 10, lambda i: corrupt(rng, "drop"))),
-        Rule("a job served too many times is caught", TWICE_IN_ONE_TICK + seeded("extra serve", 10, lambda i: corrupt(rng, "extra"))),
-        Rule("an id that is not a job is caught", seeded("unknown id", 8, lambda i: corrupt(rng, "unknown"))),
-        Rule("a job never served is caught", seeded("never served", 8, lambda i: corrupt(rng, "missing"))),
+        Rule("valid traces pass", with_overserved(seed_examples("check_served_exactly"))
+             + seeded("valid", 12, lambda i: corrupt(rng, "none", i))),
+        Rule("a job served too few times is caught", seeded("dropped serve", 10, lambda i: corrupt(rng, "drop", i))),
+        Rule("a job served too many times is caught", TWICE_IN_ONE_TICK + seeded("extra serve", 10, lambda i: corrupt(rng, "extra", i))),
+        Rule("an id that is not a job is caught", seeded("unknown id", 8, lambda i: corrupt(rng, "unknown", i))),
+        Rule("a job never served is caught", seeded("never served", 8, lambda i: corrupt(rng, "missing", i))),
     ]
 
 
@@ -151,29 +252,51 @@ def todo3_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
-def todo4_rules(rng: random.Random) -> list[Rule]:
+# Jobs of 10**8 to 10**9 tokens: a tick loop (or schedule) runs for minutes, a pass over the jobs for microseconds.
+# Every rule holds one, so an answer that simulates ticks earns nothing.
+LONG_JOBS_CPU_SECONDS = 0.5
+
+
+def long_case(name: str, tokens: list[int], slots: int, policies=(False, True)) -> dict:
+    return {"name": name, "ops": [op for c in policies for op in call("predicted_makespan", tokens, slots, c)],
+            "cpu_seconds": LONG_JOBS_CPU_SECONDS}
+
+
+def long_jobs(rng: random.Random, i: int) -> dict:
+    tokens = [rng.randint(10**8, 10**9) for _ in range(rng.randint(1, 12))]
+    return long_case(f"long jobs #{i}", tokens, rng.randint(1, 6))
+
+
+def todo4_rules(rng: random.Random, other: random.Random) -> list[Rule]:
     def random_case(continuous):
         return call("predicted_makespan", [rng.randint(1, 12) for _ in range(rng.randint(1, 14))], rng.randint(1, 5), continuous)
 
     seeds = [{"name": f"worked example: {e.name}, {'continuous' if c else 'static'}",
               "ops": call("predicted_makespan", [j["tokens"] for j in e.jobs], e.slots, c)}
              for e in (FOUR_ON_TWO, A_TO_E) for c in (False, True)]
+    billion = 10**9
     return [
-        Rule("the worked examples", seeds),
-        Rule("static: each group lasts as long as its longest job", seeded("static", 14, lambda i: random_case(False))),
-        Rule("continuous: a freed slot takes the next job at once", seeded("continuous", 14, lambda i: random_case(True))),
+        Rule("the worked examples",
+             seeds + [long_case(f"worked example: {A_TO_E.name}, each job 10**8 times longer", [2 * 10**8, 6 * 10**8, 3 * 10**8, 2 * 10**8, 4 * 10**8], 2)]),
+        Rule("static: each group lasts as long as its longest job", seeded("static", 14, lambda i: random_case(False))
+             + [long_case("static, a billion tokens", [billion, 1, 1, billion, 7], 2, (False,))]),
+        Rule("continuous: a freed slot takes the next job at once", seeded("continuous", 14, lambda i: random_case(True))
+             + [long_case("continuous, a billion tokens", [7 * 10**8, billion, 1, 3 * 10**8, 5], 2, (True,))]),
         Rule("edges: one job, more slots than jobs, no jobs",
              [{"name": "one job", "ops": call("predicted_makespan", [5], 3, True) + call("predicted_makespan", [5], 3, False)},
               {"name": "more slots than jobs", "ops": call("predicted_makespan", [3, 1, 2], 8, False) + call("predicted_makespan", [3, 1, 2], 8, True)},
-              {"name": "no jobs", "ops": call("predicted_makespan", [], 2, True) + call("predicted_makespan", [], 2, False)}]),
+              {"name": "no jobs", "ops": call("predicted_makespan", [], 2, True) + call("predicted_makespan", [], 2, False)},
+              long_case("one job of a billion tokens", [billion], 3), long_case("more slots than long jobs", [billion, 1, 5 * 10**8], 8)]),
+        Rule("long jobs: computed from the lengths, not tick by tick", [long_jobs(other, i) for i in range(6)]),
     ]
 
 
 def build(seed: int) -> list[Task]:
     rng = random.Random(seed)
+    other = random.Random(f"{seed} other schedulers")  # new cases draw here, so the older ones stay as they were
     return [
-        Task("TODO 1", "todo1", "todo1_tests", 2, todo1_rules(rng)),
+        Task("TODO 1", "todo1", "todo1_tests", 2, todo1_rules(rng, other)),
         Task("TODO 2", "todo2", "todo2_tests", 2, todo2_rules(rng)),
         Task("TODO 3", "todo3", "todo3_tests", 3, todo3_rules(rng)),
-        Task("TODO 4", "todo4", "todo4_tests", 3, todo4_rules(rng)),
+        Task("TODO 4", "todo4", "todo4_tests", 3, todo4_rules(rng, other)),
     ]

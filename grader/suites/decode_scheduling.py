@@ -122,6 +122,14 @@ AGING_VICTIMS = [new(policy="aging", free_kv_blocks=4, aging_interval=1),
                                                                                 ("phase", "decode"))],
                  ["set", 0, "wait_steps", 3], ["set_sim", "free_kv_blocks", 0],
                  enq(request_id=99, prompt_len=3, max_new_tokens=1, priority=5, required_blocks=2), ["ensure", 2]]
+# An answer that only returns None must fail these: the first call admits, then a victim appears.
+ADMITTED_BY_FIRST_CALL = [new(free_kv_blocks=3), enq(request_id=1, prompt_len=2, priority=2, required_blocks=2),
+                          ["ensure", 0], ["ensure", 0]]  # the second call keeps it running, charges nothing
+NO_VICTIM_UNTIL_LOWER = [new(free_kv_blocks=2), enq(request_id=1, prompt_len=4, max_new_tokens=3, priority=3, required_blocks=2),
+                         *[["set", 0, field, value] for field, value in (("admitted", True), ("status", "running"), ("phase", "decode"))],
+                         ["set_sim", "free_kv_blocks", 0], enq(request_id=2, prompt_len=2, priority=3, required_blocks=2),
+                         ["ensure", 1],  # equal priority: no victim, nothing changes
+                         ["set", 0, "priority", 1], ["ensure", 1]]  # strictly lower now: request 1 is preempted
 SEED_GUARDS = [new(), enq(request_id=1, prompt_len=0), enq(request_id=1, prompt_len=1, max_new_tokens=0),
                enq(request_id=1, prompt_len=1, required_blocks=0), enq(request_id=1, prompt_len=1, max_new_tokens=3),
                ["run", 2], ["run", -1]]
@@ -205,9 +213,13 @@ def todo3_rules(rng: random.Random) -> list[Rule]:
         return ops[:-2] + [["set", t, "preemptible", False] for t in targets if rng.random() < 0.7] + ops[-2:]
 
     return [
-        Rule("an admitted challenger keeps running and is not charged again", seeded("admitted", 8, already_admitted)),
+        Rule("an admitted challenger keeps running and is not charged again",
+             [{"name": "admitted by the first call, then called again", "ops": ADMITTED_BY_FIRST_CALL}]
+             + seeded("admitted", 8, already_admitted)),
         Rule("a challenger whose blocks fit is admitted", seeded("fits", 8, lambda i: capacity_state(rng, free=rng.randint(3, 6)))),
-        Rule("with no legal victim nothing changes and None is returned", seeded("no victim", 9, no_victim)),
+        Rule("with no legal victim nothing changes and None is returned",
+             [{"name": "no victim at equal priority, then one at a lower priority", "ops": NO_VICTIM_UNTIL_LOWER}]
+             + seeded("no victim", 9, no_victim)),
         Rule("non-preemptible requests are never victims", seeded("protected", 8, non_preemptible)),
         Rule("the victim has the lowest effective priority, then most blocks, then lowest id, and makes room",
              seeded("victim choice", 16, lambda i: capacity_state(rng, admitted=rng.randint(2, 5), free=rng.randint(0, 1),
