@@ -123,7 +123,7 @@ AGING_VICTIMS = [new(policy="aging", free_kv_blocks=4, aging_interval=1),
                  ["set", 0, "wait_steps", 3], ["set_sim", "free_kv_blocks", 0],
                  enq(request_id=99, prompt_len=3, max_new_tokens=1, priority=5, required_blocks=2), ["ensure", 2]]
 # An answer that only returns None must fail these: the first call admits, then a victim appears.
-ADMITTED_BY_FIRST_CALL = [new(free_kv_blocks=3), enq(request_id=1, prompt_len=2, priority=2, required_blocks=2),
+ADMITTED_BY_FIRST_CALL = [new(free_kv_blocks=4), enq(request_id=1, prompt_len=2, priority=2, required_blocks=3),
                           ["ensure", 0], ["ensure", 0]]  # the second call keeps it running, charges nothing
 NO_VICTIM_UNTIL_LOWER = [new(free_kv_blocks=2), enq(request_id=1, prompt_len=4, max_new_tokens=3, priority=3, required_blocks=2),
                          *[["set", 0, field, value] for field, value in (("admitted", True), ("status", "running"), ("phase", "decode"))],
