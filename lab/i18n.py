@@ -103,7 +103,7 @@ ZH = {
         "运行到 max_steps={max_steps} 步后停止：仍有 {waiting} 个请求在等待、{running} 个在运行",
     "step {step} scheduled nothing with {waiting} waiting and {running} running: the scheduler is stuck":
         "第 {step} 步什么也没有调度，而仍有 {waiting} 个请求在等待、{running} 个在运行：调度器卡住了",
-    "the SLO needs the record of every request, each with a first token": "SLO 需要每个请求的记录，并且每个请求都已产生首个词元",
+    "the SLO needs the record of every request, each with a first token": "计算 SLO 需要每个请求的记录，而且每个请求都必须已经产生第一个词元",
     "no request of priority class 0 in these records": "这些记录中没有优先级类别为 0 的请求",
     "rate_per_s must be a positive number, got {value}": "rate_per_s 必须是正数，实际是 {value}",
     "num_requests must be an int >= 0, got {value}": "num_requests 必须是 >= 0 的 int，实际是 {value}",
