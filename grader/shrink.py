@@ -56,9 +56,33 @@ def _kept(n: int) -> list[list[int]]:
     return list(unique.values())
 
 
+def _is_jobs_and_trace(args) -> bool:
+    """(jobs, trace, ...) as 01's functions take them: job dicts with ids, then tick dicts with served lists."""
+    return (len(args) >= 2 and type(args[0]) is list and type(args[1]) is list
+            and all(type(j) is dict and "id" in j for j in args[0])
+            and all(type(t) is dict and type(t.get("served")) is list for t in args[1]))
+
+
+def _jobs_with_their_serves(driver: str, ops: list) -> list[list]:
+    """Cases with some jobs dropped together with every serve of theirs, so that a valid trace stays valid."""
+    stream = []
+    for i, op in enumerate(ops):
+        if driver != "batching" or not _is_jobs_and_trace(op[1]):
+            continue
+        jobs, trace = op[1][0], op[1][1]
+        for keep in _kept(len(jobs)):
+            ids = [jobs[k]["id"] for k in keep]
+            new = copy.deepcopy(ops)
+            new[i][1][0] = [jobs[k] for k in keep]
+            served = [{**tick, "served": [x for x in tick["served"] if x in ids]} for tick in trace]
+            new[i][1][1] = [tick for tick in served if tick["served"]]
+            stream.append(new)
+    return stream
+
+
 def candidates(driver: str, ops: list) -> list[list]:
     """Smaller versions of `ops`, one change each, coarse and fine interleaved (the caller takes a bounded prefix)."""
-    streams = []
+    streams = [_jobs_with_their_serves(driver, ops)]
     for path in _lists(driver, ops):
         items = _get(ops, path)
         first = 1 if path == () else 0  # the op that builds the object under test stays

@@ -198,21 +198,22 @@ def test_a_case_that_cannot_be_cut_down_is_still_shown_as_code():
 
 
 # ------------------------------------------------------------------ 2. feedback quotes the promise
-QUOTES = {"TODO 2": {
-    "a job served too many times is caught": {"en": ["Raise ValueError when a job is served more often than its tokens."],
-                                              "zh": ["作业被服务的次数多于其词元数时抛出 ValueError。"]},
-    "valid traces pass": {"en": ["A valid trace passes."], "zh": ["合法的 trace 通过。"]}}}
-
-
 def test_a_failing_rule_quotes_its_sentence_in_the_students_language(monkeypatch):
-    monkeypatch.setattr(promises, "load", lambda assignment: QUOTES if assignment == "01_continuous_batching" else {})
     mutant = next(m for m in MUTANTS["01_continuous_batching"] if m.name == "only catches too few serves")
+    tasks = Grader("01_continuous_batching").tasks
+    rules = [r.name for r in tasks[1].rules]
+    quotes = {"TODO 2": {name: {"en": [f"Sentence {i} of TODO 2."], "zh": [f"TODO 2 的第 {i} 句。"]}
+                         for i, name in enumerate(rules)}}
+    monkeypatch.setattr(promises, "load", lambda assignment: quotes if assignment == "01_continuous_batching" else {})
     verdict = Grader("01_continuous_batching").grade(mutated_answers("01_continuous_batching", mutant))[1]
-    rules = {r.name: r for r in verdict.rules}
-    assert not rules["a job served too many times is caught"].passed and rules["valid traces pass"].passed
+    failing = [i for i, r in enumerate(verdict.rules) if not r.passed]
+    passing = [i for i, r in enumerate(verdict.rules) if r.passed]
+    assert "a job served too many times is caught" in [verdict.rules[i].name for i in failing] and passing
     en, zh = verdict.summary(), i18n.summary(verdict, "zh")
-    assert 'the text says: "Raise ValueError when a job is served more often than its tokens."' in en
-    assert "题目要求：“作业被服务的次数多于其词元数时抛出 ValueError。”" in zh
+    for i in failing:
+        assert f'the text says: "Sentence {i} of TODO 2."' in en and f"题目要求：“TODO 2 的第 {i} 句。”" in zh
+    for i in passing:
+        assert f"Sentence {i} of" not in en and f"第 {i} 句" not in zh
     assert "A valid trace passes" not in en and "合法的 trace 通过。”" not in zh  # a passing rule quotes nothing
     assert "题目要求" not in en and "the text says" not in zh
 
