@@ -9,10 +9,18 @@
 # Values: JSON scalars; {"f": repr} non-finite float; {"t": [...]} tuple; {"z": [...]} frozenset;
 # {"e": class, "v": value} enum member; {"c": class} a class; {"r": id} an object in the message's graph;
 # {"g": name} a function of the notebook's namespace; {"fn": module:qualname} a function of lab;
-# {"m": value, "n": name} a bound method; {"h": id} any other callable, called back on its owner's side.
+# {"m": value, "n": name} a bound method.
+#
+# Every message is hostile to the side that reads it (the child runs student code and may write anything). So what
+# a message can name is a fixed, static allowlist: a call goes only to this side's exports; "c", "g" and "fn" name
+# only classes and functions a notebook or lab module body defines (found in their __dict__, never by getattr); "m"
+# only a method defined in the body of a notebook or lab class of the object (found in the MRO's __dict__), never a
+# dunder. Any other callable (a lambda, a builtin, a partial) crosses as an opaque placeholder that raises when
+# called, and never as something the other side can call. An object's fields are written only if they are data
+# fields its class may have: never a dunder, never a name that would hide a method, property or class of its class.
 import collections
+import dataclasses
 import enum
-import functools
 import importlib
 import json
 import math
@@ -34,7 +42,6 @@ class Abort(BaseException):
 
 
 SCALARS = {int, str, bool, type(None)}   # JSON carries these as they are
-CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
 
 
 class Mirror:
@@ -45,8 +52,24 @@ class Opaque:
     """Stands for an object that cannot travel (an array, a generator): it only comes back as itself."""
 
 
+class OpaqueCallable(Opaque):
+    """Stands for a function the bridge does not name (a lambda, a builtin): it comes back as itself, and cannot be called here."""
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError("a function of the other side of the bridge: it cannot be called from here")
+
+
 def _qual(cls):
-    return f"{cls.__module__}:{cls.__qualname__}"
+    return f"{getattr(cls, '__module__', None)}:{getattr(cls, '__qualname__', None)}"
+
+
+def _plain_name(name):
+    """A name a message may use: an identifier, never a dunder or a name Python mangles."""
+    return isinstance(name, str) and name.isidentifier() and not name.startswith("__")
+
+
+def _lab(module):
+    return isinstance(module, str) and (module == "lab" or module.startswith("lab.")) and all(map(_plain_name, module.split(".")))
 
 
 class Bridge:
@@ -61,7 +84,84 @@ class Bridge:
         self._reset()
 
     def _reset(self):
-        self.objs, self.ids, self.handles, self.next_id = {}, {}, {}, self.parity
+        self.objs, self.ids, self.next_id = {}, {}, self.parity
+        # per exchange (a namespace or a class can change between two): module:qualname -> what it names; class ->
+        # the names its instances' fields may not take
+        self.resolved, self.hidden = {}, {}
+
+    # -- what a message may name -----------------------------------------------------------------
+    def _resolve(self, qual):
+        """A class or function *defined* in the notebook or in lab (never one they merely import), or None.
+
+        It is looked up in the module's and classes' own __dict__, never with getattr, so no name reaches a
+        property, a module __getattr__ or an attribute of a function."""
+        if not isinstance(qual, str):
+            return None
+        if qual not in self.resolved:
+            self.resolved[qual] = self._lookup(qual)
+        return self.resolved[qual]
+
+    def _lookup(self, qual):
+        module, _, path = qual.partition(":")
+        parts = path.split(".")
+        if not all(map(_plain_name, parts)):
+            return None
+        if module == self.ns.get("__name__"):
+            scope = self.ns
+        elif _lab(module):
+            try:
+                scope = vars(importlib.import_module(module))
+            except Exception:  # noqa: BLE001 - no such lab module
+                return None
+        else:
+            return None
+        found = None
+        for part in parts:
+            found = scope.get(part)
+            if isinstance(found, staticmethod):
+                found = found.__func__
+            scope = vars(found) if isinstance(found, type) else {}
+        defined = getattr(found, "__module__", None) == module and getattr(found, "__qualname__", None) == path
+        return found if defined and isinstance(found, (type, types.FunctionType)) else None
+
+    def _defined(self, obj):
+        """True for a class or function the notebook or lab defines under its own name."""
+        return self._resolve(_qual(obj)) is obj
+
+    def _method(self, owner, name):
+        """owner.name bound, if `name` is a plain function defined in the body of one of its notebook or lab classes."""
+        if not _plain_name(name) or isinstance(owner, type):
+            return None
+        for cls in type(owner).__mro__:
+            if name in vars(cls):
+                fn = vars(cls)[name]
+                ok = isinstance(fn, types.FunctionType) and self._defined(cls) and (
+                    fn.__module__ == self.ns.get("__name__") or _lab(fn.__module__))
+                return types.MethodType(fn, owner) if ok else None
+        return None
+
+    def _travels(self, value):
+        """True for an object whose fields cross (an instance of a notebook or lab class, or a Mirror)."""
+        kind = type(value)
+        if kind is not Mirror and (issubclass(kind, (list, dict, set, collections.deque, BaseException, enum.Enum, type))
+                                   or not self._defined(kind)):
+            return False   # its class is checked first: nothing of a foreign object's is looked up
+        return type(getattr(value, "__dict__", None)) is dict
+
+    def _hidden(self, cls):
+        """Names an instance field of `cls` may not take: what its classes define that is not data (methods,
+        properties, classmethods, classes), dunders aside; a dataclass field is data even with a default."""
+        if cls not in self.hidden:
+            fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+            self.hidden[cls] = {name for klass in cls.__mro__ for name, attr in vars(klass).items()
+                                if name not in fields and (callable(attr) or hasattr(type(attr), "__get__"))}
+        return self.hidden[cls]
+
+    def _settable(self, obj, name):
+        """May a message set `obj.name`? A data field of its class: not a dunder, not a name that hides a class attribute."""
+        if not _plain_name(name):
+            return False
+        return type(obj) is Mirror or name in vars(obj) or name not in self._hidden(type(obj))
 
     # -- values --------------------------------------------------------------------------------
     def _new_id(self, obj):
@@ -89,10 +189,14 @@ class Bridge:
             return int(value)
         if isinstance(value, numbers.Real):
             return self.encode(float(value), graph)
-        if isinstance(value, types.MethodType) and not isinstance(value.__self__, type):
-            return {"m": self.encode(value.__self__, graph), "n": value.__func__.__name__}
-        if isinstance(value, CALLABLES):
-            return self._callable(value)
+        if isinstance(value, types.MethodType):
+            name = getattr(value.__func__, "__name__", None)
+            method = self._method(value.__self__, name)
+            if method is not None and method.__func__ is value.__func__:
+                return {"m": self.encode(value.__self__, graph), "n": name}
+        elif isinstance(value, types.FunctionType) and self._defined(value):
+            module = value.__module__
+            return {"g": value.__qualname__} if module == self.ns.get("__name__") else {"fn": _qual(value)}
         rid = self.ids.get(id(value))
         if rid is None or self.objs.get(rid) is not value:
             rid = self._new_id(value)
@@ -101,15 +205,14 @@ class Bridge:
             graph[rid] = self._shallow(value, graph)
         return {"r": rid}
 
-    def _callable(self, fn):
-        name, module = getattr(fn, "__name__", None), getattr(fn, "__module__", None) or ""
-        if module == self.ns.get("__name__") and name and self.ns.get(name) is fn:
-            return {"g": name}
-        if (module == "lab" or module.startswith("lab.")) and "<" not in getattr(fn, "__qualname__", "<"):
-            return {"fn": f"{module}:{fn.__qualname__}"}
-        handle = self._new_id(fn)
-        self.handles[handle] = fn
-        return {"h": handle}
+    def _kind(self, value):
+        """How an object travels: list, deque, dict, set, obj (its fields) or opaque (only as itself)."""
+        kind = type(value)
+        if kind in (list, dict, set):
+            return kind.__name__
+        if kind is collections.deque:
+            return "deque"
+        return "obj" if self._travels(value) else "opaque"
 
     def _shallow(self, value, graph):
         kind = type(value)
@@ -125,24 +228,9 @@ class Bridge:
             return {"k": "dict", "v": [[self.encode(k, graph), self.encode(v, graph)] for k, v in value.items()]}
         if kind is set:
             return {"k": "set", "v": [self.encode(v, graph) for v in value]}
-        fields = getattr(value, "__dict__", None)
-        if type(fields) is not dict or isinstance(value, (list, dict, set, collections.deque, BaseException)):
-            return {"k": "opaque"}   # it stays on its side; the other side holds a placeholder that comes back as it
-        return {"k": "obj", "c": _qual(kind), "v": {str(k): self.encode(v, graph) for k, v in fields.items()}}
-
-    def _resolve(self, qual):
-        """A class or function *defined* in the notebook or in lab (never one they merely import)."""
-        module, _, path = qual.partition(":")
-        if module == self.ns.get("__name__"):
-            found, parts = self.ns.get(path.split(".")[0]), path.split(".")[1:]
-        elif module == "lab" or module.startswith("lab."):
-            found, parts = importlib.import_module(module), path.split(".")
-        else:
-            return None
-        for part in parts:
-            found = getattr(found, part, None)
-        defined = getattr(found, "__module__", None) == module and getattr(found, "__qualname__", None) == path
-        return found if defined and isinstance(found, (type, types.FunctionType)) else None
+        if not self._travels(value):   # it stays on its side; the other side holds a placeholder that comes back as it
+            return {"k": "opaque", **({"call": 1} if callable(value) else {})}
+        return {"k": "obj", "c": _qual(kind), "v": {str(k): self.encode(v, graph) for k, v in value.__dict__.items()}}
 
     def decode(self, value):
         if not isinstance(value, dict):
@@ -160,33 +248,31 @@ class Bridge:
         if "e" in value:
             cls = self._resolve(value["e"])
             if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
-                raise BridgeError(f"unknown enum {value['e']}")
+                raise BridgeError("an unknown enum")
             return cls(self.decode(value["v"]))
         if "c" in value:
             cls = self._resolve(value["c"])
             if not isinstance(cls, type):
-                raise BridgeError(f"unknown class {value['c']}")
+                raise BridgeError("an unknown class")
             return cls
         if "m" in value:
             owner = value["m"]
             if not (isinstance(owner, dict) and "r" in owner):
                 raise BridgeError("a method of something other than an object")
-            return getattr(self.decode(owner), value["n"])
+            method = self._method(self.decode(owner), value.get("n"))
+            if method is None:
+                raise BridgeError("not a method that a notebook or lab class defines")
+            return method
         if "g" in value:
-            fn = self.ns.get(value["g"])
-            if not (isinstance(fn, (type, types.FunctionType)) and fn.__module__ == self.ns.get("__name__")):
-                raise BridgeError(f"unknown name {value['g']}")
+            fn = self._resolve(f"{self.ns.get('__name__')}:{value['g']}")
+            if fn is None:
+                raise BridgeError("an unknown name")
             return fn
         if "fn" in value:
             fn = self._resolve(value["fn"])
-            if fn is None:
-                raise BridgeError(f"unknown function {value['fn']}")
+            if not isinstance(fn, types.FunctionType) or not _lab(fn.__module__):
+                raise BridgeError("an unknown function")
             return fn
-        if "h" in value:
-            handle = value["h"]
-            if handle in self.handles:
-                return self.handles[handle]
-            return lambda *args, **kwargs: self.call(("h", handle), args, kwargs)
         raise BridgeError("an unknown value in a message")
 
     def apply_graph(self, graph):
@@ -195,6 +281,8 @@ class Bridge:
             if rid not in self.objs:
                 obj = self._empty(spec)
                 self.objs[rid], self.ids[id(obj)] = obj, rid
+            elif self._kind(self.objs[rid]) != spec["k"]:
+                raise BridgeError("an object sent back as something else")
         for rid, spec in graph.items():
             self._fill(self.objs[rid], spec)
 
@@ -202,14 +290,20 @@ class Bridge:
         kind = spec["k"]
         if kind == "deque":
             return collections.deque(maxlen=spec["n"])
-        if kind in ("list", "dict", "set", "opaque"):
-            return {"list": list, "dict": dict, "set": set, "opaque": Opaque}[kind]()
+        if kind in ("list", "dict", "set"):
+            return {"list": list, "dict": dict, "set": set}[kind]()
+        if kind == "opaque":
+            return OpaqueCallable() if spec.get("call") else Opaque()
+        if kind != "obj":
+            raise BridgeError("an unknown kind of object")
         cls = self._resolve(spec["c"])
         if isinstance(cls, type) and not issubclass(cls, (BaseException, enum.Enum)):
             try:
-                return object.__new__(cls)   # no constructor runs: the fields follow
+                obj = object.__new__(cls)   # no constructor runs: the fields follow
             except TypeError:
-                pass
+                return Mirror()
+            if self._travels(obj):
+                return obj
         return Mirror()
 
     def _fill(self, obj, spec):
@@ -217,6 +311,8 @@ class Bridge:
         if kind == "opaque":
             return
         if kind == "obj":
+            if not all(self._settable(obj, k) for k in spec["v"]):
+                raise BridgeError("a field that is not data of its class")
             fields = {k: self.decode(v) for k, v in spec["v"].items()}
             obj.__dict__.clear()
             obj.__dict__.update(fields)
@@ -248,24 +344,33 @@ class Bridge:
             raise EOFError("the other side of the bridge closed")
         if len(line) > MAX_MESSAGE:
             raise BridgeError("a message over the size limit")
-        return json.loads(line)
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            raise BridgeError("a message that is not JSON") from None
+        if type(message) is not dict:
+            raise BridgeError("a message that is not an object")
+        return message
 
     def _pack(self, op, roots, **extra):
         graph = {}
         encoded = [self.encode(root, graph) for root in roots]
         return {"x": self.exchange, "op": op, "roots": encoded, "graph": graph, **extra}
 
-    def _unpack(self, message):
+    def _unpack(self, message, count):
         try:
             self.apply_graph({int(k): v for k, v in message["graph"].items()})
-            return [self.decode(root) for root in message["roots"]]
+            roots = [self.decode(root) for root in message["roots"]]
         except BridgeError:
             raise
         except Exception as exc:  # noqa: BLE001 - a malformed message
             raise BridgeError(f"a malformed message ({type(exc).__name__})") from None
+        if len(roots) != count:
+            raise BridgeError("a message with the wrong number of values")
+        return roots
 
     def call(self, target, args, kwargs):
-        """Run `target` (an export name, or ("h", handle)) on the other side; nested calls are served meanwhile."""
+        """Run export `target` on the other side; nested calls are served meanwhile."""
         top = self.depth == 0
         if top:
             self.exchange += 2
@@ -279,15 +384,18 @@ class Bridge:
                 message = self.receive()
                 if message.get("x") != self.exchange:
                     continue   # left over from an exchange this side abandoned
-                if message["op"] == "call":
+                op = message.get("op")
+                if op == "call":
                     self._serve(message)
                     continue
-                if message["op"] == "abort":
+                if op == "abort":
                     raise Abort()
-                roots = self._unpack(message)
-                if message["op"] == "return":
-                    return roots[2]
-                raise self._error(message["error"], message["text"])
+                if op == "return":
+                    return self._unpack(message, 3)[2]
+                if op == "raise":
+                    if message.get("roots"):
+                        self._unpack(message, 2)
+                    raise self._error(message.get("error"), message.get("text"))
         except (Abort, BridgeError, EOFError):
             raise
         except BaseException:
@@ -307,21 +415,32 @@ class Bridge:
     def _error(self, name, text):
         if name == "timeout":
             return self.timeout_error()
-        module, _, short = name.partition(":")
-        cls = getattr(__import__("builtins"), short, None) if module == "builtins" else self._resolve(name)
+        name, text = (name if isinstance(name, str) else ""), str(text)[:300]
+        module, _, short = name.rpartition(":")
+        cls = vars(__import__("builtins")).get(short) if module == "builtins" else self._resolve(name)
         if not (isinstance(cls, type) and issubclass(cls, Exception)):
-            cls = type(name.rpartition(":")[2] or "RemoteError", (RuntimeError,), {})  # the type name is what a driver reports
+            cls = type(short if short.isidentifier() else "RemoteError", (RuntimeError,), {})  # the type name is what a driver reports
         return cls(text)
 
     def _serve(self, message):
-        """Run one call from the other side and reply; an Abort unwinds without a reply."""
-        args, kwargs = self._unpack(message)
-        target = message["target"]
-        fn = self.handles.get(target[1]) if isinstance(target, list) else self.owned.get(target)
+        """Run one call from the other side and reply; an Abort unwinds without a reply.
+
+        Only an export of this side answers; for any other target nothing of the message is decoded and nothing
+        of this side is sent back."""
+        target = message.get("target")
+        fn = self.owned.get(target) if isinstance(target, str) else None
+        if fn is None:
+            self._fail("BridgeError", "no such function across the bridge")
+            return
+        try:
+            args, kwargs = self._unpack(message, 2)
+            if type(args) is not tuple or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+                raise BridgeError("a malformed call")
+        except BridgeError as exc:   # nothing of it was run
+            self._fail("BridgeError", str(exc))
+            return
         self.depth += 1
         try:
-            if fn is None:
-                raise BridgeError(f"nothing here answers {target!r}")
             result = fn(*args, **kwargs)
         except Abort:
             raise
@@ -343,28 +462,42 @@ class Bridge:
         self.send({"x": self.exchange, "op": "raise", "roots": [], "graph": {}, "error": error, "text": text})
 
     def serve_forever(self, cpu_limit, timer):
-        """The server's loop: answer top-level calls until the child closes its end; each gets `cpu_limit` s of CPU."""
+        """The server's loop: answer top-level calls until the child closes its end; each gets `cpu_limit` s of CPU.
+
+        Nothing a message holds ends it: a malformed exchange fails, and the next one is served."""
         while True:
             try:
-                message = self.receive()
-            except EOFError:
-                return
-            if message.get("op") != "call":
-                continue
-            self.exchange = message.get("x")
-            self._reset()
-            signal.setitimer(timer, cpu_limit)
-            try:
-                self._serve(message)
-            except Abort:
-                pass
+                if not self._serve_next(cpu_limit, timer):
+                    return
             except self.timeout_error:
-                self._fail("timeout")
-            except BridgeError as exc:   # a malformed call fails; nothing of it was run
-                self._fail("BridgeError", str(exc))
+                continue   # the alarm went off just as a call ended: there is nothing left to answer
             except OSError:
                 return   # a broken channel: the child has gone
-            finally:
-                signal.setitimer(timer, 0)
-                self._reset()
 
+    def _serve_next(self, cpu_limit, timer):
+        """Answer the next top-level call; False once the child has closed its end."""
+        try:
+            message = self.receive()
+        except EOFError:
+            return False
+        except BridgeError:
+            return True   # not a call: there is no exchange to answer
+        if message.get("op") != "call":
+            return True
+        self.exchange = message.get("x")
+        self._reset()
+        signal.setitimer(timer, cpu_limit)
+        try:
+            self._serve(message)
+        except Abort:
+            pass
+        except self.timeout_error:
+            self._fail("timeout")
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a malformed nested call, a value that would not encode
+            self._fail("BridgeError", f"a malformed exchange ({type(exc).__name__})")
+        finally:
+            signal.setitimer(timer, 0)
+            self._reset()
+        return True

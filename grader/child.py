@@ -65,17 +65,18 @@ def _own(bridge, namespace, exports):
             bridge.owned[export] = found
 
 
-def grade(payload, emit):
-    """Run the cells, then the scenarios; emit one record per step (the warm parent calls this after a fork)."""
-    sys.stdout = open(os.devnull, "w")  # prints of the code under test are not part of the verdict
-    namespace = {"__name__": "__graded__"}
-    bridge = _bridge(payload, namespace)
-    for index, src in enumerate(payload["setup"]):
-        exec(compile(_strip_magics(src), f"<given cell {index}>", "exec"), namespace)
+def _driver(source):
+    """The driver's observe(), loaded before any cell runs: a cell that rewrites the payload changes nothing it reports."""
+    driver = {"__name__": "__driver__"}
+    exec(compile(source, "<driver>", "exec"), driver)
+    return driver.get("observe")
+
+
+def _run_cells(cells, namespace, limit):
+    """Run the answer cells in order; {grade_id: error} for those that raised. Their sources end with this frame."""
     errors = {}
-    signal.signal(SIGNAL, _on_alarm)
-    for grade_id, src in payload["cells"]:
-        signal.setitimer(TIMER, payload["scenario_timeout"])
+    for grade_id, src in cells:
+        signal.setitimer(TIMER, limit)
         try:
             exec(compile(_strip_magics(src), f"<cell {grade_id}>", "exec"), namespace)
         except ScenarioTimeout:
@@ -84,17 +85,32 @@ def grade(payload, emit):
             errors[grade_id] = f"{type(exc).__name__}: {exc}"[:300]
         finally:
             signal.setitimer(TIMER, 0)
+    return errors
+
+
+def grade(payload, emit):
+    """Run the cells, then the scenarios; emit one record per step (the warm parent calls this after a fork).
+
+    What the parent uses is taken out of the payload before any cell runs (the driver, the scenarios, the exports),
+    and the cells' sources are dropped once they ran: the reference server keeps no copy of its reference's text."""
+    sys.stdout = open(os.devnull, "w")  # prints of the code under test are not part of the verdict
+    namespace = {"__name__": "__graded__"}
+    bridge = _bridge(payload, namespace)
+    observe = _driver(payload.pop("driver"))
+    scenarios, owned = payload.pop("scenarios"), tuple(payload.get("bridge", {}).get("owned", ()))
+    for index, src in enumerate(payload["setup"]):
+        exec(compile(_strip_magics(src), f"<given cell {index}>", "exec"), namespace)
+    signal.signal(SIGNAL, _on_alarm)
+    errors = _run_cells(payload.pop("cells"), namespace, payload["scenario_timeout"])
     emit({"kind": "cells", "errors": errors})
     if bridge is not None:
-        _own(bridge, namespace, payload["bridge"]["owned"])
+        _own(bridge, namespace, owned)
         if payload.get("serve"):
             bridge.serve_forever(payload["scenario_timeout"], TIMER)
             emit({"kind": "done"})
             return
-    driver = {"__name__": "__driver__"}
-    exec(compile(payload["driver"], "<driver>", "exec"), driver)
     consecutive_timeouts = 0
-    for scenario in payload["scenarios"]:
+    for scenario in scenarios:
         if consecutive_timeouts >= 3:  # a hang is not worth waiting for again and again
             emit({"kind": "scenario", "name": scenario["name"], "obs": "skipped after 3 timeouts in a row"})
             continue
@@ -102,7 +118,7 @@ def grade(payload, emit):
         limit = scenario.get("cpu_seconds", payload["scenario_timeout"])  # a suite may give a big scenario more
         signal.setitimer(TIMER, limit if not consecutive_timeouts else payload.get("retry_timeout", 0.25))
         try:
-            observed = driver["observe"](namespace, scenario["ops"])
+            observed = observe(namespace, scenario["ops"])
         except ScenarioTimeout:
             observed = "timeout"
         except BaseException as exc:  # noqa: BLE001
