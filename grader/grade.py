@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from . import exports, masters, promises, shrink, snippets, suites, zygote
 from .compare import same
 from .drivers import driver_source
-from .sandbox import CHILD_STALL, ChildRun, run_child, sandbox_level
+from .sandbox import CHILD_STALL, SERVER_GRACE, ChildRun, Pair, run_child, sandbox_level
 from .schema import Budget, problem, short_text
 from .suites.base import Task
 
@@ -29,6 +29,7 @@ SCENARIO_TIMEOUT = 1.0   # CPU seconds per scenario; the reference needs millise
 RETRY_TIMEOUT = 0.2      # CPU seconds per scenario after a timeout: a hang costs 1.4 s, not 3 x 1 s
 CHILD_TIMEOUT = 120.0   # wall seconds per grading child
 SHRINK_SECONDS = 20.0   # wall seconds a TODO's failing cases may take to be cut down (grader/shrink.py), at most
+LOADED = 0.25           # a child that timed out having waited this share of its time for a CPU was starved: re-run it
 BRIDGE_SOURCE = Path(__file__).with_name("bridge.py").read_text()
 
 
@@ -204,17 +205,22 @@ class Grader:
                  "cells": [(gid, answer_source if gid == k else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": self.exports[k], "parity": 1}}
         to_server, from_server = os.pipe(), os.pipe()
-        served: list[ChildRun] = []
-        # The server waits on the child's calls: only the wall clock bounds it (it ends when the child does).
+        pair, served = Pair(), []
+        # The server answers only its child: its CPU counts as the child's, and it is killed once the child has ended.
         thread = threading.Thread(target=lambda: served.append(run_child(
-            server, timeout, None, None, warm=self.warm, bridge_fds=(to_server[0], from_server[1]))))
+            server, timeout + 10 * SERVER_GRACE, None, None, warm=self.warm,
+            bridge_fds=(to_server[0], from_server[1]), watcher=pair.server)))
         thread.start()
         try:
             run = run_child(child, timeout, self.child_stall, warm=self.warm,
-                            bridge_fds=(from_server[0], to_server[1]))
+                            bridge_fds=(from_server[0], to_server[1]), watcher=pair.child)
         finally:
+            pair.child_ended()
             thread.join()
-        return run, served[0] if served else ChildRun(status="crashed", detail="the reference server did not start")
+        server_run = served[0] if served else ChildRun(status="crashed", detail="the reference server did not start")
+        if pair.server_killed and server_run.why == "watcher":
+            server_run = ChildRun(server_run.records, "ok")   # it was still there after its child: ended, not failed
+        return run, server_run
 
     def _reference_observations(self) -> dict[str, object]:
         cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
@@ -240,7 +246,7 @@ class Grader:
             self.reused += 1
             return copy.deepcopy(known)
         verdict = self._grade_task(task, answer_source)
-        if not verdict.hung and "grading child" not in verdict.note:
+        if not verdict.hung and "grading child" not in verdict.note and "grading error" not in verdict.note:
             with self._lock:
                 self._known[key] = copy.deepcopy(verdict)
         return verdict
@@ -258,7 +264,15 @@ class Grader:
         return f"{label}: {explain(ops, expected, actual, self.driver_name)}", code
 
     def _grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
-        run, server = self._run_bridged(task, answer_source)
+        for _ in range(2):   # a failure of the grader's side is run again once, and never scored
+            run, server = self._run_bridged(task, answer_source)
+            fault = grading_fault(run, server)
+            if not fault:
+                break
+        else:
+            return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
+                               [RuleResult(r.name, False, "not graded: grading error") for r in task.rules],
+                               f"grading error, re-run ({fault})")
         observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
         results, cases = [], {}
@@ -281,8 +295,6 @@ class Grader:
         note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
         if run.status != "ok":
             note = "; ".join(filter(None, [note, f"grading child {run.status}: {run.detail}"]))
-        if server.status != "ok" and run.status == "ok":
-            note = "; ".join(filter(None, [note, f"grading child's reference server {server.status}: {server.detail}"]))
         score = round(task.points * passed / len(results), 2)
         hung = run.status == "timeout" or "ran past the time limit" in str(cell_error) or any(
             obs == "timeout" or str(obs).startswith("skipped after") for obs in observed.values())
@@ -331,10 +343,10 @@ class Grader:
         thread = threading.Thread(target=lambda: reference.append(self._run(cells, scenarios, timeout)))
         thread.start()
         try:
-            run, _ = self._run_bridged(task, answer_source, scenarios, timeout)
+            run, server = self._run_bridged(task, answer_source, scenarios, timeout)
         finally:
             thread.join()
-        if run.status != "ok" or not reference or reference[0].status != "ok":
+        if run.status != "ok" or server.status != "ok" or not reference or reference[0].status != "ok":
             return None
         return tuple({rec["name"]: rec.get("obs") for rec in r.records if rec.get("kind") == "scenario"}
                      for r in (reference[0], run))
@@ -364,6 +376,16 @@ def up_to_departure(ops: list, expected, actual) -> tuple[list, object, object]:
 
 def quote_marks(text: str, language: str) -> str:
     return f"“{text}”" if language == "zh" else f'"{text}"'
+
+
+def grading_fault(run: ChildRun, server: ChildRun) -> str:
+    """Why a bridged run says nothing about the answer ('' if it does): its reference server failed, or the
+    machine was so loaded that the child ran out of wall time waiting for a CPU."""
+    if server.status != "ok":
+        return f"the reference server {server.status}: {server.detail}"
+    if run.status == "timeout" and run.why in ("wall", "idle") and run.waited > LOADED * run.elapsed:
+        return f"the machine was busy: the run waited {run.waited:.0f} s of {run.elapsed:.0f} s for a CPU"
+    return ""
 
 
 def judged(judge, observed, scenario: dict) -> str:

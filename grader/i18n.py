@@ -237,6 +237,7 @@ _EXPLANATIONS = _patterns([
     (r"not run \((?P<status>\w+): (?P<detail>.*)\)",
      lambda m: f"未运行（{_status(m['status'])}：{_first(m['detail'], _RUN_DETAIL) or m['detail']}）"),
     (r"the scenario did not finish: (.*)", lambda m: f"场景没有运行完：{_status(m[1])}"),
+    (r"not graded: grading error", "未评分：评分出错"),
     (r"expected (\d+) observations, got (.*)", "应有 {0} 条观测，实际得到 {1} 条"),
     (r"step (?P<n>\d+), (?P<op>.*?): expected to (?P<want>.*?), but it (?P<verb>raised|returned) (?P<got>.*)",
      lambda m: f"第 {m['n']} 步，{m['op']}：应当{_want(m['want'])}，但它"
@@ -325,6 +326,10 @@ _NOTES = _patterns([
      lambda m: f"评分子进程的参考服务器{_status(m[1])}：{_first(m[2], _RUN_DETAIL) or m[2]}"),
     (r"grading child (\w+): (.*)", lambda m: f"评分子进程{_status(m[1])}：{_first(m[2], _RUN_DETAIL) or m[2]}"),
     (r"the answer cell is missing", "缺少答题单元格"),
+    (r"grading error, re-run \(the reference server (\w+): (.*)\)",
+     lambda m: f"评分出错，需要重新评分（参考服务器{_status(m[1])}：{_first(m[2], _RUN_DETAIL) or m[2]}）"),
+    (r"grading error, re-run \(the machine was busy: the run waited (\S+) s of (\S+) s for a CPU\)",
+     "评分出错，需要重新评分（机器过于繁忙：运行的 {1} 秒中有 {0} 秒在等待 CPU）"),
 ])
 
 

@@ -110,6 +110,7 @@ def grade_notebook(nb, assignment: str, *, seed: int | None = None, cell_wall: f
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
     notes += sanitize.clean_notebook(nb, trusted_markdown(assignment))
+    notes += [f"{v.test_id}: {v.note}" for v in verdicts if v.note.startswith("grading error")]  # for the instructor to re-run
     try:
         feedback.redact(nb, verdicts, hidden_snippets(assignment), language)
         nb.metadata["language_edition"] = language  # the feedback template's labels follow it
@@ -138,7 +139,7 @@ def disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
                         and c.get("execution_count") is not None
                         and not any(o.get("output_type") == "error" for o in c.get("outputs", []))}
     return [f"{v.test_id}: the in-notebook checks passed but the hidden rules gave {v.score:g}/{v.points:g}"
-            for v in verdicts if v.test_id in passed_in_kernel and v.score < v.points]
+            for v in verdicts if v.test_id in passed_in_kernel and v.score < v.points and not v.note.startswith("grading error")]
 
 
 class SandboxedAutograde(_Base):

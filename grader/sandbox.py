@@ -70,7 +70,46 @@ class Finished:
     timed_out: bool
     output: bytes = b""          # what it wrote to the result pipe
     stderr: bytes = b""
-    why: str = ""                # "" | "wall" | "stall" (CPU without progress) | "idle" (wall time without progress)
+    why: str = ""                # "" | "wall" | "stall" (CPU without progress) | "idle" (wall time without progress) | "watcher"
+    cpu: float = 0.0             # CPU seconds its processes (and its watcher's extra ones) had used, as last read
+    waited: float = 0.0          # seconds they were ready to run but waited for a CPU: how loaded the machine was
+    elapsed: float = 0.0         # wall seconds it ran
+
+
+class Watcher:
+    """Hooks a caller can give a run: its start, each record as it arrives, and a periodic check."""
+
+    def on_start(self, members) -> None:
+        """The run has started; `members()` lists its processes (host pids)."""
+
+    def extra_pids(self) -> list[int]:
+        """Processes outside the run whose CPU counts as the run's in its no-progress limit."""
+        return []
+
+    def record(self, record: dict) -> None:
+        pass
+
+    def tick(self, now: float, cpu: float) -> str | None:
+        """None to go on, 'interrupt' to send SIGINT to the run, 'kill' to end it."""
+        return None
+
+
+class Usage:
+    """CPU time and run-queue wait of a run's processes, read from /proc (outside their control)."""
+
+    def __init__(self):
+        self.waits: dict[int, int] = {}
+
+    def read(self, pids: list[int]) -> float:
+        """CPU seconds of `pids` (and their reaped children); notes how long each waited for a CPU so far."""
+        for pid in pids:
+            with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{pid}/schedstat", "rb") as handle:
+                self.waits[pid] = max(self.waits.get(pid, 0), int(handle.read().split()[1]))
+        return _cpu_seconds(pids)
+
+    @property
+    def waited(self) -> float:
+        return sum(self.waits.values()) / 1e9
 
 
 def _tool(name: str) -> str | None:
@@ -330,20 +369,22 @@ def _preexec(limits: Limits, level: str):
 
 def _drain(stream, sink: bytearray, cap: int, progress: list[float]) -> None:
     while chunk := stream.read1(65536):
-        progress[0] = time.monotonic()
+        if chunk.strip():  # blank lines are no record: they are not progress
+            progress[0] = time.monotonic()
         if len(sink) < cap:
             sink.extend(chunk[: cap - len(sink)])
 
 
 def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None, idle: float | None = None, stdin: bytes = b"",
                   inputs: dict[str, Path] | None = None, limits: Limits | None = None, level: str | None = None,
-                  scratch_bytes: int = SCRATCH_BYTES, bridge_fds: tuple[int, int] = ()) -> Finished:
+                  scratch_bytes: int = SCRATCH_BYTES, bridge_fds: tuple[int, int] = (), watcher: Watcher | None = None) -> Finished:
     """Run `argv` at the sandbox level; its results go to the fd named by $GRADER_RESULT_FD.
 
     Limits are enforced from outside: rlimits set before exec, a wall-clock `timeout`, `stall`:
     the CPU seconds the sandbox may spend while its result pipe stays silent (CPU, so that a loaded
     machine cannot stop a correct answer), and `idle`: the wall seconds it may stay silent.
     `bridge_fds` (read, write) reach the command as $GRADER_BRIDGE_FDS; this process closes them.
+    `watcher` (a Watcher): hooks on the run's start and a periodic check that may end it.
     """
     level = level or sandbox_level()
     limits = limits or Limits(cpu_seconds=int(timeout) + 5)
@@ -373,7 +414,7 @@ def run_sandboxed(argv: list[str], *, timeout: float, stall: float | None = None
             env["GRADER_BRIDGE_FDS"] = ",".join(map(str, bridge_fds))
         return _watch(cmd, env=env, cwd=cwd, stdin=stdin, timeout=timeout, stall=stall, idle=idle, limits=limits,
                       read_fd=read_fd, write_fds=(write_fd, *bridge_fds), members=members,
-                      passed=[*passed, *bridge_fds], level=level)
+                      passed=[*passed, *bridge_fds], level=level, watcher=watcher or Watcher())
 
 
 def _cpu_seconds(pids: list[int]) -> float:
@@ -399,7 +440,7 @@ def _group_of(pgid: int) -> list[int]:
     return found
 
 
-def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write_fds, members, passed, level) -> Finished:
+def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write_fds, members, passed, level, watcher) -> Finished:
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 cwd=cwd, env=env, pass_fds=passed, preexec_fn=_preexec(limits, level))
@@ -415,10 +456,12 @@ def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write
     feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
     feeder.start()
     members = members or functools.partial(_group_of, proc.pid)
-    deadline, why, seen, cpu_at_progress = time.monotonic() + timeout, "", progress[0], 0.0
+    watcher.on_start(members)
+    started, usage = time.monotonic(), Usage()
+    deadline, why, seen, cpu, cpu_at_progress = started + timeout, "", progress[0], 0.0, 0.0
     while proc.poll() is None:
         now = time.monotonic()
-        cpu = _cpu_seconds(members()) if stall is not None else 0.0
+        cpu = usage.read(members() + watcher.extra_pids())
         if progress[0] != seen:
             seen, cpu_at_progress = progress[0], cpu
         if now > deadline:
@@ -427,6 +470,8 @@ def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write
             why = "stall"
         elif idle is not None and now - progress[0] > idle:
             why = "idle"
+        elif watcher.tick(now, cpu) == "kill":
+            why = "watcher"
         if why:
             break
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -437,7 +482,7 @@ def _watch(cmd, *, env, cwd, stdin, timeout, stall, idle, limits, read_fd, write
     for reader in readers:
         reader.join(timeout=5)
     result.close()
-    return Finished(proc.returncode, bool(why), bytes(out), bytes(err), why)
+    return Finished(proc.returncode, bool(why), bytes(out), bytes(err), why, cpu, usage.waited, time.monotonic() - started)
 
 
 def _feed(pipe, data: bytes) -> None:
@@ -455,6 +500,10 @@ class ChildRun:
     records: list[dict] = field(default_factory=list)
     status: str = "ok"          # ok | timeout | crashed | garbled
     detail: str = ""
+    why: str = ""               # the limit that stopped it (Finished.why)
+    cpu: float = 0.0            # CPU seconds it (and its reference server) used
+    waited: float = 0.0         # seconds it waited for a CPU while ready to run
+    elapsed: float = 0.0        # wall seconds it ran
 
 
 CHILD_STALL = 10.0     # CPU seconds a child may spend without reporting (its own CPU alarm can be cancelled)
@@ -462,17 +511,18 @@ CHILD_IDLE = 60.0      # wall seconds it may stay silent (a sleep uses no CPU); 
 
 
 def run_child(payload: dict, timeout: float, stall: float | None = CHILD_STALL, idle: float | None = CHILD_IDLE, warm=None,
-              bridge_fds: tuple[int, int] = ()) -> ChildRun:
+              bridge_fds: tuple[int, int] = (), watcher: Watcher | None = None) -> ChildRun:
     """Run grader/child.py on `payload` in the sandbox; never raises for anything the child does.
 
     `warm` (a grader.zygote.Zygote): fork the run from that warm parent instead of starting an interpreter.
-    `bridge_fds`: the run's end of the bridge to its reference server (grader/bridge.py)."""
+    `bridge_fds`: the run's end of the bridge to its reference server (grader/bridge.py); `watcher`: see Pair."""
     limits = Limits(cpu_seconds=int(timeout) + 5)
     if warm is not None:
-        done = warm.run("grade", payload, timeout=timeout, stall=stall, idle=idle, limits=limits, bridge_fds=bridge_fds)
+        done = warm.run("grade", payload, timeout=timeout, stall=stall, idle=idle, limits=limits, bridge_fds=bridge_fds,
+                        watcher=watcher)
     else:
         done = run_sandboxed([sys.executable, "-I", "-c", CHILD_SOURCE], timeout=timeout, stall=stall, idle=idle,
-                             stdin=json.dumps(payload).encode(), limits=limits, bridge_fds=bridge_fds)
+                             stdin=json.dumps(payload).encode(), limits=limits, bridge_fds=bridge_fds, watcher=watcher)
     protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]])
     return parse_child_output(done, protocol, timeout, stall, idle)
 
@@ -482,7 +532,7 @@ def parse_child_output(done: Finished, protocol: Protocol, timeout: float, stall
     for line in done.output.split(b"\n"):
         if line.strip() and not protocol.feed(line):
             break
-    run = ChildRun(protocol.records)
+    run = ChildRun(protocol.records, why=done.why, cpu=done.cpu, waited=done.waited, elapsed=done.elapsed)
     if protocol.error:
         run.status, run.detail = "garbled", f"the child wrote {protocol.error}"
     elif done.timed_out:
@@ -493,3 +543,44 @@ def parse_child_output(done: Finished, protocol: Protocol, timeout: float, stall
     elif not protocol.finished:
         run.status, run.detail = "crashed", f"ended early (exit code {done.returncode})"
     return run
+
+
+SERVER_GRACE = 1.0   # wall seconds a reference server has to end by itself once its grading child has ended
+
+
+class Pair:
+    """A grading child and its reference server (grader/bridge.py), watched as one run.
+
+    The server only answers its child, so it must not outlive or outrun it: its CPU counts toward the child's
+    no-progress limit, and once the child has ended the server has SERVER_GRACE s to end, then it is killed with
+    everything its uid runs. Give `child` and `server` to run_child as their watchers; call child_ended() after."""
+
+    def __init__(self):
+        self.server_members, self.child_end, self.server_killed = list, None, False
+        self.child, self.server = _PairChild(self), _PairServer(self)
+
+    def child_ended(self) -> None:
+        self.child_end = time.monotonic()
+
+
+class _PairChild(Watcher):
+    def __init__(self, pair: Pair):
+        self.pair = pair
+
+    def extra_pids(self) -> list[int]:
+        return self.pair.server_members()
+
+
+class _PairServer(Watcher):
+    def __init__(self, pair: Pair):
+        self.pair = pair
+
+    def on_start(self, members) -> None:
+        self.pair.server_members = members
+
+    def tick(self, now: float, cpu: float) -> str | None:
+        end = self.pair.child_end
+        if end is not None and now - end > SERVER_GRACE:
+            self.pair.server_killed = True
+            return "kill"
+        return None

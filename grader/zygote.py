@@ -24,20 +24,10 @@ import time
 from pathlib import Path
 
 from . import seccomp
-from .sandbox import (CHILD_SOURCE, MAX_RESULT, SCRATCH_BYTES, SYSTEM_PATH, Finished, Limits, _cpu_seconds, _tool, python_view, sandbox_argv, sandbox_level, sandbox_uid, sweep, sweep_all)
+from .sandbox import (CHILD_SOURCE, MAX_RESULT, SCRATCH_BYTES, SYSTEM_PATH, Finished, Limits, Usage, Watcher, _cpu_seconds, _tool,
+                      python_view, sandbox_argv, sandbox_level, sandbox_uid, sweep, sweep_all)
 
 BOOT_SOURCE = Path(__file__).with_name("zygote_boot.py").read_text()
-
-
-class Watcher:
-    """Hooks a caller can give run(): each record as it arrives, and a periodic check."""
-
-    def record(self, record: dict) -> None:
-        pass
-
-    def tick(self, now: float, cpu: float) -> str | None:
-        """None to go on, 'interrupt' to send SIGINT to the run, 'kill' to end it."""
-        return None
 
 
 class Zygote:
@@ -133,6 +123,7 @@ class Zygote:
             # where a scan of every process (by uid or group) would cost more than the run itself.
             root = _host_pid(self._proc.pid, pid) if self.level == "bwrap" else pid
             members = functools.partial(_tree, root) if root else list
+            watcher.on_start(members)
             kill = functools.partial(sweep, uid) if self.level == "bwrap" else functools.partial(_kill_group, pid)
             threading.Thread(target=_feed, args=(payload_w, json.dumps(payload).encode()), daemon=True).start()
             try:
@@ -198,9 +189,9 @@ def _watch(result_fd: int, members, kill, *, timeout: float, stall: float | None
            watcher: Watcher) -> Finished:
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=_read_lines, args=(result_fd, lines), daemon=True).start()
-    out = bytearray()
+    out, usage = bytearray(), Usage()
     started = last = checked = time.monotonic()
-    cpu_at_progress, why, ended, fresh = 0.0, "", False, False
+    cpu, cpu_at_progress, why, ended, fresh = 0.0, 0.0, "", False, False
     while not ended and not why:
         try:
             line = lines.get(timeout=0.1)
@@ -212,14 +203,14 @@ def _watch(result_fd: int, members, kill, *, timeout: float, stall: float | None
         now = time.monotonic()
         if line:
             out += line
-            last, fresh = now, True
-            with contextlib.suppress(ValueError, TypeError, AttributeError):
+            with contextlib.suppress(ValueError, TypeError, AttributeError, RecursionError):
                 record = json.loads(line)
-                if isinstance(record, dict):
+                if isinstance(record, dict):  # only a record is progress: a blank line or noise is not
+                    last, fresh = now, True
                     watcher.record(record)
         if now - checked < 0.25 and now - started <= timeout:
             continue  # /proc is read at most four times a second, not once per record
-        checked, cpu = now, _cpu_seconds(members())
+        checked, cpu = now, usage.read(members() + watcher.extra_pids())
         if fresh:
             cpu_at_progress, fresh = cpu, False
         if now - started > timeout:
@@ -238,7 +229,7 @@ def _watch(result_fd: int, members, kill, *, timeout: float, stall: float | None
                 why = "watcher"
     if why:
         kill()
-    return Finished(0 if ended else None, bool(why), bytes(out), b"", why)
+    return Finished(0 if ended else None, bool(why), bytes(out), b"", why, cpu, usage.waited, time.monotonic() - started)
 
 
 @functools.lru_cache(maxsize=None)
