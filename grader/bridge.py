@@ -21,6 +21,7 @@
 import collections
 import dataclasses
 import enum
+import functools
 import importlib
 import json
 import math
@@ -65,7 +66,12 @@ def _qual(cls):
 
 def _plain_name(name):
     """A name a message may use: an identifier, never a dunder or a name Python mangles."""
-    return isinstance(name, str) and name.isidentifier() and not name.startswith("__")
+    return type(name) is str and _plain(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain(name):
+    return name.isidentifier() and not name.startswith("__")
 
 
 def _lab(module):
@@ -85,9 +91,9 @@ class Bridge:
 
     def _reset(self):
         self.objs, self.ids, self.next_id = {}, {}, self.parity
-        # per exchange (a namespace or a class can change between two): module:qualname -> what it names; class ->
-        # the names its instances' fields may not take
-        self.resolved, self.hidden = {}, {}
+        # per exchange (a namespace or a class can change between two): module:qualname -> what it names; class -> the
+        # names its instances' fields may not take, whether its objects travel field by field, field names found settable
+        self.resolved, self.hidden, self.travelling, self.settable = {}, {}, {}, {}
 
     # -- what a message may name -----------------------------------------------------------------
     def _resolve(self, qual):
@@ -143,10 +149,10 @@ class Bridge:
     def _travels(self, value):
         """True for an object whose fields cross (an instance of a notebook or lab class, or a Mirror)."""
         kind = type(value)
-        if kind is not Mirror and (issubclass(kind, (list, dict, set, collections.deque, BaseException, enum.Enum, type))
-                                   or not self._defined(kind)):
-            return False   # its class is checked first: nothing of a foreign object's is looked up
-        return type(getattr(value, "__dict__", None)) is dict
+        if kind not in self.travelling:   # its class is checked first: nothing of a foreign object's is looked up
+            self.travelling[kind] = kind is Mirror or not issubclass(
+                kind, (list, dict, set, collections.deque, BaseException, enum.Enum, type)) and self._defined(kind)
+        return self.travelling[kind] and type(getattr(value, "__dict__", None)) is dict
 
     def _hidden(self, cls):
         """Names an instance field of `cls` may not take: what its classes define that is not data (methods,
@@ -157,11 +163,20 @@ class Bridge:
                                 if name not in fields and (callable(attr) or hasattr(type(attr), "__get__"))}
         return self.hidden[cls]
 
-    def _settable(self, obj, name):
-        """May a message set `obj.name`? A data field of its class: not a dunder, not a name that hides a class attribute."""
-        if not _plain_name(name):
+    def _settable(self, obj, names):
+        """May a message set these fields of `obj`? Data fields of its class: no dunder, no name that hides a class attribute."""
+        cls = type(obj)
+        known = self.settable.setdefault(cls, set())   # names already found to be data fields of this class
+        if names.keys() <= known:
+            return True
+        fresh = [name for name in names if name not in known]
+        if not all(map(_plain_name, fresh)):
             return False
-        return type(obj) is Mirror or name in vars(obj) or name not in self._hidden(type(obj))
+        hidden, own = (set(), {}) if cls is Mirror else (self._hidden(cls), vars(obj))
+        if any(name in hidden and name not in own for name in fresh):
+            return False
+        known.update(name for name in fresh if name not in hidden)
+        return True
 
     # -- values --------------------------------------------------------------------------------
     def _new_id(self, obj):
@@ -311,7 +326,7 @@ class Bridge:
         if kind == "opaque":
             return
         if kind == "obj":
-            if not all(self._settable(obj, k) for k in spec["v"]):
+            if not self._settable(obj, spec["v"]):
                 raise BridgeError("a field that is not data of its class")
             fields = {k: self.decode(v) for k, v in spec["v"].items()}
             obj.__dict__.clear()
