@@ -12,8 +12,8 @@ from pathlib import Path
 
 from lab import schedule
 
-from . import autograde, build, examples, masters, nbgrader_plugin, zygote
-from .sandbox import sandbox_level
+from . import autograde, build, examples, masters, nbgrader_plugin
+from .runner import sandbox_level, shared
 from .paths import BUILD_DIR, assignment_names
 
 ASSIGNMENT = "02_decode_scheduling"
@@ -95,7 +95,7 @@ def bench_autograde() -> None:
     print(f"  stock nbgrader autograde (no sandbox, no per-TODO verdicts, no feedback page): {stock:.1f} s = "
           f"{stock / len(subs):.2f} s each; CPU {(cpu1 - cpu0) / len(subs):.2f} s each")
     ours, outcomes = timed(autograde.run, ASSIGNMENT, folder, BUILD_DIR / "bench" / "grades", jobs=0)
-    warm = zygote.shared(sandbox_level())
+    warm = shared(sandbox_level())
     cpu2 = cpu_seconds() + warm.cpu_seconds()  # the warm parent has waited for its runs: their time is in its own
     warm.close()
     each = sorted(o.seconds for o in outcomes)

@@ -4,33 +4,31 @@ For TODO k a fresh sandboxed child runs the given cells, the student's answer fo
 and stand-ins for the other TODOs, then replays k's scenarios and reports what
 happened. A stand-in forwards each call to a reference server (another sandbox,
 which runs the reference answers of the other TODOs and no student code) over the
-bridge of grader/bridge.py, so the child never holds another TODO's reference.
+bridge of grader/runner/bridge.py, so the child never holds another TODO's reference.
 This process compares the observations with the reference's.
 """
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
-import os
 import threading
 import time
-from pathlib import Path
 from dataclasses import asdict, dataclass, field
 
-from . import exports, masters, promises, shrink, snippets, suites, zygote
+from . import exports, masters, promises, shrink, snippets, suites
 from .compare import same
 from .drivers import driver_source
-from .sandbox import CHILD_STALL, SERVER_GRACE, ChildRun, Pair, run_child, sandbox_level
+from .runner import BRIDGE_SOURCE, CHILD, ChildRun, Limits, run_child, run_pair, sandbox_level, shared
 from .schema import Budget, problem, short_text
 from .suites.base import Task
 
 DEFAULT_SEED = 20261129
 SCENARIO_TIMEOUT = 1.0   # CPU seconds per scenario; the reference needs milliseconds
 RETRY_TIMEOUT = 0.2      # CPU seconds per scenario after a timeout: a hang costs 1.4 s, not 3 x 1 s
-CHILD_TIMEOUT = 120.0   # wall seconds per grading child
+CHILD_TIMEOUT = CHILD.wall   # wall seconds per grading child
 SHRINK_SECONDS = 20.0   # wall seconds a TODO's failing cases may take to be cut down (grader/shrink.py), at most
 LOADED = 0.25           # a child that timed out having waited this share of its time for a CPU was starved: re-run it
-BRIDGE_SOURCE = Path(__file__).with_name("bridge.py").read_text()
 
 
 @dataclass
@@ -152,9 +150,9 @@ class Grader:
     """Grades one assignment's TODOs; build once, then call grade() per submission."""
 
     def __init__(self, assignment: str, seed: int = DEFAULT_SEED, child_timeout: float = CHILD_TIMEOUT,
-                 child_stall: float = CHILD_STALL, warm: bool = True):
+                 child_stall: float = CHILD.stall, warm: bool = True):
         suite = suites.load(assignment)
-        self.child_timeout, self.child_stall = child_timeout, child_stall
+        self.limits = dataclasses.replace(CHILD, wall=child_timeout, stall=child_stall)   # each grading child's
         master = masters.read_master(assignment)
         self.assignment, self.seed = assignment, seed
         self.tasks: list[Task] = suite.build(seed)
@@ -166,10 +164,10 @@ class Grader:
         self.driver_name = suite.DRIVER
         self.driver = driver_source(suite.DRIVER)
         self.sandbox = sandbox_level()
-        # Children forked from one warm parent per process (grader/zygote.py); warm=False starts each afresh.
+        # Children forked from one warm parent per process (grader/runner/warm.py); warm=False starts each afresh.
         # The reference runs in a fresh child while the warm parent starts up beside it.
         self.warm = None
-        warm_parent = zygote.shared(self.sandbox).start() if warm else None
+        warm_parent = shared(self.sandbox).start() if warm else None
         self.expected = self._reference_observations()
         self.warm = warm_parent
         self._known: dict[tuple[str, str], TaskVerdict] = {}
@@ -188,12 +186,14 @@ class Grader:
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict], timeout: float | None = None) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT}
-        return run_child(payload, timeout or self.child_timeout, self.child_stall, warm=self.warm)
+        return run_child(payload, self._limits(timeout), self.warm)
+
+    def _limits(self, timeout: float | None) -> Limits:
+        return dataclasses.replace(self.limits, wall=timeout) if timeout else self.limits
 
     def _run_bridged(self, task: Task, answer_source: str, scenarios: list[dict] | None = None,
                      timeout: float | None = None) -> tuple[ChildRun, ChildRun]:
         """The student's child for `task` (its scenarios, or these), with a reference server for the other TODOs beside it."""
-        timeout = timeout or self.child_timeout
         k = task.answer_id
         others = [e for gid in self.answer_ids if gid != k for e in self.exports[gid]]
         limit = max([SCENARIO_TIMEOUT, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
@@ -204,23 +204,7 @@ class Grader:
                  "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT,
                  "cells": [(gid, answer_source if gid == k else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": self.exports[k], "parity": 1}}
-        to_server, from_server = os.pipe(), os.pipe()
-        pair, served = Pair(), []
-        # The server answers only its child: its CPU counts as the child's, and it is killed once the child has ended.
-        thread = threading.Thread(target=lambda: served.append(run_child(
-            server, timeout + 10 * SERVER_GRACE, None, None, warm=self.warm,
-            bridge_fds=(to_server[0], from_server[1]), watcher=pair.server)))
-        thread.start()
-        try:
-            run = run_child(child, timeout, self.child_stall, warm=self.warm,
-                            bridge_fds=(from_server[0], to_server[1]), watcher=pair.child)
-        finally:
-            pair.child_ended()
-            thread.join()
-        server_run = served[0] if served else ChildRun(status="crashed", detail="the reference server did not start")
-        if pair.server_killed and server_run.why == "watcher":
-            server_run = ChildRun(server_run.records, "ok")   # it was still there after its child: ended, not failed
-        return run, server_run
+        return run_pair(child, server, self._limits(timeout), self.warm)
 
     def _reference_observations(self) -> dict[str, object]:
         cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
@@ -356,7 +340,7 @@ class Grader:
 
         The TODOs' children run one after another, never at the same time: each holds the reference answers of
         the other TODOs, and two that ran together could relay them through what the kernel shares (see
-        grader/seccomp.py). Other submissions still run in parallel (autograde's workers)."""
+        grader/runner/seccomp.py). Other submissions still run in parallel (autograde's workers)."""
         def one(task: Task) -> TaskVerdict:
             source = answers.get(task.answer_id)
             if source is None:

@@ -1,4 +1,4 @@
-"""The feedback run: a submission executed top to bottom in a fork of the warm parent (grader/zygote.py).
+"""The feedback run: a submission executed top to bottom in a fork of the warm parent (grader/runner/warm.py).
 
 One budget per notebook, not one per cell: each cell may use `cell_cpu` CPU seconds and `cell_wall`
 wall seconds before it is interrupted (SIGINT, from outside), and the whole notebook `budget` wall
@@ -13,6 +13,7 @@ as `lab.require_todos` takes it). That may over-approximate; the page says when 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 import time
@@ -21,15 +22,15 @@ import nbformat
 
 from . import masters
 from .safe_text import inert
-from .sandbox import Limits
+from .runner import CPU_MARGIN, Limits, Warm, Watcher
 from .sanitize import clean_output
-from .zygote import Watcher, Zygote
 
 CELL_CPU = 10.0        # CPU seconds per cell; the heaviest cell of a solved notebook (03's TODO 5 check) needs about 2 s
 CELL_WALL = 30         # wall seconds per cell (a sleep uses no CPU)
 BUDGET = 90.0          # wall seconds for the whole notebook
 GRACE = 2.0            # seconds a cell has to stop after SIGINT before the run is ended
 NOT_RUN = "[not run] "
+LIMITS = Limits(memory_bytes=4 << 30, processes=512)   # a feedback run's rlimits: IPython, pandas and plots need more
 
 
 def defined_names(source: str) -> set[str]:
@@ -120,7 +121,7 @@ def _label(nb, index: int, short: bool = False) -> str:
     return f"cell {index}" if short else f"cell {index} ({inert(first, 40)})"
 
 
-def execute(warm: Zygote, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *,
+def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *,
             cell_cpu: float = CELL_CPU, cell_wall: float = CELL_WALL, budget: float = BUDGET) -> list[str]:
     """Run `nb` in place (outputs filled in); `hung`: answer grade_id -> why it is known to hang.
 
@@ -136,8 +137,8 @@ def execute(warm: Zygote, nb, answer_ids: list[str], hung: dict[str, str] | None
                "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
                "labels": {str(i): masters.grade_id(nb.cells[i]) for i in deps}}
     limits = CellLimits(cell_cpu, cell_wall, budget)
-    done = warm.run("notebook", payload, timeout=budget + 2 * GRACE, watcher=limits,
-                    limits=Limits(cpu_seconds=int(budget) + 5, memory_bytes=4 << 30, processes=512))
+    run_limits = dataclasses.replace(LIMITS, wall=budget + 2 * GRACE, cpu_seconds=int(budget) + CPU_MARGIN)
+    done = warm.run("notebook", payload, run_limits, watcher=limits)
     records = _records(done.output, set(code))
     notes, count, not_run = [], 0, {}
     for index in code:

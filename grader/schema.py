@@ -1,14 +1,12 @@
-"""What may cross from a grading child to the grader: exact records, bounded plain-data observations.
+"""What a grading child's values may be: plain JSON data of bounded size, and how much of them feedback may show.
 
-A child runs student code, so everything it writes is hostile until checked here. The parent
-accepts only the records it expects, in order, and observations that are plain JSON data of
-bounded depth, size and string length. Anything else is replaced by a short description. What is
+A child runs student code, so everything it writes is hostile until checked. The parent accepts only
+the records it expects, in order (grader/runner/protocol.py), and observations that are plain JSON data of
+bounded depth, size and string length (here). Anything else is replaced by a short description. What is
 accepted reaches a feedback page only through a Budget: FEEDBACK_BUDGET characters of printable ASCII per
 failing rule, so what the child was given (the reference, the scenarios) can ride out only that far.
 """
 from __future__ import annotations
-
-import json
 
 MAX_DEPTH = 12
 MAX_NODES = 20_000        # values in one observation (a scenario's whole op log)
@@ -102,60 +100,3 @@ def error_name(text) -> str:
         return text
     name = text.split(":", 1)[0].strip() if type(text) is str else ""
     return name if name.isascii() and name.isidentifier() and len(name) <= NAME_CHARS else "an error"
-
-
-class Protocol:
-    """The exact record sequence of one child: cells, then each named scenario in order, then done."""
-
-    def __init__(self, cell_ids: list[str], names: list[str]):
-        self.cell_ids, self.names = set(cell_ids), names
-        self.records: list[dict] = []
-        self.error = ""
-
-    @property
-    def finished(self) -> bool:
-        return bool(self.records) and self.records[-1]["kind"] == "done"
-
-    def feed(self, line: bytes) -> bool:
-        """Accept one line; False (with self.error) stops the channel for good."""
-        if self.error:
-            return False
-        self.error = self._check(line)
-        return not self.error
-
-    def _check(self, line: bytes) -> str:
-        if self.finished:
-            return "a record after the end"
-        if len(line) > MAX_LINE:
-            return f"a record of {len(line)} bytes"
-        try:
-            record = json.loads(line)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            return "something that is not a result record"
-        if type(record) is not dict:
-            return "a malformed result record"
-        done = len(self.records)
-        if done == 0:
-            return self._cells(record)
-        if done <= len(self.names):
-            return self._scenario(record, self.names[done - 1])
-        if record != {"kind": "done"}:
-            return "an unexpected record where the end belongs"
-        self.records.append(record)
-        return ""
-
-    def _cells(self, record: dict) -> str:
-        errors = record.get("errors")
-        if set(record) != {"kind", "errors"} or record["kind"] != "cells" or type(errors) is not dict \
-                or not set(errors) <= self.cell_ids:
-            return "a malformed cells record"
-        self.records.append({"kind": "cells", "errors": {k: error_name(v) for k, v in errors.items()}})
-        return ""
-
-    def _scenario(self, record: dict, name: str) -> str:
-        if set(record) != {"kind", "name", "obs"} or record["kind"] != "scenario" or record["name"] != name:
-            return "an unexpected record where a scenario belongs"
-        why = problem(record["obs"])
-        obs = record["obs"] if not why else f"invalid observation: {why}"
-        self.records.append({"kind": "scenario", "name": name, "obs": obs})
-        return ""

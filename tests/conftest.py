@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-# grader.sandbox's default range, written out: importing it here would fix its UID_BASE before this run picks one
+# grader.runner.sandbox's default range, written out: importing it here would fix its UID_BASE before this run picks one
 DEFAULT_UID_BASE, UID_COUNT = 1_900_000_000, 4096
 _HELD = []  # the uid-range lock, held until this test run exits
 
@@ -32,7 +32,7 @@ def _uids_in_use() -> set[int]:
 
 def _forget_uids(base: int) -> None:
     """Remove the per-uid lock files and /etc folders this run's sandboxes left in the grader's state folder."""
-    from grader.sandbox import _state_dir
+    from grader.runner.sandbox import _state_dir
 
     state = _state_dir()
     for uid in range(base, base + UID_COUNT):
@@ -154,11 +154,10 @@ def as_saved(assignment: str, answers: dict, form: str, folder: Path) -> dict:
 @pytest.fixture(scope="module")
 def zygote():
     """A warm parent at the bwrap level for one test module (skipped where there is no bwrap sandbox)."""
-    from grader.sandbox import sandbox_level   # imported late: the run's uid range is chosen first
-    from grader.zygote import Zygote
+    from grader.runner import Warm, sandbox_level   # imported late: the run's uid range is chosen first
 
     if sandbox_level() != "bwrap":
         pytest.skip("the bwrap sandbox is not available here (needs root and bubblewrap)")
-    warm = Zygote("bwrap")
+    warm = Warm("bwrap")
     yield warm
     warm.close()

@@ -117,12 +117,12 @@ def test_a_hanging_todo_costs_that_todo_and_is_reported(graded):
 def test_a_hang_nobody_saw_coming_is_interrupted_and_its_dependents_skipped(tmp_path):
     """A hang the feedback run was not warned of: the cell is interrupted at its CPU limit, and the later cells
     that use the hung TODO are not run into the same limit again."""
-    from grader import notebook_run, zygote
+    from grader import notebook_run, runner
 
     nb = examples.hanging(NAME, "todo1")   # enqueue never returns; the run is not told so in advance
     at = next(i for i, c in enumerate(nb.cells) if masters.grade_id(c) == "todo1_tests")
     answer_ids = masters.answer_ids(masters.nbgrader_source(NAME))
-    notes = notebook_run.execute(zygote.shared(), nb, answer_ids, cell_cpu=1.5)
+    notes = notebook_run.execute(runner.shared(), nb, answer_ids, cell_cpu=1.5)
     assert notes[0] == "todo1_tests ran past its limit of 1.5 s of CPU time and was interrupted", notes
     assert any(o.get("ename") == "KeyboardInterrupt" for o in nb.cells[at].outputs)
     todo2_tests = next(c for c in nb.cells if masters.grade_id(c) == "todo2_tests")

@@ -17,8 +17,8 @@ import pytest
 
 import hostile
 import lab.decode as lab_decode
-from grader import autograde, examples, exports, grade, masters, sandbox, zygote
-from grader import bridge as bridge_module
+from grader import autograde, examples, exports, grade, masters, runner
+from grader.runner import bridge as bridge_module
 from grader.feedback import visible_text
 
 ASSIGNMENT = "02_decode_scheduling"
@@ -40,7 +40,7 @@ def sandbox_pids() -> list[int]:
                     uid = next(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
             except (OSError, StopIteration, ValueError):
                 continue
-            if sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_COUNT:
+            if runner.UID_BASE <= uid < runner.UID_BASE + runner.UID_COUNT:
                 found.append(int(entry))
     return found
 
@@ -64,7 +64,7 @@ def memory_of(pid: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def grader():
-    if sandbox.sandbox_level() != "bwrap":
+    if runner.sandbox_level() != "bwrap":
         pytest.skip("the memory test reads other uids' sandboxes: it needs the bwrap level (root)")
     return grade.Grader(ASSIGNMENT)
 
@@ -452,7 +452,7 @@ def test_a_cell_cannot_swap_the_driver_or_read_the_sources_from_the_payload():
     the stolen code. The driver is loaded before the cells now, and the payload no longer holds it or the cells."""
     payload = {"setup": [], "cells": [["c", SWAP]], "driver": "def observe(namespace, ops):\n    return namespace.get('seen')\n",
                "scenarios": [{"name": "p", "ops": []}], "scenario_timeout": 5}
-    run = sandbox.run_child(payload, 60, warm=zygote.shared())
+    run = runner.run_child(payload, dataclasses.replace(runner.CHILD, wall=60), runner.shared())
     assert run.status == "ok" and run.records[0] == {"kind": "cells", "errors": {}}, run
     obs = run.records[1]["obs"]
     assert obs != "swapped" and isinstance(obs, list) and obs, obs
@@ -477,27 +477,27 @@ def test_a_reference_server_ends_with_its_child_and_its_cpu_counts_as_the_childs
     """Attack #6: the taken-over server forked busy loops and outlived its child by the wall limit. Here a 'server'
     spins in four sessions of its own while its child sleeps (no CPU): the child is stopped by its no-progress limit,
     counting the server's CPU, and the server is killed with everything of its uid right after."""
-    if sandbox.sandbox_level() != "bwrap":
+    if runner.sandbox_level() != "bwrap":
         pytest.skip("processes that leave their session are ended by uid: that needs the bwrap level")
-    pair_ = sandbox.Pair()
+    pair_ = runner.Pair()
     server = {"setup": [], "cells": [["s", SPIN_IN_FOUR]], "driver": "", "scenarios": [], "scenario_timeout": 1000}
     child = {"setup": [], "cells": [["c", "import time\ntime.sleep(300)\n"]], "driver": "def observe(ns, ops):\n    return 0\n",
              "scenarios": [], "scenario_timeout": 1000}
-    warm, done = zygote.shared(), {}
-    thread = threading.Thread(target=lambda: done.update(server=sandbox.run_child(server, 300, None, None, warm=warm,
+    warm, done = runner.shared(), {}
+    thread = threading.Thread(target=lambda: done.update(server=runner.run_child(server, runner.Limits(wall=300), warm,
                                                                                   watcher=pair_.server)))
     started = time.monotonic()
     thread.start()
     time.sleep(0.5)
-    run = sandbox.run_child(child, 300, 2.0, None, warm=warm, watcher=pair_.child)
+    run = runner.run_child(child, runner.Limits(wall=300, stall=2.0), warm, watcher=pair_.child)
     pair_.child_ended()
     ended = time.monotonic()
     thread.join(30)
     assert run.status == "timeout" and run.why == "stall", run   # 2 s of the server's CPU, not 300 s of sleep
     assert ended - started < 60
     assert done["server"].why == "watcher" and pair_.server_killed
-    assert time.monotonic() - ended < sandbox.SERVER_GRACE + 5
-    assert sandbox.leftovers()["processes"] == {}
+    assert time.monotonic() - ended < runner.SERVER_GRACE + 5
+    assert runner.leftovers()["processes"] == {}
 
 
 def test_blank_lines_are_not_progress():
@@ -519,7 +519,7 @@ while True:
 '''
     payload = {"setup": [], "cells": [["c", cell]], "driver": "def observe(ns, ops):\n    return 0\n", "scenarios": [],
                "scenario_timeout": 1000}
-    done = zygote.shared().run("grade", payload, timeout=30, stall=1.0, limits=sandbox.Limits(cpu_seconds=60))
+    done = runner.shared().run("grade", payload, runner.Limits(wall=30, stall=1.0, cpu_seconds=60))
     assert done.timed_out and done.why == "stall", done.why
 
 
@@ -530,7 +530,7 @@ def test_a_grading_fault_is_run_again_once_then_reported_never_scored(monkeypatc
     task = grader_.tasks[0]
     answer = grader_.reference[task.answer_id]
     real, calls = grade.Grader._run_bridged, []
-    crashed = sandbox.ChildRun(status="crashed", detail="ended early (exit code 70)")
+    crashed = runner.ChildRun(status="crashed", detail="ended early (exit code 70)")
 
     def failing(self, task, source):
         calls.append(1)
@@ -555,13 +555,13 @@ def test_a_grading_fault_is_run_again_once_then_reported_never_scored(monkeypatc
 
 
 def test_a_timeout_is_the_machines_fault_only_if_the_child_waited_for_a_cpu():
-    ok = sandbox.ChildRun()
-    starved = sandbox.ChildRun(status="timeout", why="wall", cpu=3, waited=100, elapsed=120)
-    sleeping = sandbox.ChildRun(status="timeout", why="wall", cpu=1, waited=0.1, elapsed=120)
-    slow = sandbox.ChildRun(status="timeout", why="wall", cpu=115, waited=2, elapsed=120)
+    ok = runner.ChildRun()
+    starved = runner.ChildRun(status="timeout", why="wall", cpu=3, waited=100, elapsed=120)
+    sleeping = runner.ChildRun(status="timeout", why="wall", cpu=1, waited=0.1, elapsed=120)
+    slow = runner.ChildRun(status="timeout", why="wall", cpu=115, waited=2, elapsed=120)
     assert grade.grading_fault(starved, ok).startswith("the machine was busy")
     assert grade.grading_fault(sleeping, ok) == grade.grading_fault(slow, ok) == grade.grading_fault(ok, ok) == ""
-    assert grade.grading_fault(ok, sandbox.ChildRun(status="garbled")).startswith("the reference server garbled")
+    assert grade.grading_fault(ok, runner.ChildRun(status="garbled")).startswith("the reference server garbled")
 
 
 # --- the attacker's notebooks, graded as `make autograde` grades them ------------------------------------------
@@ -620,4 +620,4 @@ def test_a_hog_in_the_same_batch_costs_the_victim_nothing(tmp_path):
     assert float(rows["victim"]["total"]) == float(rows["victim"]["max_total"]) == 12, report["victim"]
     assert float(rows["attacker_hog"]["total"]) == float(rows["attacker_beats"]["total"]) == 0
     assert time.monotonic() - started < 240, "each of the spinning child's TODOs is stopped within seconds, not 120 s"
-    assert sandbox.leftovers()["processes"] == {}
+    assert runner.leftovers()["processes"] == {}

@@ -14,7 +14,7 @@ import pytest
 from grader import examples, feedback, masters, sanitize, schema
 from grader.grade import Grader
 from grader.paths import assignment_names
-from grader.sandbox import ChildRun
+from grader.runner import ChildRun, Protocol
 
 MIN_RUN = 5   # a run of this many characters copied from the child's values counts (shorter ones may be ours)
 # Terminal and markup controls, in words no message of ours contains: a hyperlink, a forged line, an image.
@@ -106,7 +106,7 @@ def child_run(grader: Grader, family: str, scenarios: list, cell_ids: list) -> t
     """What a hostile child reports for these scenarios, through the real protocol; and the values it made up.
 
     Each scenario gets the same made-up values (seeded alike), so one set of renderings covers them all."""
-    protocol, own = schema.Protocol(cell_ids, [sc["name"] for sc in scenarios]), []
+    protocol, own = Protocol(cell_ids, [sc["name"] for sc in scenarios]), []
     errors = {gid: CELL_ERRORS[len(family) % len(CELL_ERRORS)] for gid in cell_ids}
     lines = [{"kind": "cells", "errors": errors}]
     for sc in scenarios:  # a candidate of a failing case being cut down (grader/shrink.py) has no stored reference

@@ -1,4 +1,6 @@
 """The sandboxed grader: verdicts per TODO, broken variants, and code that tries to cheat."""
+import dataclasses
+
 import nbformat
 import pytest
 
@@ -6,7 +8,7 @@ from conftest import FORMS, ROOT, as_saved
 from grader import masters, reference
 from grader.grade import Grader, explain, first_diff
 from grader.mutants import DECODE_MUTANTS, MUTANTS, mutated_answers
-from grader.sandbox import UID_BASE, UID_COUNT, run_child, sandbox_level
+from grader.runner import CHILD, UID_BASE, UID_COUNT, run_child, sandbox_level
 from readings import OPEN, RULED_OUT
 
 NAME = "02_decode_scheduling"
@@ -108,7 +110,7 @@ def test_the_child_cannot_see_instructor_files():
             "    listing = lambda p: sorted(os.listdir(p)) if p.exists() else []  # absent or empty: both hide it\n"
             "    return [listing(root / 'grader'), listing(root / 'solutions'), os.getuid(), os.listdir('/tmp')]\n")
     run = run_child({"setup": [], "cells": [["c", cell]], "driver": driver,
-                     "scenarios": [{"name": "probe", "ops": []}], "scenario_timeout": 5}, timeout=30)
+                     "scenarios": [{"name": "probe", "ops": []}], "scenario_timeout": 5}, dataclasses.replace(CHILD, wall=30))
     assert run.status == "ok", run
     grader_listing, solutions_listing, uid, tmp = run.records[1]["obs"]
     assert grader_listing == [] and solutions_listing == [] and UID_BASE <= uid < UID_BASE + UID_COUNT

@@ -21,7 +21,7 @@ from conftest import ROOT
 from grader import autograde, masters, safe_io, safe_text, sanitize, schema
 from grader.feedback import visible_text
 from grader.grade import Grader
-from grader.sandbox import UID_BASE, UID_COUNT, Limits, leftovers, python_view, run_sandboxed, sandbox_level
+from grader.runner import UID_BASE, UID_COUNT, Limits, Protocol, leftovers, python_view, run_sandboxed, sandbox_level
 from grader.suites.continuous_batching import judge_double_gain
 
 NAME = "02_decode_scheduling"
@@ -36,7 +36,7 @@ def scores(verdicts):
 def in_sandbox(code: str, **kwargs):
     """Run Python code in a sandbox; it reports with report(value); returns the value."""
     prelude = "import json, os\ndef report(v):\n    os.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(v).encode())\n"
-    done = run_sandboxed([sys.executable, "-I", "-c", prelude + code], timeout=kwargs.pop("timeout", 60), **kwargs)
+    done = run_sandboxed([sys.executable, "-I", "-c", prelude + code], kwargs.pop("limits", Limits(wall=60)), **kwargs)
     assert done.output, done.stderr.decode()[-2000:]
     return json.loads(done.output)
 
@@ -133,7 +133,7 @@ time.sleep(60)
     results = {}
     hog = threading.Thread(target=lambda: results.setdefault("hog", run_sandboxed(
         [sys.executable, "-I", "-c", "import json, os\ndef report(v):\n    os.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(v).encode())\n" + hog_code],
-        timeout=90, stall=None, limits=Limits(cpu_seconds=90, processes=20))))
+        Limits(wall=90, cpu_seconds=90, processes=20))))
     hog.start()
     try:
         for _ in range(600):  # until the hog's uid holds its 20 processes (bounded wait, no timing assertion)
@@ -143,7 +143,7 @@ time.sleep(60)
         assert len(_processes_in_range()) >= 20
         other = in_sandbox("import os\nkids = []\nfor _ in range(10):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
                            "    kids.append(pid)\nfor pid in kids:\n    os.waitpid(pid, 0)\nreport(len(kids))",
-                           limits=Limits(cpu_seconds=60, processes=20))
+                           limits=Limits(wall=60, cpu_seconds=60, processes=20))
         assert other == 10
     finally:
         for pid in _processes_in_range():
@@ -163,7 +163,7 @@ def test_protocol_accepts_exactly_the_expected_records():
             {"kind": "scenario", "name": "b", "obs": {"x": "y"}}, {"kind": "done"}]
 
     def feed(records):
-        protocol = schema.Protocol(["todo1"], names)
+        protocol = Protocol(["todo1"], names)
         for record in records:
             if not protocol.feed(json.dumps(record).encode()):
                 break

@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader import seccomp
-from grader.sandbox import UID_BASE, Limits, leftovers, run_sandboxed, sandbox_level, sweep_all
-from grader.zygote import Zygote
+from grader.runner import UID_BASE, Limits, Warm, leftovers, run_sandboxed, sandbox_level, seccomp, sweep_all
 
 bwrap_only = pytest.mark.skipif(sandbox_level() != "bwrap", reason="needs root and bubblewrap (make sandbox-deps)")
 COLUMN = seccomp.ARCHES.get(platform.machine(), (0, 0))[0]
@@ -220,7 +218,7 @@ def probe_outside() -> dict:
 
 def probe_cold() -> dict:
     code = PROBES + "\nos.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(probes()).encode())"
-    done = run_sandboxed([sys.executable, "-I", "-c", code], timeout=120)
+    done = run_sandboxed([sys.executable, "-I", "-c", code], Limits(wall=120))
     assert done.output, done.stderr.decode()[-2000:]
     return json.loads(done.output)
 
@@ -230,20 +228,20 @@ def grade_payload(cell: str, driver: str = "def observe(ns, ops):\n    return ns
             "scenario_timeout": 60}
 
 
-def run_grade(zygote: Zygote, cell: str, timeout: float = 120):
-    done = zygote.run("grade", grade_payload(cell), timeout=timeout, limits=Limits(cpu_seconds=120))
+def run_grade(zygote: Warm, cell: str, timeout: float = 120):
+    done = zygote.run("grade", grade_payload(cell), Limits(wall=timeout, cpu_seconds=120))
     records = [json.loads(line) for line in done.output.splitlines()]
     assert records[0] == {"kind": "cells", "errors": {}}, records
     return records[1]["obs"]
 
 
-def probe_warm_grade(zygote: Zygote) -> dict:
+def probe_warm_grade(zygote: Warm) -> dict:
     return run_grade(zygote, PROBES + "\nprobe = probes\n")
 
 
-def probe_warm_notebook(zygote: Zygote) -> dict:
+def probe_warm_notebook(zygote: Warm) -> dict:
     payload = {"cells": [{"index": 0, "source": PROBES + "\nprint('PROBES ' + json.dumps(probes()))"}]}
-    done = zygote.run("notebook", payload, timeout=120, limits=Limits(cpu_seconds=120))
+    done = zygote.run("notebook", payload, Limits(wall=120, cpu_seconds=120))
     records = [json.loads(line) for line in done.output.splitlines()]
     text = "".join(o.get("text", "") for r in records if r["kind"] == "cell" for o in r["outputs"])
     assert "PROBES " in text, records
@@ -402,8 +400,7 @@ import ctypes, json, os, struct, sys
 sys.path.insert(0, %(root)r)
 sys.path.insert(0, %(tests)r)
 import test_seccomp as t
-from grader.sandbox import run_sandboxed
-from grader.zygote import Zygote
+from grader.runner import Limits, Warm, run_sandboxed
 libc = ctypes.CDLL(None, use_errno=True)
 L = ctypes.c_long
 keyctl = lambda *args: libc.syscall(t.NR["keyctl"], *[L(a) if isinstance(a, int) else a for a in args])
@@ -434,9 +431,9 @@ if pid == 0:  # the control: a plain child as a sandbox uid, in the login keyrin
 os.close(write)
 seen["plain"] = json.loads(os.read(read, 4096))
 os.waitpid(pid, 0)
-done = run_sandboxed([sys.executable, "-I", "-c", LOOK + "\nimport os, json\nos.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(probe()).encode())"], timeout=60)
+done = run_sandboxed([sys.executable, "-I", "-c", LOOK + "\nimport os, json\nos.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(probe()).encode())"], Limits(wall=60))
 seen["cold"] = json.loads(done.output)
-warm = Zygote("bwrap")
+warm = Warm("bwrap")
 seen["warm"] = t.run_grade(warm, LOOK)
 warm.close()
 buffer, members = ctypes.create_string_buffer(256), ctypes.create_string_buffer(64)

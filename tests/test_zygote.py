@@ -4,7 +4,8 @@ import json
 import pytest
 
 from conftest import ROOT
-from grader.sandbox import UID_BASE, UID_COUNT, Limits, _processes_of
+from grader.runner import UID_BASE, UID_COUNT, Limits
+from grader.runner.sandbox import processes_of
 
 DRIVER = "def observe(ns, ops):\n    return ns['probe']()\n"
 
@@ -35,7 +36,7 @@ def probe():
 def probe(zygote, cell):
     payload = {"setup": [], "cells": [["c", cell]], "driver": DRIVER, "scenarios": [{"name": "p", "ops": []}],
                "scenario_timeout": 5}
-    done = zygote.run("grade", payload, timeout=60, limits=Limits(cpu_seconds=60))
+    done = zygote.run("grade", payload, Limits(wall=60, cpu_seconds=60))
     records = [json.loads(line) for line in done.output.splitlines()]
     assert records[0] == {"kind": "cells", "errors": {}}, records
     return records[1]["obs"]
@@ -47,7 +48,7 @@ def test_a_fork_drops_every_privilege_and_sees_no_instructor_file(zygote):
     assert UID_BASE <= first["uid"] < UID_BASE + UID_COUNT and first["pid"] == 1  # its own uid, its own pid namespace
     assert first["caps"] == ["0000000000000000"] * 3 and first["no_new_privs"] == "1"
     assert first["grader"] is False and first["solutions"] is False and first["segment"] is True
-    assert _processes_of(first["uid"]) == []  # its background process ended with it
+    assert processes_of(first["uid"]) == []  # its background process ended with it
 
 
 def test_nothing_a_fork_leaves_reaches_the_next(zygote):
@@ -61,6 +62,6 @@ def test_a_hung_fork_is_stopped_from_outside(zygote):
     """A run that spins without reporting is ended by the stall limit, and the warm parent goes on serving."""
     payload = {"setup": [], "cells": [["c", "import signal\nsignal.setitimer(signal.ITIMER_PROF, 0)\nwhile True:\n    pass\n"]],
                "driver": DRIVER, "scenarios": [], "scenario_timeout": 1000}
-    done = zygote.run("grade", payload, timeout=60, stall=1.0, limits=Limits(cpu_seconds=60))
+    done = zygote.run("grade", payload, Limits(wall=60, stall=1.0, cpu_seconds=60))
     assert done.timed_out and done.why == "stall"
     assert probe(zygote, LOOK)["tmp"] is False

@@ -2,7 +2,7 @@
 
 A run starts with a fresh session keyring of its own (never its parent's, e.g. root's login keyring), and
 the sweep finds and removes keys and IPC objects a sandbox uid left behind. Processes are swept in
-grader/sandbox.py; the seccomp filter (grader/seccomp.py) keeps a sandbox from making keys in the first place.
+grader/runner/sandbox.py; the seccomp filter (grader/runner/seccomp.py) keeps a sandbox from making keys in the first place.
 """
 from __future__ import annotations
 

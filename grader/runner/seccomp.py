@@ -5,7 +5,7 @@ new namespaces, mounts, perf, userfaultfd, module and kexec loading, io_uring, a
 relays on shared read-only inodes (flock, POSIX/OFD byte-range locks, leases, dnotify, inotify, fanotify).
 Everything else is allowed. The program checks the architecture first: x86_64 and aarch64 have a table
 each; any other (i386 `int 0x80`, arm32 compat) kills the process, and x86_64's x32 numbers are refused.
-grader/zygote_boot.py installs it in each forked run; bwrap's --seccomp installs it for a cold run.
+grader/runner/boot.py installs it in each forked run; bwrap's --seccomp installs it for a cold run.
 """
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def supported() -> bool:
 
 
 def encoded() -> str:
-    """The program for zygote_boot.py's argv (text), or '' on an unsupported machine."""
+    """The program for boot.py's argv (text), or '' on an unsupported machine."""
     return base64.b64encode(PROGRAM).decode() if supported() else ""
 
 
@@ -140,6 +140,6 @@ _FPROG = _Fprog(len(PROGRAM) // 8, PROGRAM)
 
 
 def install() -> bool:
-    """no-new-privs, then the filter on the calling thread (grader/zygote_boot.py has its own copy); True if in place."""
+    """no-new-privs, then the filter on the calling thread (grader/runner/boot.py has its own copy); True if in place."""
     return supported() and _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 and \
         _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_FPROG), 0, 0) == 0

@@ -1,20 +1,20 @@
-# The warm parent ("zygote"). The grader passes this file's text to `python -I -c` inside the sandbox;
-# it imports nothing from grader/. It imports what every run needs once (IPython, matplotlib, pandas,
-# lab), then serves requests: each request forks a child that enters a sandbox of its own (below) and
-# runs one grading task (grader/child.py) or one notebook for the feedback page. The zygote itself never
+# The warm parent ("zygote"): namespace entry and forking. The grader passes this file's text to `python -I -c`
+# inside the sandbox; it imports nothing from grader/. It imports what every run needs once (IPython, matplotlib,
+# pandas, lab), then serves requests: each request forks a child that enters a sandbox of its own (below) and
+# runs one grading task (child.py) or one notebook for the feedback page (notebook.py). The zygote itself never
 # runs student code and never holds a payload: the child reads its payload after the fork.
 #
-# argv: level ("bwrap" | "process"), the fd of a SOCK_SEQPACKET socket, the text of grader/child.py, and the
-# seccomp program of grader/seccomp.py in base64 ("" on a machine it does not know: then only "process").
-# Request: JSON {kind: "grade" | "notebook", uid, cpu, memory, processes, scratch} + fds [payload in, results out]
-# (+ [bridge in, bridge out] for a grading child and its reference server, grader/bridge.py).
-# Reply: JSON {"pid": pid}. The child writes JSON lines to `results out` and ends; the grader watches it.
+# argv: level ("bwrap" | "process"), the fd of a SOCK_SEQPACKET socket, the text of child.py, the text of notebook.py,
+# and the seccomp program of seccomp.py in base64 ("" on a machine it does not know: then only "process").
+# Request: JSON {kind: "grade" | "notebook", uid, rlimits: [[RLIMIT_ name, value]], scratch, shm} + fds [payload in,
+# results out] (+ [bridge in, bridge out] for a grading child and its reference server, bridge.py).
+# Reply: JSON {"pid": pid}. The child writes JSON lines to `results out` and ends; the grader watches it (watch.py).
 #
 # Level "bwrap": this process runs as root with capabilities, inside bubblewrap's allow-list view (read-only
 # system, Python, venv and lab; no network). Each child, before any student code runs: new mount, IPC, UTS,
 # network and pid namespaces; fresh size-capped tmpfs on /tmp and /dev/shm; its own /proc; rlimits; every
 # capability dropped from the bounding set; a fresh session keyring; the uid the grader allocated for it;
-# no-new-privs; the seccomp filter (no keyrings, locks, namespaces, ptrace, ...: see grader/seccomp.py).
+# no-new-privs; the seccomp filter (no keyrings, locks, namespaces, ptrace, ...: see seccomp.py).
 # So children share nothing with each other or with the zygote but the read-only view, and cannot signal
 # each other through what the kernel shares beyond namespaces (keys, locks on the shared files).
 import base64
@@ -27,26 +27,21 @@ import resource
 import signal
 import socket
 import sys
-import time
 
-LEVEL, SOCK_FD, CHILD_SOURCE, SECCOMP = sys.argv[1], int(sys.argv[2]), sys.argv[3], base64.b64decode(sys.argv[4])
+LEVEL, SOCK_FD, CHILD_SOURCE, NOTEBOOK_SOURCE = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+SECCOMP = base64.b64decode(sys.argv[5])
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 24, 1, 22, 2
 SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine), 1
 
-os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-os.environ.setdefault("MPLCONFIGDIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mpl"))
+NOTEBOOK = {"__name__": "grader_notebook"}   # the cell runner: imports IPython and matplotlib, makes its shell
+exec(compile(NOTEBOOK_SOURCE, "<notebook>", "exec"), NOTEBOOK)
 
-import matplotlib  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy  # noqa: E402,F401
 import pandas  # noqa: E402,F401
-from IPython.core.displayhook import DisplayHook  # noqa: E402
-from IPython.core.displaypub import DisplayPublisher  # noqa: E402
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
-from traitlets.config import Config  # noqa: E402
 
 import lab  # noqa: E402,F401
 
@@ -108,7 +103,7 @@ def enter_bwrap_child(req):
         os.makedirs(path, exist_ok=True)
         _mount(parked, path, None, MS_BIND | MS_REC)
         _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={64 << 20},mode=1777")
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={req['shm']},mode=1777")
     pid = os.fork()  # the first process in the new pid namespace: when it ends, everything it started ends
     if pid:
         _, status = os.waitpid(pid, 0)
@@ -149,10 +144,9 @@ def enter_process_child(req):
 
 
 def _limits(req):
-    for which, value in ((resource.RLIMIT_CPU, req["cpu"]), (resource.RLIMIT_AS, req["memory"]),
-                         (resource.RLIMIT_NPROC, req["processes"]), (resource.RLIMIT_FSIZE, 64 << 20),
-                         (resource.RLIMIT_NOFILE, 512), (resource.RLIMIT_CORE, 0)):
-        resource.setrlimit(which, (value, value))
+    """The run's rlimits, soft and hard alike (as limits.py's apply_rlimits)."""
+    for name, value in req["rlimits"]:
+        resource.setrlimit(getattr(resource, name), (value, value))
 
 
 def serve(req, fds, listener):
@@ -183,143 +177,14 @@ def serve(req, fds, listener):
     if req["kind"] == "grade":
         CHILD["grade"](payload, emit)
     else:
-        run_notebook(payload, emit)
+        NOTEBOOK["run_notebook"](payload, emit)
     out.close()
 
 
-# --- the feedback run: a notebook executed in IPython, outputs reported as nbformat outputs ------------------
-
-class Outputs:
-    """nbformat outputs of the cell being run."""
-
-    def __init__(self):
-        self.items = []
-
-    def stream(self, name, text):
-        if self.items and self.items[-1].get("output_type") == "stream" and self.items[-1]["name"] == name:
-            self.items[-1]["text"] += text
-        else:
-            self.items.append({"output_type": "stream", "name": name, "text": text})
-
-
-OUT = Outputs()
-
-
-class Stream:
-    def __init__(self, name):
-        self.name = name
-
-    def write(self, text):
-        if isinstance(text, str) and text:
-            OUT.stream(self.name, text)
-        return len(text) if isinstance(text, str) else 0
-
-    def flush(self):
-        pass
-
-    def isatty(self):
-        return False
-
-
-class Publisher(DisplayPublisher):
-    def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):
-        OUT.items.append({"output_type": "display_data", "data": data, "metadata": metadata or {}})
-
-    def clear_output(self, wait=False):
-        OUT.items.clear()
-
-
-class Hook(DisplayHook):
-    def start_displayhook(self):
-        self._format = None
-
-    def write_output_prompt(self):
-        pass
-
-    def write_format_data(self, format_dict, md_dict=None):
-        OUT.items.append({"output_type": "execute_result", "data": format_dict, "metadata": md_dict or {},
-                          "execution_count": self.shell.execution_count})
-
-    def finish_displayhook(self):
-        pass
-
-
-class Shell(InteractiveShell):
-    def enable_gui(self, gui=None):
-        pass  # no event loop: figures are drawn inline
-
-    def _showtraceback(self, etype, evalue, stb):
-        OUT.items.append({"output_type": "error", "ename": getattr(etype, "__name__", str(etype)),
-                          "evalue": str(evalue)[:2000], "traceback": list(stb)[-60:]})
-
-
-def make_shell():
-    config = Config()
-    config.HistoryManager.enabled = False   # its saving thread would not survive a fork
-    config.InteractiveShell.colors = "nocolor"
-    config.InteractiveShell.xmode = "Context"
-    shell = Shell.instance(config=config, display_pub_class=Publisher, displayhook_class=Hook)
-    shell.enable_matplotlib("inline")
-    return shell
-
-
-SHELL = make_shell()
 _figure = plt.figure()  # drawn once here, so that every child starts with fonts and the Agg renderer loaded
 plt.plot([0, 1], [0, 1])
 _figure.canvas.print_png(io.BytesIO())
 plt.close("all")
-
-CELL_NAME = "<ipython-input-"
-
-
-def run_notebook(payload, emit):
-    """Run payload['cells'] in order. A cell the grader interrupts (SIGINT, from outside) ends with
-    KeyboardInterrupt; then every later cell listed in payload['deps'] of an answer cell on the interrupted
-    stack is not run, and its record says why."""
-    state = {"in_cell": False}
-
-    def on_interrupt(signum, frame):
-        if state["in_cell"]:
-            raise KeyboardInterrupt("interrupted: the cell ran past its time limit")
-
-    signal.signal(signal.SIGINT, on_interrupt)
-    sys.stdout, sys.stderr = Stream("stdout"), Stream("stderr")
-    skipped = {int(k): v for k, v in payload.get("skip", {}).items()}
-    deps = {int(k): v for k, v in payload.get("deps", {}).items()}
-    labels = {int(k): v for k, v in payload.get("labels", {}).items()}
-    by_count = {}
-    for cell in payload["cells"]:
-        index = cell["index"]
-        if index in skipped:
-            emit({"kind": "cell", "index": index, "status": "skipped", "why": skipped[index], "outputs": []})
-            continue
-        emit({"kind": "start", "index": index})
-        OUT.items = []
-        by_count[SHELL.execution_count] = index
-        stack = []
-        state["in_cell"] = True
-        cpu = time.process_time()
-        try:
-            result = SHELL.run_cell(cell["source"], store_history=True)
-        except KeyboardInterrupt:
-            result = None
-        finally:
-            state["in_cell"] = False
-        error = result.error_in_exec or result.error_before_exec if result is not None else KeyboardInterrupt()
-        if isinstance(error, KeyboardInterrupt):
-            tb = error.__traceback__
-            while tb is not None:
-                name = tb.tb_frame.f_code.co_filename
-                if name.startswith(CELL_NAME):
-                    stack.append(by_count.get(int(name[len(CELL_NAME):].split("-")[0]), -1))
-                tb = tb.tb_next
-            for hung in [i for i in stack if i in deps] or [index]:
-                for later in deps.get(hung, []):
-                    skipped.setdefault(later, f"not run: {labels.get(hung, f'cell {hung}')} ran past its time limit, and this cell uses it")
-        status = "interrupted" if isinstance(error, KeyboardInterrupt) else ("error" if error else "ok")
-        emit({"kind": "cell", "index": index, "status": status, "outputs": OUT.items, "cpu": round(time.process_time() - cpu, 3)})
-    emit({"kind": "done", "cpu": round(time.process_time(), 3)})
-
 
 CHILD = {"__name__": "grader_child"}
 exec(compile(CHILD_SOURCE, "<child>", "exec"), CHILD)

@@ -1,0 +1,20 @@
+"""The execution layer: untrusted code run in a sandbox, cold or warm, under one Limits, watched from outside.
+
+- limits.py: Limits, every limit of one run with its default;
+- sandbox.py: the bwrap view, /etc files, one uid per running sandbox and the sweep (kernel_state.py, seccomp.py);
+- watch.py: the one watcher (records as progress; wall, stall and idle limits; CPU and wait);
+- cold.py: a fresh interpreter per run (Cold, run_sandboxed, sandbox_level); warm.py: forks of one warm parent
+  (Warm, shared), whose own program is boot.py. Cold and Warm have the same run(kind, payload, limits, ...);
+- child.py, bridge.py, notebook.py: programs sent as text into the sandbox (a grading child, the bridge to its
+  reference server, the feedback run's cell runner); protocol.py: the grader's side of a grading child.
+"""
+from .cold import Cold, run_sandboxed, sandbox_level
+from .limits import CPU_MARGIN, Limits
+from .protocol import BRIDGE_SOURCE, CHILD, SERVER_GRACE, ChildRun, Pair, Protocol, parse_child_output, run_child, run_pair
+from .sandbox import UID_BASE, UID_COUNT, leftovers, python_view, sandbox_argv, sweep, sweep_all
+from .warm import Warm, shared
+from .watch import Finished, Watcher
+
+__all__ = ["BRIDGE_SOURCE", "CHILD", "CPU_MARGIN", "SERVER_GRACE", "ChildRun", "Cold", "Finished", "Limits", "Pair", "Protocol", "UID_BASE",
+           "UID_COUNT", "Warm", "Watcher", "leftovers", "parse_child_output", "python_view", "run_child", "run_pair",
+           "run_sandboxed", "sandbox_argv", "sandbox_level", "shared", "sweep", "sweep_all"]

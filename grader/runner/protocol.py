@@ -1,0 +1,183 @@
+"""A grading child as the grader sees it: the exact records it may send, how its run ended, and its reference server.
+
+The child (grader/runner/child.py) and the bridge to its reference server (bridge.py) are sent as text into the
+sandbox; this module runs them through a runner (cold.py or warm.py) and reads what comes back. A child runs
+student code, so everything it writes is hostile until Protocol has checked it (with grader/schema.py's bounds).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..schema import MAX_LINE, error_name, problem
+from .cold import Cold
+from .limits import Limits
+from .watch import Finished, Watcher
+
+BRIDGE_SOURCE = Path(__file__).with_name("bridge.py").read_text()
+# A grading child: its own CPU alarm can be cancelled, so 10 CPU seconds without a record end it; a sleep uses no
+# CPU, so 60 wall seconds without one do too (honest children report in milliseconds).
+CHILD = Limits(wall=120.0, stall=10.0, idle=60.0)
+SERVER_GRACE = 1.0   # wall seconds a reference server has to end by itself once its grading child has ended
+
+
+class Protocol:
+    """The exact record sequence of one child: cells, then each named scenario in order, then done."""
+
+    def __init__(self, cell_ids: list[str], names: list[str]):
+        self.cell_ids, self.names = set(cell_ids), names
+        self.records: list[dict] = []
+        self.error = ""
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.records) and self.records[-1]["kind"] == "done"
+
+    def feed(self, line: bytes) -> bool:
+        """Accept one line; False (with self.error) stops the channel for good."""
+        if self.error:
+            return False
+        self.error = self._check(line)
+        return not self.error
+
+    def _check(self, line: bytes) -> str:
+        if self.finished:
+            return "a record after the end"
+        if len(line) > MAX_LINE:
+            return f"a record of {len(line)} bytes"
+        try:
+            record = json.loads(line)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return "something that is not a result record"
+        if type(record) is not dict:
+            return "a malformed result record"
+        done = len(self.records)
+        if done == 0:
+            return self._cells(record)
+        if done <= len(self.names):
+            return self._scenario(record, self.names[done - 1])
+        if record != {"kind": "done"}:
+            return "an unexpected record where the end belongs"
+        self.records.append(record)
+        return ""
+
+    def _cells(self, record: dict) -> str:
+        errors = record.get("errors")
+        if set(record) != {"kind", "errors"} or record["kind"] != "cells" or type(errors) is not dict \
+                or not set(errors) <= self.cell_ids:
+            return "a malformed cells record"
+        self.records.append({"kind": "cells", "errors": {k: error_name(v) for k, v in errors.items()}})
+        return ""
+
+    def _scenario(self, record: dict, name: str) -> str:
+        if set(record) != {"kind", "name", "obs"} or record["kind"] != "scenario" or record["name"] != name:
+            return "an unexpected record where a scenario belongs"
+        why = problem(record["obs"])
+        obs = record["obs"] if not why else f"invalid observation: {why}"
+        self.records.append({"kind": "scenario", "name": name, "obs": obs})
+        return ""
+
+
+@dataclass
+class ChildRun:
+    """What a grading child reported, and how it ended."""
+
+    records: list[dict] = field(default_factory=list)
+    status: str = "ok"          # ok | timeout | crashed | garbled
+    detail: str = ""
+    why: str = ""               # the limit that stopped it (Finished.why)
+    cpu: float = 0.0            # CPU seconds it (and its reference server) used
+    waited: float = 0.0         # seconds it waited for a CPU while ready to run
+    elapsed: float = 0.0        # wall seconds it ran
+
+
+def run_child(payload: dict, limits: Limits = CHILD, runner=None, *, bridge_fds: tuple[int, int] = (),
+              watcher: Watcher | None = None) -> ChildRun:
+    """Run grader/runner/child.py on `payload` in the sandbox; never raises for anything the child does.
+
+    `runner`: a warm.Warm to fork the run from (default: a cold run, a fresh interpreter).
+    `bridge_fds`: the run's end of the bridge to its reference server (bridge.py); `watcher`: see Pair."""
+    done = (runner or Cold()).run("grade", payload, limits, watcher=watcher, bridge_fds=bridge_fds)
+    protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]])
+    return parse_child_output(done, protocol, limits)
+
+
+def parse_child_output(done: Finished, protocol: Protocol, limits: Limits) -> ChildRun:
+    for line in done.output.split(b"\n"):
+        if line.strip() and not protocol.feed(line):
+            break
+    run = ChildRun(protocol.records, why=done.why, cpu=done.cpu, waited=done.waited, elapsed=done.elapsed)
+    if protocol.error:
+        run.status, run.detail = "garbled", f"the child wrote {protocol.error}"
+    elif done.timed_out:
+        run.status = "timeout"
+        limit = {"wall": limits.wall, "stall": limits.stall, "idle": limits.idle}.get(done.why)   # only the limit that fired is set
+        run.detail = {"wall": "stopped after {:.0f} s", "stall": "stopped: no progress in {:g} s of CPU time",
+                      "idle": "stopped: no progress for {:g} s"}.get(done.why, "stopped ({})").format(limit or done.why)
+    elif not protocol.finished:
+        run.status, run.detail = "crashed", f"ended early (exit code {done.returncode})"
+    return run
+
+
+def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None) -> tuple[ChildRun, ChildRun]:
+    """A grading child and its reference server, bridged and watched as one run (see Pair); returns both runs.
+
+    The server gets no limit of its own on progress (its CPU counts as the child's) and a wall limit past the child's."""
+    to_server, from_server = os.pipe(), os.pipe()
+    pair, served = Pair(), []
+    server_limits = dataclasses.replace(limits, wall=limits.wall + 10 * SERVER_GRACE, stall=None, idle=None)
+    thread = threading.Thread(target=lambda: served.append(run_child(
+        server, server_limits, runner, bridge_fds=(to_server[0], from_server[1]), watcher=pair.server)))
+    thread.start()
+    try:
+        run = run_child(child, limits, runner, bridge_fds=(from_server[0], to_server[1]), watcher=pair.child)
+    finally:
+        pair.child_ended()
+        thread.join()
+    server_run = served[0] if served else ChildRun(status="crashed", detail="the reference server did not start")
+    if pair.server_killed and server_run.why == "watcher":
+        server_run = ChildRun(server_run.records, "ok")   # it was still there after its child: ended, not failed
+    return run, server_run
+
+
+class Pair:
+    """A grading child and its reference server (bridge.py), watched as one run.
+
+    The server only answers its child, so it must not outlive or outrun it: its CPU counts toward the child's
+    no-progress limit, and once the child has ended the server has SERVER_GRACE s to end, then it is killed with
+    everything its uid runs. Give `child` and `server` to run_child as their watchers; call child_ended() after."""
+
+    def __init__(self):
+        self.server_members, self.child_end, self.server_killed = list, None, False
+        self.child, self.server = _PairChild(self), _PairServer(self)
+
+    def child_ended(self) -> None:
+        self.child_end = time.monotonic()
+
+
+class _PairChild(Watcher):
+    def __init__(self, pair: Pair):
+        self.pair = pair
+
+    def extra_pids(self) -> list[int]:
+        return self.pair.server_members()
+
+
+class _PairServer(Watcher):
+    def __init__(self, pair: Pair):
+        self.pair = pair
+
+    def on_start(self, members) -> None:
+        self.pair.server_members = members
+
+    def tick(self, now: float, cpu: float) -> str | None:
+        end = self.pair.child_end
+        if end is not None and now - end > SERVER_GRACE:
+            self.pair.server_killed = True
+            return "kill"
+        return None

@@ -1,0 +1,256 @@
+"""The sandbox's view and identity: the bwrap argv, its read-only views and /etc files, a uid per running sandbox, the sweep.
+
+Level "bwrap" (root, with Debian's bubblewrap and util-linux's setpriv): an allow-list view.
+The sandbox sees, read-only, the system libraries, the Python prefix, the venv, `lab` and its own
+inputs; a private size-capped tmpfs on /tmp and /dev/shm; nothing else. It has its own mount,
+pid, network (loopback only), IPC, UTS and cgroup namespaces, runs in a new session as a uid of
+its own (one per running sandbox, from a reserved range) with no capabilities and no-new-privs,
+a seccomp filter (grader/runner/seccomp.py) and a fresh session keyring, and dies with its parent. When it
+ends, everything it started and wrote ends with it; the sweep removes whatever its uid left in the
+kernel (processes, keys, SysV IPC).
+
+Level "process" (no root, no bubblewrap, or a machine the filter does not know): a separate process
+with rlimits, a scrubbed environment, its own scratch folder, the seccomp filter where the kernel allows
+it, and limits enforced from outside. It still cannot change a verdict (the parent judges from validated
+observations), but running as the grader's own user it can read what that user can, and see or signal
+the grader's processes.
+
+`sandbox_argv` is the one wrapper both runners (grader/runner/cold.py, warm.py) share; it can also wrap a kernel launch.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..paths import ROOT
+from . import kernel_state
+from .limits import Limits
+
+SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+UID_BASE = int(os.environ.get("GRADER_UID_BASE", "1900000000"))  # far above any login or subuid range
+UID_COUNT = 4096
+INPUTS = "/inputs"          # where a bwrap sandbox sees its read-only inputs
+
+
+def tool(name: str) -> str | None:
+    """A system binary (bwrap, setpriv) by its full path, never one of a venv or of the caller's PATH."""
+    return shutil.which(name, path=SYSTEM_PATH)
+
+
+# --- the view ---------------------------------------------------------------------------------
+
+def system_view() -> list[str]:
+    """bwrap arguments for the OS part of the view: libraries and binaries, no data folders."""
+    args: list[str] = []
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for usr in ("/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec"):
+        if os.path.isdir(usr) and not os.path.islink(usr):
+            args += ["--ro-bind", usr, usr]
+    for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
+        if os.path.exists(name):
+            args += ["--ro-bind", name, name]
+    return args
+
+
+def python_view() -> list[Path]:
+    """The interpreter's prefix, the venv and `lab` (an editable install points into the repo)."""
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), (ROOT / "lab").resolve()}
+    return sorted(p for p in paths if p.exists())
+
+
+def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict[str, Path] | None = None,
+                 cwd: str = "/tmp", limits: Limits = Limits(), etc_dir: Path | None = None,
+                 share_net: bool = False, privileged: bool = False, seccomp_fd: int | None = None) -> list[str]:
+    """bwrap + setpriv argv that runs `argv` in an allow-list view as `uid` (see the module docstring).
+
+    `ro` is bound read-only at the same path, `inputs` read-only under /inputs/<name>; /tmp and
+    /dev/shm are private tmpfs of `limits`' sizes. `privileged` keeps root and its capabilities (for the warm parent of
+    grader/runner/warm.py, which never runs student code). share_net keeps the host network (a kernel launcher might need
+    it); by default the sandbox has only its own loopback. `seccomp_fd` (from grader.runner.seccomp.memfd, passed to
+    bwrap) installs the filter just before `argv` starts; the privileged parent installs it per child instead.
+    """
+    args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+            *([] if share_net else ["--unshare-net"]),
+            "--die-with-parent", "--new-session", "--hostname", "sandbox",
+            "--proc", "/proc", "--dev", "/dev",
+            "--perms", "1777", "--size", str(limits.scratch_bytes), "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
+    binds = [(str(path), str(path)) for path in ro] + [(str(path), f"{INPUTS}/{name}") for name, path in (inputs or {}).items()]
+    system = system_view()
+    etc = ["/etc/passwd"] if etc_dir is not None else []
+    args += _parents([dest for _, dest in binds] + [system[i + 2] for i, a in enumerate(system) if a == "--ro-bind"] + etc)
+    args += system
+    for src, dest in binds:  # after the tmpfs, so that a repository under /tmp stays visible
+        args += ["--ro-bind", src, dest]
+    if etc_dir is not None:
+        for name in ("passwd", "group", "hosts"):
+            args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
+    if privileged:  # root with capabilities in the view: only for grader/runner/boot.py, which drops them per child
+        return [*args, "--cap-add", "ALL", "--chdir", cwd, "--", *argv]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    args += ["--chdir", cwd, "--", tool("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}",
+             "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
+    return args
+
+
+def _parents(dests: list[str]) -> list[str]:
+    """Traversable (0755) folders leading to each bind target: bwrap would copy a 0700 /root otherwise."""
+    args, made = [], {"/", "/tmp", "/dev", "/proc"}
+    for dest in dests:
+        for parent in reversed(Path(dest).parents):
+            name = str(parent)
+            if name not in made and not any(Path(name).is_relative_to(d) for d in dests if d != dest):
+                args += ["--perms", "0755", "--dir", name]
+            made.add(name)
+    return args
+
+
+# --- one uid per running sandbox --------------------------------------------------------------
+
+def _state_dir() -> Path:
+    """Root-only folder for uid locks and the sandbox's /etc files."""
+    for base in (Path("/run/grader-sandbox"), Path(tempfile.gettempdir()) / f"grader-sandbox-{os.geteuid()}"):
+        try:
+            base.mkdir(mode=0o700, exist_ok=True)
+            info = base.lstat()
+            if info.st_uid == os.geteuid() and not base.is_symlink():
+                os.chmod(base, 0o700)
+                return base
+        except OSError:
+            continue
+    raise RuntimeError("no private state folder for the sandbox (tried /run and the temp dir)")
+
+
+_UID_LOCK = threading.Lock()
+_UIDS_HERE: set[int] = set()
+
+
+def processes_of(uid: int) -> list[int]:
+    """Live processes (zombies excluded) whose real uid is `uid`."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/status", "rb") as handle:
+                    fields = dict(line.split(b":", 1) for line in handle if line.startswith((b"Uid:", b"State:")))
+                if int(fields[b"Uid"].split()[0]) == uid and not fields[b"State"].strip().startswith(b"Z"):
+                    found.append(int(entry.name))
+            except (OSError, KeyError, ValueError, IndexError):
+                continue
+    return found
+
+
+def sweep(uid: int) -> None:
+    """Kill whatever still runs as a sandbox uid, wait until it is gone, then remove its keys and SysV IPC
+    objects (normally nothing is left: the seccomp filter and the IPC namespace see to that)."""
+    for _ in range(100):
+        left = processes_of(uid)
+        if not left:
+            break
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    kernel_state.sweep_uid(uid)
+
+
+def leftovers() -> dict[str, dict]:
+    """What sandbox uids hold in the kernel now: {"processes": {uid: [pid]}, "keys": {uid: n}, "ipc": {uid: [(kind, id)]}}."""
+    ours = range(UID_BASE, UID_BASE + UID_COUNT)
+    processes: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError, KeyError, ValueError, IndexError):
+            if entry.name.isdigit():
+                with open(f"/proc/{entry.name}/status", "rb") as handle:
+                    fields = dict(line.split(b":", 1) for line in handle if line.startswith((b"Uid:", b"State:")))
+                uid = int(fields[b"Uid"].split()[0])
+                if uid in ours and not fields[b"State"].strip().startswith(b"Z"):
+                    processes.setdefault(uid, []).append(int(entry.name))
+    ipc: dict[int, list[tuple[str, int]]] = {}
+    for kind, ident, uid in kernel_state.ipc_objects():
+        if uid in ours:
+            ipc.setdefault(uid, []).append((kind, ident))
+    return {"processes": processes, "keys": {u: n for u, n in kernel_state.keys_by_uid().items() if u in ours}, "ipc": ipc}
+
+
+def sweep_all() -> dict[str, dict]:
+    """After a batch: sweep every sandbox uid that holds something and that no running sandbox holds; returns leftovers()."""
+    state = _state_dir()
+    found = leftovers()
+    for uid in sorted(set().union(*found.values())):
+        with _UID_LOCK:
+            if uid in _UIDS_HERE:
+                continue
+        fd = os.open(state / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a sandbox of another grading process runs as it
+            sweep(uid)
+        except BlockingIOError:
+            continue
+        finally:
+            os.close(fd)
+    return leftovers()
+
+
+@contextlib.contextmanager
+def sandbox_uid():
+    """A uid no other running sandbox (of this or another grading process) holds, with its /etc files."""
+    state = _state_dir()
+    with _UID_LOCK:
+        start = random.randrange(UID_COUNT)
+        for offset in range(UID_COUNT):
+            uid = UID_BASE + (start + offset) % UID_COUNT
+            if uid in _UIDS_HERE:
+                continue
+            fd = os.open(state / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            if processes_of(uid):  # left over from a crashed grader: not ours to reuse yet
+                os.close(fd)
+                continue
+            _UIDS_HERE.add(uid)
+            break
+        else:
+            raise RuntimeError(f"all {UID_COUNT} sandbox uids are busy")
+    try:
+        yield uid, _etc_files(state, uid)
+    finally:
+        sweep(uid)
+        with _UID_LOCK:
+            _UIDS_HERE.discard(uid)
+        os.close(fd)
+
+
+def _etc_files(state: Path, uid: int) -> Path:
+    folder = state / "etc"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    files = {"passwd": f"root:x:0:0::/:/bin/sh\nstudent:x:{uid}:{uid}::/tmp:/bin/sh\n",
+             "group": f"root:x:0:\nstudent:x:{uid}:\n", "hosts": "127.0.0.1 localhost\n::1 localhost\n"}
+    target = folder / str(uid)
+    if not target.is_dir():
+        tmp = Path(tempfile.mkdtemp(dir=folder))
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+            os.chmod(tmp / name, 0o644)
+        os.chmod(tmp, 0o755)
+        with contextlib.suppress(OSError):
+            os.rename(tmp, target)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target

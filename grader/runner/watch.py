@@ -1,0 +1,201 @@
+"""The one watcher of a sandboxed run: its records as progress, its wall, stall and idle limits, its CPU and wait.
+
+Both runners (grader/runner/cold.py, warm.py) hand it the run's result pipe, how to list the run's processes,
+how to tell that it ended and how to kill it; it reads the records, checks the limits from outside (from
+/proc, which the run cannot touch), calls the caller's Watcher hooks, and says how the run ended.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import threading
+import time
+from dataclasses import dataclass
+
+from .limits import Limits
+
+CHECK_EVERY = 0.25   # seconds between two reads of /proc: a scan per record would cost more than the run
+
+
+@dataclass
+class Finished:
+    """How a sandboxed run ended, and what it wrote."""
+
+    returncode: int | None
+    timed_out: bool
+    output: bytes = b""          # what it wrote to the result pipe
+    stderr: bytes = b""
+    why: str = ""                # "" | "wall" | "stall" (CPU without progress) | "idle" (wall time without progress) | "watcher"
+    cpu: float = 0.0             # CPU seconds its processes (and its watcher's extra ones) had used, as last read
+    waited: float = 0.0          # seconds they were ready to run but waited for a CPU: how loaded the machine was
+    elapsed: float = 0.0         # wall seconds it ran
+
+
+class Watcher:
+    """Hooks a caller can give a run: its start, each record as it arrives, and a periodic check."""
+
+    def on_start(self, members) -> None:
+        """The run has started; `members()` lists its processes (host pids)."""
+
+    def extra_pids(self) -> list[int]:
+        """Processes outside the run whose CPU counts as the run's in its no-progress limit."""
+        return []
+
+    def record(self, record: dict) -> None:
+        pass
+
+    def tick(self, now: float, cpu: float) -> str | None:
+        """None to go on, 'interrupt' to send SIGINT to the run, 'kill' to end it."""
+        return None
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time of these processes and of their reaped children, read from /proc (outside their control)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        except (OSError, IndexError, ValueError):
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class Usage:
+    """CPU time and run-queue wait of a run's processes, read from /proc (outside their control)."""
+
+    def __init__(self):
+        self.waits: dict[int, int] = {}
+
+    def read(self, pids: list[int]) -> float:
+        """CPU seconds of `pids` (and their reaped children); notes how long each waited for a CPU so far."""
+        for pid in pids:
+            with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{pid}/schedstat", "rb") as handle:
+                self.waits[pid] = max(self.waits.get(pid, 0), int(handle.read().split()[1]))
+        return cpu_seconds(pids)
+
+    @property
+    def waited(self) -> float:
+        return sum(self.waits.values()) / 1e9
+
+
+# --- a run's processes ------------------------------------------------------------------------
+
+def children(pid: int) -> list[int]:
+    found = []
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/children") as handle:
+                found += [int(c) for c in handle.read().split()]
+    return found
+
+
+def tree(root: int) -> list[int]:
+    """`root` and its descendants (host pids)."""
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children(pid)
+    return found[1:] if not os.path.exists(f"/proc/{root}") else found
+
+
+def group_of(pgid: int) -> list[int]:
+    """Every process of a process group (a scan of /proc)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ProcessLookupError):
+                if os.getpgid(int(entry.name)) == pgid:
+                    found.append(int(entry.name))
+    return found
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def feed(fd: int, data: bytes) -> None:
+    """Write `data` to `fd` and close it (in a thread: the run reads it when it likes, or never)."""
+    with contextlib.suppress(OSError), os.fdopen(fd, "wb") as pipe:
+        pipe.write(data)
+
+
+FULL = "full"   # what the reader queues once the run has written its limits.result_bytes
+
+
+def _read_lines(fd: int, lines: queue.Queue, cap: int) -> None:
+    """Each line of the pipe, then None at its end, or FULL once it has brought `cap` bytes (the run ends there)."""
+    total = 0
+    with os.fdopen(fd, "rb") as pipe:
+        for line in pipe:
+            total += len(line)
+            if total > cap:
+                lines.put(FULL)
+                return
+            lines.put(line)
+    lines.put(None)
+
+
+# --- the watch --------------------------------------------------------------------------------
+
+def watch(result_fd: int, members, kill, limits: Limits, watcher: Watcher, exited=None) -> Finished:
+    """Read the run's records from `result_fd` and stop it at the first limit it passes; returns how it ended.
+
+    Only a record (a JSON object on a line) is progress: a blank line or noise is not. `members()` lists the
+    run's processes; `kill()` ends them all. The run has ended when its result pipe closes or passes
+    `limits.result_bytes`, or, given `exited` (a cold run, whose last records may follow), when `exited()` says so."""
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=_read_lines, args=(result_fd, lines, limits.result_bytes), daemon=True)
+    reader.start()
+    out, usage = bytearray(), Usage()
+    started = last = checked = time.monotonic()
+    cpu, cpu_at_progress, why, eof, full, fresh = 0.0, 0.0, "", False, False, False
+    while not why:
+        try:
+            line = lines.get(timeout=0.1)
+        except queue.Empty:
+            line = b""
+        eof, full = eof or line is None or line is FULL, full or line is FULL
+        now = time.monotonic()
+        if line and line is not FULL:
+            out += line
+            with contextlib.suppress(ValueError, TypeError, AttributeError, RecursionError):
+                record = json.loads(line)
+                if isinstance(record, dict):
+                    last, fresh = now, True
+                    watcher.record(record)
+        if full or (exited() if exited is not None else eof):
+            break
+        if now - checked < CHECK_EVERY and now - started <= limits.wall:
+            continue
+        checked, cpu = now, usage.read(members() + watcher.extra_pids())
+        if fresh:
+            cpu_at_progress, fresh = cpu, False
+        if now - started > limits.wall:
+            why = "wall"
+        elif limits.stall is not None and cpu - cpu_at_progress > limits.stall:
+            why = "stall"
+        elif limits.idle is not None and now - last > limits.idle:
+            why = "idle"
+        else:
+            action = watcher.tick(now, cpu)
+            if action == "interrupt":
+                for pid in members():
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGINT)
+            elif action == "kill":
+                why = "watcher"
+    if why or exited is not None:  # a cold run is ended with all it started; a warm one by its runner's sweep
+        kill()
+    if exited is not None and not full:  # a cold run's last records may still be in the pipe
+        reader.join(timeout=5)
+        while not lines.empty():
+            line = lines.get_nowait()
+            out += line if line and line is not FULL else b""
+    return Finished(0 if eof and not why else None, bool(why), bytes(out), b"", why, cpu, usage.waited, time.monotonic() - started)
