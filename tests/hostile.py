@@ -260,7 +260,7 @@ def submissions(assignment: str = "02_decode_scheduling") -> dict[str, nbformat.
     }
 
 
-# --- Attack report #4-#6 (grader/bridge.py): take over the reference server, steal the other TODOs' reference ------
+# --- Attack report #4-#6 (grader/runner/bridge.py): take over the reference server, steal the other TODOs' reference ------
 # The attacker's answer cells, as handed in (built here as the attacker's tools built them): each forges bridge
 # messages that make the server call back with a handle to its own lambda, reads __builtins__ through it, gets eval and
 # exec as handles, reads the server's payload (every other TODO's reference), then swaps payload["driver"] so that each

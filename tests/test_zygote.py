@@ -1,10 +1,11 @@
-"""The warm parent: each fork is a sandbox of its own; nothing one run leaves is seen by the next."""
+"""The warm parent: each fork is a sandbox of its own; nothing one run leaves is seen by the next. A cold run is called alike."""
 import json
 
 import pytest
 
 from conftest import ROOT
-from grader.runner import UID_BASE, UID_COUNT, Limits
+from grader import notebook_run
+from grader.runner import UID_BASE, UID_COUNT, Cold, Limits
 from grader.runner.sandbox import processes_of
 
 DRIVER = "def observe(ns, ops):\n    return ns['probe']()\n"
@@ -65,3 +66,62 @@ def test_a_hung_fork_is_stopped_from_outside(zygote):
     done = zygote.run("grade", payload, Limits(wall=60, stall=1.0, cpu_seconds=60))
     assert done.timed_out and done.why == "stall"
     assert probe(zygote, LOOK)["tmp"] is False
+
+
+NOTEBOOK = {"cells": [{"index": 0, "source": "x = 6 * 7\nprint(x)"}, {"index": 1, "source": "x"},
+                      {"index": 2, "source": "1 / 0"}, {"index": 3, "source": "while True:\n    pass"},
+                      {"index": 4, "source": "print('after')"}]}
+
+
+def cells(done) -> dict[int, tuple]:
+    """index -> (status, the outputs' text and error names) of a notebook run's cell records."""
+    found = {}
+    for rec in map(json.loads, done.output.splitlines()):
+        if rec["kind"] == "cell":
+            found[rec["index"]] = (rec["status"], [o.get("text") or o.get("data", {}).get("text/plain") or o.get("ename")
+                                                   for o in rec["outputs"]])
+    return found
+
+
+def test_a_cold_and_a_warm_run_take_the_same_call_and_report_the_same_cells(zygote):
+    """One runner interface: the same notebook payload, Limits and watcher, cold (a fresh interpreter) and warm (a fork).
+
+    The same watcher interrupts the spinning cell in both (SIGINT from outside), and the run goes on to the next cell."""
+    seen = {}
+    for name, runner in (("cold", Cold("bwrap")), ("warm", zygote)):
+        watcher = notebook_run.CellLimits(cell_cpu=1.0, cell_wall=30, budget=120)
+        seen[name] = cells(runner.run("notebook", NOTEBOOK, Limits(wall=120), watcher=watcher))
+        assert list(watcher.interrupted) == [3], (name, watcher.interrupted)
+    assert seen["cold"] == seen["warm"], seen
+    assert seen["warm"] == {0: ("ok", ["42\n"]), 1: ("ok", ["42"]), 2: ("error", ["ZeroDivisionError"]),
+                            3: ("interrupted", ["KeyboardInterrupt"]), 4: ("ok", ["after\n"])}, seen["warm"]
+
+
+NOISE = '''
+import os, signal, stat
+signal.setitimer(signal.ITIMER_PROF, 0)
+pipes = []
+for name in os.listdir('/proc/self/fd'):   # every pipe this run holds: its result pipe among them
+    try:
+        if int(name) > 2 and stat.S_ISFIFO(os.fstat(int(name)).st_mode):
+            pipes.append(int(name))
+    except OSError:
+        pass
+while True:
+    for fd in pipes:
+        try:
+            os.write(fd, b'[1]\\n')
+        except OSError:
+            pass
+'''
+
+
+@pytest.mark.parametrize("kind", ["cold", "warm"])
+def test_one_watcher_stops_a_run_that_only_writes_noise(zygote, kind):
+    """Only a record is progress, cold or warm: a run that spins while it writes lines that are no record is stalled."""
+    cell = NOISE
+    payload = {"setup": [], "cells": [["c", cell]], "driver": DRIVER, "scenarios": [], "scenario_timeout": 1000}
+    runner = Cold("bwrap") if kind == "cold" else zygote
+    done = runner.run("grade", payload, Limits(wall=60, stall=1.0, cpu_seconds=60))
+    assert done.timed_out and done.why == "stall", (done.why, done.output[:200])
+    assert b"[1]" in done.output   # the noise did arrive: it was not counted as progress

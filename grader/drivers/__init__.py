@@ -1,4 +1,4 @@
-"""Observation drivers: their *source text* is sent to grading children (see grader/child.py)."""
+"""Observation drivers: their *source text* is sent to grading children (see grader/runner/child.py)."""
 from pathlib import Path
 
 HERE = Path(__file__).parent

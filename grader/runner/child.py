@@ -4,7 +4,7 @@
 # stdin:  JSON {setup: [src], cells: [[grade_id, src]], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_timeout,
 #                bridge: {source, owned: [export], parity}, serve: bool}
 # fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}
-# fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (grader/bridge.py) to the reference server. The child holds the
+# fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (bridge.py, beside this file) to the reference server. The child holds the
 # student's answer for one TODO and stand-ins for the others; the server ("serve": true) holds the reference of the
 # others and a stand-in for this one, and answers the child's calls until the child ends.
 # The parent judges; this process only reports what the code under test did.
