@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import kernel_state, seccomp
 from .limits import Limits, apply_rlimits
-from .sandbox import INPUTS, SYSTEM_PATH, processes_of, python_view, sandbox_argv, sandbox_uid, tool
+from .sandbox import INPUTS, environment, processes_of, python_view, sandbox_argv, sandbox_uid, tool
 from .watch import Finished, Watcher, feed, group_of, kill_group, watch
 
 PROGRAMS = {kind: Path(__file__).with_name(name).read_text() for kind, name in (("grade", "child.py"), ("notebook", "notebook.py"))}
@@ -48,10 +48,7 @@ class Cold:
 
 
 def _env(scratch: str, result_fd: int, inputs: dict[str, str]) -> dict[str, str]:
-    env = {"PATH": f"{Path(sys.executable).parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", "HOME": scratch,
-           "TMPDIR": scratch, "USER": "student", "LOGNAME": "student", "MPLBACKEND": "Agg",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "JUPYTER_PLATFORM_DIRS": "1",
-           "GRADER_SCRATCH": scratch, "GRADER_RESULT_FD": str(result_fd)}
+    env = environment(scratch) | {"MPLBACKEND": "Agg", "GRADER_RESULT_FD": str(result_fd)}
     env.update({f"GRADER_INPUT_{name.upper()}": path for name, path in inputs.items()})
     return env
 

@@ -41,6 +41,13 @@ UID_COUNT = 4096
 INPUTS = "/inputs"          # where a bwrap sandbox sees its read-only inputs
 
 
+def environment(scratch: str) -> dict[str, str]:
+    """The whole environment of a sandboxed process (nothing of the grader's): `scratch` is its home and temp folder."""
+    return {"PATH": f"{Path(sys.executable).parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", "HOME": scratch, "TMPDIR": scratch,
+            "USER": "student", "LOGNAME": "student", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+            "JUPYTER_PLATFORM_DIRS": "1", "GRADER_SCRATCH": scratch}
+
+
 def tool(name: str) -> str | None:
     """A system binary (bwrap, setpriv) by its full path, never one of a venv or of the caller's PATH."""
     return shutil.which(name, path=SYSTEM_PATH)

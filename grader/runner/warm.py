@@ -23,7 +23,7 @@ from pathlib import Path
 from . import seccomp
 from .cold import PROGRAMS, sandbox_level
 from .limits import Limits
-from .sandbox import SYSTEM_PATH, python_view, sandbox_argv, sandbox_uid, sweep, sweep_all, tool
+from .sandbox import environment, python_view, sandbox_argv, sandbox_uid, sweep, sweep_all, tool
 from .watch import Finished, Watcher, cpu_seconds, feed, kill_group, tree, watch
 
 BOOT_SOURCE = Path(__file__).with_name("boot.py").read_text()
@@ -42,16 +42,14 @@ class Warm:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [sys.executable, "-I", "-c", BOOT_SOURCE, self.level, str(theirs.fileno()), PROGRAMS["grade"], PROGRAMS["notebook"],
                 seccomp.encoded()]
-        env = {"PATH": f"{Path(sys.executable).parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", "USER": "student",
-               "LOGNAME": "student", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "JUPYTER_PLATFORM_DIRS": "1"}
         if self.level == "bwrap":
             cmd, cwd = sandbox_argv(argv, uid=0, ro=python_view(), privileged=True), "/"
             cmd[0] = tool("bwrap")
-            env.update(HOME="/tmp", TMPDIR="/tmp", GRADER_SCRATCH="/tmp")
+            env = environment("/tmp")
         else:
             self._scratch = tempfile.TemporaryDirectory(prefix="grader-warm-")
             cmd, cwd = argv, self._scratch.name
-            env.update(HOME=cwd, TMPDIR=cwd, GRADER_SCRATCH=cwd)
+            env = environment(cwd)
         self._err = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err,
                                       pass_fds=(theirs.fileno(),), env=env, cwd=cwd, start_new_session=True)
