@@ -34,10 +34,10 @@ def probe():
 """
 
 
-def probe(zygote, cell):
+def probe(zygote, cell, limits=Limits(wall=60, cpu_seconds=60)):
     payload = {"setup": [], "cells": [["c", cell]], "driver": DRIVER, "scenarios": [{"name": "p", "ops": []}],
                "scenario_timeout": 5}
-    done = zygote.run("grade", payload, Limits(wall=60, cpu_seconds=60))
+    done = zygote.run("grade", payload, limits)
     records = [json.loads(line) for line in done.output.splitlines()]
     assert records[0] == {"kind": "cells", "errors": {}}, records
     return records[1]["obs"]
@@ -125,3 +125,25 @@ def test_one_watcher_stops_a_run_that_only_writes_noise(zygote, kind):
     done = runner.run("grade", payload, Limits(wall=60, stall=1.0, cpu_seconds=60))
     assert done.timed_out and done.why == "stall", (done.why, done.output[:200])
     assert b"[1]" in done.output   # the noise did arrive: it was not counted as progress
+
+
+RLIMITS = """
+import os, resource
+def probe():
+    names = ('CPU', 'AS', 'NPROC', 'FSIZE', 'NOFILE', 'CORE')
+    found = {name: list(resource.getrlimit(getattr(resource, 'RLIMIT_' + name))) for name in names}
+    for folder in ('/tmp', '/dev/shm'):
+        size = os.statvfs(folder)
+        found[folder] = size.f_blocks * size.f_frsize
+    return found
+"""
+
+
+def test_every_limit_reaches_a_run_cold_or_warm(zygote):
+    """Limits is passed whole: each rlimit, and the size of /tmp and /dev/shm, is the Limits' own, cold and warm."""
+    limits = Limits(wall=60, cpu_seconds=33, memory_bytes=3 << 30, processes=77, file_bytes=5 << 20, open_files=99,
+                    scratch_bytes=48 << 20, shm_bytes=24 << 20)
+    want = {"CPU": 33, "AS": 3 << 30, "NPROC": 77, "FSIZE": 5 << 20, "NOFILE": 99, "CORE": 0}
+    for runner in (Cold("bwrap"), zygote):
+        seen = probe(runner, RLIMITS, limits)
+        assert seen == {**{k: [v, v] for k, v in want.items()}, "/tmp": 48 << 20, "/dev/shm": 24 << 20}, (runner, seen)

@@ -21,7 +21,7 @@ class Limits:
     open_files: int = 512              # RLIMIT_NOFILE
     scratch_bytes: int = 256 << 20     # size of its private /tmp (bwrap level)
     shm_bytes: int = 64 << 20          # size of its private /dev/shm (bwrap level)
-    result_bytes: int = 64 << 20       # what it may write to its result pipe; the run ends there (warm) or the rest is dropped
+    result_bytes: int = 64 << 20       # what it may write to its result pipe: the run ends there
     stderr_bytes: int = 256 << 10      # what of its stderr is kept (cold runs)
 
     @property
