@@ -71,6 +71,13 @@ def _drain(stream, sink: bytearray, cap: int) -> None:
             sink.extend(chunk[: cap - len(sink)])
 
 
+def _exited(proc: subprocess.Popen, seconds: float) -> bool:
+    """Has the run's process ended? Waits up to `seconds` for it."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=seconds) if seconds else proc.poll()
+    return proc.returncode is not None
+
+
 def run_sandboxed(argv: list[str], limits: Limits, *, stdin: bytes = b"", inputs: dict[str, Path] | None = None,
                   level: str | None = None, bridge_fds: tuple[int, int] = (), watcher: Watcher | None = None) -> Finished:
     """Run `argv` at the sandbox level under `limits`; its results go to the fd named by $GRADER_RESULT_FD.
@@ -119,7 +126,7 @@ def run_sandboxed(argv: list[str], limits: Limits, *, stdin: bytes = b"", inputs
         watcher.on_start(members)
         # bwrap's --die-with-parent takes its namespace down with it
         done = watch(read_fd, members, functools.partial(kill_group, proc.pid), limits, watcher,
-                     exited=lambda: proc.poll() is not None)
+                     exited=functools.partial(_exited, proc))
         proc.wait()
         stderr.join(timeout=5)
         done.returncode, done.stderr = proc.returncode, bytes(err)

@@ -149,7 +149,8 @@ def watch(result_fd: int, members, kill, limits: Limits, watcher: Watcher, exite
 
     Only a record (a JSON object on a line) is progress: a blank line or noise is not. `members()` lists the
     run's processes; `kill()` ends them all. The run has ended when its result pipe closes or passes
-    `limits.result_bytes`, or, given `exited` (a cold run, whose last records may follow), when `exited()` says so."""
+    `limits.result_bytes`, or, given `exited` (a cold run, whose last records may follow), when `exited(seconds)`,
+    which may wait that long for the run's own process, says so."""
     lines: queue.Queue = queue.Queue()
     reader = threading.Thread(target=_read_lines, args=(result_fd, lines, limits.result_bytes), daemon=True)
     reader.start()
@@ -157,10 +158,15 @@ def watch(result_fd: int, members, kill, limits: Limits, watcher: Watcher, exite
     started = last = checked = time.monotonic()
     cpu, cpu_at_progress, why, eof, full, fresh = 0.0, 0.0, "", False, False, False
     while not why:
-        try:
-            line = lines.get(timeout=0.1)
-        except queue.Empty:
+        if eof and exited is not None:   # a cold run's pipe has closed: wait for its process instead
+            if exited(0.1):
+                break
             line = b""
+        else:
+            try:
+                line = lines.get(timeout=0.1)
+            except queue.Empty:
+                line = b""
         eof, full = eof or line is None or line is FULL, full or line is FULL
         now = time.monotonic()
         if line and line is not FULL:
@@ -170,7 +176,7 @@ def watch(result_fd: int, members, kill, limits: Limits, watcher: Watcher, exite
                 if isinstance(record, dict):
                     last, fresh = now, True
                     watcher.record(record)
-        if full or (exited() if exited is not None else eof):
+        if full or (exited(0) if exited is not None else eof):
             break
         if now - checked < CHECK_EVERY and now - started <= limits.wall:
             continue
