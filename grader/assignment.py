@@ -10,7 +10,8 @@ The folder holds (grader/templates/assignment/ is a working example, `make new-a
     cases.py         in the grader: a failing scenario's ops as code a student can run (grader/snippets.py)
     mutants.py       MUTANTS: broken answers, each must lose points on its own TODO only (grader/mutants.py)
     names_zh.py      RULES and SCENARIOS: the Chinese names of its rules and scenarios (grader/i18n.py)
-    corpus/          correct answers written independently of the reference (tests/test_corpus.py)
+    corpus/          correct answers written independently of the reference: notebooks (tests/test_corpus.py),
+                     or <name>.py files with ANSWERS = {grade_id: source}
 
 Any other file in the folder is ignored here. Assignments are the folders with a master.py (paths.assignment_names).
 """
@@ -172,6 +173,16 @@ class Assignment:
     @cached_property
     def corpus(self) -> list[Path]:
         return sorted((self.folder / "corpus").glob("*.ipynb"))
+
+    @cached_property
+    def alternatives(self) -> dict[str, dict[str, str]]:
+        """Correct answers kept as code, corpus/<name>.py with ANSWERS = {grade_id: source}: {name: ANSWERS}."""
+        found = {}
+        for path in sorted((self.folder / "corpus").glob("*.py")):
+            namespace: dict = {}
+            exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+            found[path.stem] = namespace["ANSWERS"]
+        return found
 
     @cached_property
     def names_zh(self):

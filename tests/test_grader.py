@@ -33,8 +33,7 @@ def test_suite_is_large_and_randomized(grader):
     for task in grader.tasks:
         assert len(task.rules) >= 5 and len(task.scenarios) >= 40
         assert all(any("#" in sc["name"] for sc in rule.scenarios) for rule in task.rules), "every rule has random cases"
-    decode_scheduling = load(NAME).suite
-    assert decode_scheduling.build(1)[2].scenarios != decode_scheduling.build(2)[2].scenarios
+    assert load(NAME).tasks(1)[2].scenarios != load(NAME).tasks(2)[2].scenarios
 
 
 def release_answers():
@@ -232,14 +231,13 @@ def test_batch_scheduling_reference_full_and_stub_zero(batch_grader):
 
 
 def test_batch_scheduling_suite_cites_vllm_and_is_randomized(batch_grader):
-    batch_scheduling = load(BATCH).suite
     names = [sc["name"] for task in batch_grader.tasks for sc in task.scenarios]
     assert sum(name.startswith("vLLM test_") for name in set(names)) >= 8
     for task in batch_grader.tasks:
         if any(rule.judge for rule in task.rules):  # TODO 5: five whole traces, judged by the SLO
             continue
         assert len(task.rules) >= 4 and len(task.scenarios) >= 40
-    assert batch_scheduling.build(1)[0].scenarios != batch_scheduling.build(2)[0].scenarios
+    assert load(BATCH).tasks(1)[0].scenarios != load(BATCH).tasks(2)[0].scenarios
 
 
 @pytest.mark.parametrize("mutant", MUTANTS[BATCH], ids=lambda m: f"{m.answer_id}-{m.name}")

@@ -134,7 +134,7 @@ def valid(jobs: list[dict], trace: list[dict]) -> bool:
 
 def test_every_trace_rule_holds_a_valid_trace_fifo_cannot_make():
     suite = load("01_continuous_batching").suite
-    for task in suite.build(1)[:2]:
+    for task in load("01_continuous_batching").tasks(1)[:2]:
         for rule in task.rules:
             others = [args for sc in rule.scenarios for _, args in sc["ops"]
                       if valid(*args) and not suite.made_by_fifo(*args)]
