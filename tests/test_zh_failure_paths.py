@@ -414,7 +414,7 @@ def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name, tmp_path):
     # the plain page (when the rich one cannot be rendered) has the natural heading
     subs = tmp_path / "subs"
     subs.mkdir()
-    batch = autograde.Batch(name, subs, tmp_path / "out", cell_timeout=10, seed=None)
+    batch = autograde.Batch(load(name), subs, tmp_path / "out", cell_timeout=10, seed=None)
     outcome = autograde.Outcome("alice", "graded", {}, verdicts=graded.verdicts, language="zh")
     batch.write_plain_feedback(outcome)
     plain = feedback.visible_text((tmp_path / "out" / "feedback" / "alice.html").read_text())
