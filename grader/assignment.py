@@ -89,12 +89,12 @@ class Assignment:
 
     @cached_property
     def nbgrader_source(self) -> nbformat.NotebookNode:
-        return masters.nbgrader_source(self.name)
+        return masters.without_solution_prose(self.master)
 
     @cached_property
     def reference(self) -> dict[str, str]:
         """grade_id -> the reference answer (read only: copy before changing)."""
-        return masters.reference_answers(self.name)
+        return masters.reference_of(self.master)
 
     @cached_property
     def answer_ids(self) -> list[str]:
