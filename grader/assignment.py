@@ -1,6 +1,6 @@
 """One assignment, loaded once from its folder grader/assignments/<name>/ and handed down to every layer.
 
-The folder holds (grader/templates/assignment/ is a working example, `make new-assignment` copies it):
+The folder holds (grader/assignment_template/ is a working example, `make new-assignment` copies it):
 
     master.py        the jupytext master: the notebook, its reference answers, points, grade_ids and TODO names
     <lang>.yml       a translation catalogue per other language (grader/translation.py)

@@ -24,7 +24,7 @@ import yaml
 from .paths import NOTEBOOKS_DIR, ROOT, SOLUTIONS_DIR, assignment_dir, assignment_names, master_path
 
 GLOSSARY = Path(__file__).with_name("glossary.zh.yml")
-PY_CATALOGUES = (ROOT / "lab" / "i18n.py", ROOT / "grader" / "i18n.py")
+PY_CATALOGUES = (ROOT / "lab" / "i18n.py", ROOT / "grader" / "i18n.py", *sorted((ROOT / "grader" / "assignments").glob("*/names_zh.py")))
 HANZI = re.compile(r"[\u4e00-\u9fff]")
 TODO_HEADING = re.compile(r"^### TODO \d", re.M)
 

@@ -2,7 +2,7 @@
 
     python -m grader.new_assignment 04_token_budget [--title "Token Budget"]
 
-It copies grader/templates/assignment/ (master, zh catalogue, promises, suite, driver, cases, one mutant per
+It copies grader/assignment_template/ (master, zh catalogue, promises, suite, driver, cases, one mutant per
 TODO, one correct alternative), puts the name in, and records the zh catalogue's fingerprints. `make notebooks`
 then builds its editions and `make autograde ASSIGNMENT=<name>` grades them.
 """
@@ -19,7 +19,7 @@ import yaml
 from . import translation
 from .paths import ASSIGNMENTS_DIR, MASTER
 
-TEMPLATE = Path(__file__).with_name("templates") / "assignment"
+TEMPLATE = Path(__file__).with_name("assignment_template")
 NAME_RE = re.compile(r"(\d\d)_([a-z][a-z0-9]*(?:_[a-z0-9]+)*)")
 
 
