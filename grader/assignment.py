@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 
@@ -168,7 +169,8 @@ class Assignment:
 
     @cached_property
     def mutants(self) -> list:
-        return list(self._module("mutants").MUTANTS)
+        """Its mutants.py's MUTANTS ([] without the file)."""
+        return list(self._module("mutants").MUTANTS) if (self.folder / "mutants.py").exists() else []
 
     @cached_property
     def corpus(self) -> list[Path]:
@@ -186,6 +188,9 @@ class Assignment:
 
     @cached_property
     def names_zh(self):
+        """Its names_zh.py (RULES, SCENARIOS); empty without the file, so English names are shown."""
+        if not (self.folder / "names_zh.py").exists():
+            return SimpleNamespace(RULES={}, SCENARIOS={})
         return self._module("names_zh")
 
 
