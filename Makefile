@@ -16,7 +16,7 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv sandbox-deps test e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde student-bundle clean
+.PHONY: help venv sandbox-deps test e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
@@ -24,7 +24,8 @@ help:
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
 	@echo "make bench           timings: fast vs teaching engine, schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
 	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"
-	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/"
+	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/ [ASSIGNMENTS='name ...']"
+	@echo "make new-assignment NAME=04_words [TITLE='...']  a working two-TODO assignment in grader/assignments/NAME/"
 	@echo "make release         regenerate the student editions only"
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N]"
 	@echo "make e2e-cloud       the cloud path: each notebook alone in a bare kernel with older pandas/matplotlib/numpy"
@@ -95,7 +96,7 @@ bench-policies: $(STAMP)
 	$(PY) -m policybench $(BENCH_ARGS)
 
 notebooks: $(STAMP)
-	$(PY) -m grader.build all
+	$(PY) -m grader.build all $(ASSIGNMENTS)
 
 release: $(STAMP)
 	$(PY) -m grader.build release
@@ -103,6 +104,10 @@ release: $(STAMP)
 autograde: $(STAMP) sandbox-deps
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=name]"; exit 2; }
 	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD))
+
+new-assignment: $(STAMP)
+	@test -n "$(NAME)" || { echo "usage: make new-assignment NAME=04_words [TITLE='...']"; exit 2; }
+	$(PY) -m grader.new_assignment $(NAME) $(if $(TITLE),--title "$(TITLE)")
 
 student-bundle: $(STAMP)
 	$(PY) -m grader.bundle

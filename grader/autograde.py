@@ -24,14 +24,14 @@ from pathlib import Path
 
 import nbformat
 
-from . import feedback, i18n, masters, nbgrader_plugin, notebook_run, safe_io, sanitize, submission
+from . import feedback, i18n, nbgrader_plugin, notebook_run, safe_io, sanitize, submission
 from .grade import TaskVerdict, verdicts_to_json
-from .paths import NOTEBOOKS_DIR, assignment_names, master_path
+from .assignment import Assignment, get, load
+from .paths import assignment_names
 from .safe_io import say
 from .safe_text import csv_cell, inert
 from .shard import parse_shard, shard_of, student_key
 from .submission import Submission
-from .translation import LANGUAGES
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
 NOTE_CHARS = 500   # of one reason or warning in the report (a list of cells not run can be long)
@@ -71,20 +71,18 @@ class Outcome:
 class Batch:
     """One grading run of one assignment over one folder of submissions."""
 
-    def __init__(self, assignment: str, submissions: Path, out: Path, cell_timeout: int, seed: int | None,
+    def __init__(self, assignment: Assignment, submissions: Path, out: Path, cell_timeout: int, seed: int | None,
                  feedback_wall: float = NBGRADER_WALL_SECONDS):
         self.assignment, self.submissions, self.out = assignment, submissions.resolve(), out.resolve()
         self.work = self.out / ".work"
         self.cell_timeout, self.feedback_wall = cell_timeout, feedback_wall
-        source = masters.nbgrader_source(assignment)
-        self.answer_ids = masters.answer_ids(source)
-        self.release = nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
+        self.answer_ids = assignment.answer_ids
+        self.release = assignment.release()
         # Every released language is graded the same way; each keeps its own release and nbgrader course.
-        self.languages = tuple(lang for lang in LANGUAGES if submission.release_path(assignment, lang).exists())
-        self.releases = {lang: nbformat.read(submission.release_path(assignment, lang), as_version=4) for lang in self.languages}
-        self.other_assignments = [name for name in assignment_names() if name != assignment]
+        self.languages = assignment.languages
+        self.releases = {lang: assignment.release(lang) for lang in self.languages}
+        self.other_assignments = [load(name) for name in assignment_names() if name != assignment.name]
         self.trusted_markdown = frozenset(c.source for c in self.release.cells if c.cell_type == "markdown")
-        self.hidden_snippets = feedback.hidden_snippets(source)
         self.seed = seed
         self.grader = nbgrader_plugin.grader_for(assignment, seed)  # the grader nbgrader's preprocessor uses too
         self.task_columns = [task.answer_id for task in self.grader.tasks]
@@ -98,7 +96,7 @@ class Batch:
         """The submission read as Jupyter reads it; raises NotASubmission with the reason it cannot be graded."""
         nb = submission.read(path)
         submission.identify(nb, self.assignment, self.other_assignments)
-        language = submission.language_of(nb, self.assignment, self.languages)
+        language = submission.language_of(nb, self.assignment)
         sub = submission.prepare(nb, self.releases[language], self.answer_ids)
         sub.language = language
         return sub
@@ -150,11 +148,11 @@ class Batch:
     def publish_page(self, nb: nbformat.NotebookNode, outcome: Outcome) -> None:
         """Render the graded notebook (executed in the sandbox, inert, redacted) as nbgrader's feedback page."""
         feedback.scrub_outputs(nb, [Path(self.work)])
-        page = feedback.render(nb, self.assignment, outcome.verdicts)
+        page = feedback.render(nb, self.assignment.name, outcome.verdicts)
         # A verdict's failing case is shown on purpose (built from scenario data) and may coincide with a line of a
         # hidden test, a bare constructor call say: as in feedback.redact, such a line is no leak.
         on_purpose = {line.strip() for v in outcome.verdicts for rule in v.rules for line in rule.snippet.splitlines()}
-        if [line for line in self.hidden_snippets if line not in on_purpose and line in feedback.visible_text(page)]:
+        if [line for line in self.assignment.hidden_snippets if line not in on_purpose and line in feedback.visible_text(page)]:
             raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
         page, why = sanitize.clean_page(page)
         if page is None:
@@ -171,8 +169,8 @@ class Batch:
                        for t in self.grader.tasks)
         details = "".join(f"<pre>{html.escape(i18n.summary(v, outcome.language))}</pre>" for v in outcome.verdicts)
         notes = "".join(f"<li>{html.escape(w)}</li>" for w in [outcome.reason, *outcome.warnings] if w)
-        page = (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\"><title>{html.escape(self.assignment)}: {html.escape(outcome.student_id)}</title>"
-                f"<h1>{text['heading'].format(assignment=html.escape(self.assignment), student=html.escape(outcome.student_id))}</h1>"
+        page = (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\"><title>{html.escape(self.assignment.name)}: {html.escape(outcome.student_id)}</title>"
+                f"<h1>{text['heading'].format(assignment=html.escape(self.assignment.name), student=html.escape(outcome.student_id))}</h1>"
                 f"<ul>{notes}</ul><table border=1><tr><th>{text['task']}</th><th>{text['score']}</th></tr>{rows}</table>{details}")
         self.publish(page, outcome.student_id)
 
@@ -187,7 +185,7 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
             writer.writerow([csv_cell(inert(o.student_id)), *(f"{o.scores[c]:g}" for c in batch.task_columns), f"{total:g}", f"{batch.max_total:g}"])
     details = [{"student_id": o.student_id, "key": o.key, "status": o.status, "language": o.language, "reason": o.reason, "warnings": o.warnings,
                 "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
-    report = {"assignment": batch.assignment, "seed": batch.grader.seed, "sandbox": batch.grader.sandbox,
+    report = {"assignment": batch.assignment.name, "seed": batch.grader.seed, "sandbox": batch.grader.sandbox,
               "task_columns": batch.task_columns, "max_total": batch.max_total, "students": details}
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8", errors="backslashreplace")
     write_report_md(out, report, f"{len(outcomes)} submissions in {total_seconds:.1f} s")
@@ -208,11 +206,11 @@ def write_report_md(out: Path, report: dict, headline: str) -> None:
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace")
 
 
-def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeout: int = 30,
+def run(assignment: Assignment | str, submissions: Path, out: Path, jobs: int = 0, cell_timeout: int = 30,
         seed: int | None = None, keep_work: bool = False, feedback_wall: float = NBGRADER_WALL_SECONDS,
         shard: tuple[int, int] | None = None) -> list[Outcome]:
     """Grade the folder (or, with shard=(k, n), the students grader.shard assigns to shard k of n)."""
-    master_path(assignment)  # an unknown assignment stops here, with the list of known ones
+    assignment = get(assignment)  # an unknown name stops here, with the list of known ones
     if not submissions.is_dir():
         raise SystemExit(f"error: {submissions} is not a folder of submissions")
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb" and not p.name.startswith("."))
@@ -226,7 +224,7 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     workers = jobs or 2 * (os.cpu_count() or 1)  # a worker mostly waits for its sandboxed runs
-    say(f"autograding {len(paths)} submission(s) of {assignment} with {workers} worker(s)")
+    say(f"autograding {len(paths)} submission(s) of {assignment.name} with {workers} worker(s)")
     if skipped:
         say(f"  skipping files that are not notebooks: {inert(', '.join(skipped))}")
     batch = Batch(assignment, submissions, out, cell_timeout, seed, feedback_wall)

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 
 from . import masters
-from .mutants import MUTANTS
+from .assignment import get
 from .paths import NOTEBOOKS_DIR
 
 HANG = "    while True:  # a bug that never returns\n        pass\n"
@@ -36,9 +36,9 @@ def filled(assignment: str, answers: dict[str, str], language: str = "en") -> nb
 
 def demo_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
     """The three the demo grades: full solution, untouched release, and one TODO broken."""
-    reference = masters.reference_answers(assignment)
+    reference = dict(get(assignment).reference)
     subs = {"alice_solution": filled(assignment, reference), "bob_untouched": release(assignment)}
-    mutants = MUTANTS.get(assignment, [])
+    mutants = get(assignment).mutants
     target = next((m for m in mutants if m.passes_visible and m.answer_id.endswith("3")), None) or (mutants[0] if mutants else None)
     if target:
         subs[f"carol_bug_{target.answer_id}"] = filled(assignment, reference | {target.answer_id: target.apply(reference[target.answer_id])})
@@ -47,10 +47,10 @@ def demo_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
 
 def class_submissions(assignment: str, bugs: int = 6) -> dict[str, nbformat.NotebookNode]:
     """A small class for `make bench`: a perfect notebook, a blank one, and `bugs` with one bug each (TODOs in turn)."""
-    reference = masters.reference_answers(assignment)
+    reference = dict(get(assignment).reference)
     subs = {"perfect": filled(assignment, reference), "blank": release(assignment)}
     by_todo: dict[str, list] = {}
-    for mutant in MUTANTS.get(assignment, []):
+    for mutant in get(assignment).mutants:
         by_todo.setdefault(mutant.answer_id, []).append(mutant)
     picked = [m for round_ in range(bugs) for ms in by_todo.values() if round_ < len(ms) for m in [ms[round_]]][:bugs]
     for index, mutant in enumerate(picked):
@@ -60,14 +60,14 @@ def class_submissions(assignment: str, bugs: int = 6) -> dict[str, nbformat.Note
 
 def hanging(assignment: str, answer_id: str) -> nbformat.NotebookNode:
     """The reference with an infinite loop at the top of one TODO's function."""
-    reference = masters.reference_answers(assignment)
+    reference = dict(get(assignment).reference)
     return filled(assignment, reference | {answer_id: _insert_after_docstring(reference[answer_id], HANG)})
 
 
 def bad_submissions(assignment: str) -> dict[str, str | nbformat.NotebookNode]:
     """Submissions that must be reported, not crash the batch: unreadable, foreign, hanging, cheating."""
-    reference = masters.reference_answers(assignment)
-    answer_ids = masters.answer_ids(masters.nbgrader_source(assignment))
+    reference = dict(get(assignment).reference)
+    answer_ids = get(assignment).answer_ids
     other = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('my other homework')")])
     hang_target = answer_ids[min(2, len(answer_ids) - 1)]
     hanging = reference | {hang_target: _insert_after_docstring(reference[hang_target], HANG)}
@@ -79,14 +79,14 @@ def bad_submissions(assignment: str) -> dict[str, str | nbformat.NotebookNode]:
 
 def release_answers(assignment: str) -> dict[str, str]:
     """The stubs of the student edition, by answer grade_id."""
-    answer_ids = masters.answer_ids(masters.nbgrader_source(assignment))
+    answer_ids = get(assignment).answer_ids
     return {masters.grade_id(c): c.source for c in release(assignment).cells if masters.grade_id(c) in answer_ids}
 
 
 def layout_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
     """Correct answers with accidents of layout; each must cost nothing, or only the TODO it touches."""
-    reference = masters.reference_answers(assignment)
-    answer_ids = masters.answer_ids(masters.nbgrader_source(assignment))
+    reference = dict(get(assignment).reference)
+    answer_ids = get(assignment).answer_ids
     first, last = answer_ids[0], answer_ids[-1]
 
     def edit(change) -> nbformat.NotebookNode:

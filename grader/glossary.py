@@ -21,10 +21,10 @@ from pathlib import Path
 
 import yaml
 
-from .paths import ASSIGNMENTS_DIR, NOTEBOOKS_DIR, ROOT, SOLUTIONS_DIR, assignment_names, master_path
+from .paths import NOTEBOOKS_DIR, ROOT, SOLUTIONS_DIR, assignment_dir, assignment_names, master_path
 
 GLOSSARY = Path(__file__).with_name("glossary.zh.yml")
-PY_CATALOGUES = (ROOT / "lab" / "i18n.py", ROOT / "grader" / "i18n.py")
+PY_CATALOGUES = (ROOT / "lab" / "i18n.py", ROOT / "grader" / "i18n.py", *sorted((ROOT / "grader" / "assignments").glob("*/names_zh.py")))
 HANZI = re.compile(r"[\u4e00-\u9fff]")
 TODO_HEADING = re.compile(r"^### TODO \d", re.M)
 
@@ -259,12 +259,12 @@ def zh_notebooks() -> list[Path]:
 
 
 def zh_names() -> list[str]:
-    return [name for name in assignment_names() if (ASSIGNMENTS_DIR / f"{name}.zh.yml").exists()]
+    return [name for name in assignment_names() if (assignment_dir(name) / "zh.yml").exists()]
 
 
 def promise_lines(name: str) -> list[tuple[int, str]]:
     """The Chinese quotes of an assignment's promises file (grader/promises.py), as (line index, line)."""
-    path = ASSIGNMENTS_DIR / f"{name}.promises.yml"
+    path = assignment_dir(name) / "promises.yml"
     lines, found, zh = path.read_text(encoding="utf-8").splitlines() if path.exists() else [], [], False
     for i, line in enumerate(lines):
         if line.strip().endswith(":") and not line.lstrip().startswith("-"):
@@ -276,7 +276,7 @@ def promise_lines(name: str) -> list[tuple[int, str]]:
 
 def fix_promises(name: str) -> int:
     """Apply the fixes to the Chinese quotes, so that they still match the fixed editions."""
-    path = ASSIGNMENTS_DIR / f"{name}.promises.yml"
+    path = assignment_dir(name) / "promises.yml"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True) if path.exists() else []
     changed = 0
     for i, _ in promise_lines(name):

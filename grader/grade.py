@@ -16,9 +16,9 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from . import exports, masters, promises, shrink, snippets, suites
+from . import exports, promises, shrink, snippets
+from .assignment import Assignment, get
 from .compare import same
-from .drivers import driver_source
 from .runner import BRIDGE_SOURCE, CHILD, ChildRun, Limits, run_child, run_pair, sandbox_level, shared
 from .schema import Budget, problem, short_text
 from .suites.base import Task
@@ -50,22 +50,6 @@ class TaskVerdict:
     rules: list[RuleResult] = field(default_factory=list)
     note: str = ""
     hung: bool = False      # the answer ran past a time limit: the feedback run does not wait for it again
-
-    def summary(self) -> str:
-        """Feedback text: the score, then one line per rule, then the first failure of each."""
-        lines = [f"{self.task_id}: {self.score:g} / {self.points:g} points "
-                 f"({sum(r.passed for r in self.rules)} of {len(self.rules)} rules hold)"]
-        if self.note:
-            lines.append(f"  note: {self.note}")
-        for rule in self.rules:
-            lines.append(f"  [{'pass' if rule.passed else 'FAIL'}] {rule.name}")
-            if not rule.passed:
-                lines += [f"         the text says: {quote_marks(q, 'en')}" for q in rule.quotes.get("en", [])]
-                lines.append(f"         {rule.detail}")
-            if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
-                lines += ["         to see it yourself, paste this into a scratch cell and run it:", "",
-                          *rule.snippet.splitlines(), ""]
-        return "\n".join(lines)
 
 
 def _short(value, limit: int = 160) -> str:
@@ -122,11 +106,11 @@ def _status(actual, shown: Budget) -> str:
     return shown.value(actual)
 
 
-def explain(ops: list, expected, actual, driver: str = "decode", shown: Budget | None = None) -> str:
+def explain(ops: list, expected, actual, cases, shown: Budget | None = None) -> str:
     """The first point where the student's run departs from the reference, in words.
 
     Everything of the child's (`actual`) is shown through one Budget, so the message holds FEEDBACK_BUDGET
-    characters of it at most, however the value is shaped."""
+    characters of it at most, however the value is shaped. `cases`: the assignment's ops as code (snippets.py)."""
     shown = shown or Budget()
     if not isinstance(actual, list):
         return f"the scenario did not finish: {_status(actual, shown)}"
@@ -134,7 +118,7 @@ def explain(ops: list, expected, actual, driver: str = "decode", shown: Budget |
     if index is None:
         return f"expected {len(expected)} observations, got {shown.value(len(actual))}"
     exp, act = expected[index], actual[index]
-    where = f"step {index + 1}, {snippets.describe(driver, ops[index])}"
+    where = f"step {index + 1}, {snippets.describe(cases, ops[index])}"
     if not isinstance(act, dict):
         return f"{where}: {first_diff(exp, act, shown, 'observed')}"
     if not same(exp.get("error"), act.get("error")):
@@ -149,20 +133,19 @@ def explain(ops: list, expected, actual, driver: str = "decode", shown: Budget |
 class Grader:
     """Grades one assignment's TODOs; build once, then call grade() per submission."""
 
-    def __init__(self, assignment: str, seed: int = DEFAULT_SEED, child_timeout: float = CHILD_TIMEOUT,
+    def __init__(self, assignment: Assignment | str, seed: int = DEFAULT_SEED, child_timeout: float = CHILD_TIMEOUT,
                  child_stall: float = CHILD.stall, warm: bool = True):
-        suite = suites.load(assignment)
+        assignment = get(assignment)  # a name only from a command line or a test
         self.limits = dataclasses.replace(CHILD, wall=child_timeout, stall=child_stall)   # each grading child's
-        master = masters.read_master(assignment)
         self.assignment, self.seed = assignment, seed
-        self.tasks: list[Task] = suite.build(seed)
-        self.setup = masters.grading_setup_sources(master)
-        self.answer_ids = masters.answer_ids(master)
-        self.reference = masters.reference_answers(assignment)
+        self.tasks: list[Task] = assignment.tasks(seed)
+        self.setup = assignment.setup
+        self.answer_ids = assignment.answer_ids
+        self.reference = assignment.reference
         self.exports = {gid: exports.exports(self.reference[gid]) for gid in self.answer_ids}
         self.stand_ins = {gid: exports.stand_in(self.reference[gid]) for gid in self.answer_ids}
-        self.driver_name = suite.DRIVER
-        self.driver = driver_source(suite.DRIVER)
+        self.cases = assignment.cases
+        self.driver = assignment.driver_source
         self.sandbox = sandbox_level()
         # Children forked from one warm parent per process (grader/runner/warm.py); warm=False starts each afresh.
         # The reference runs in a fresh child while the warm parent starts up beside it.
@@ -244,8 +227,8 @@ class Grader:
         at = departure(expected, actual)
         errors = [obs.get("error") if isinstance(obs, dict) else None for obs in expected] if isinstance(expected, list) else None
         state = at is not None and _same_result(expected[at], actual[at]) and (_state_part(expected[at], actual[at]) or True)
-        code = snippets.snippet(self.driver_name, ops, at, state=state, errors=errors)
-        return f"{label}: {explain(ops, expected, actual, self.driver_name)}", code
+        code = snippets.snippet(self.cases, ops, at, state=state, errors=errors)
+        return f"{label}: {explain(ops, expected, actual, self.cases)}", code
 
     def _grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         for _ in range(2):   # a failure of the grader's side is run again once, and never scored
@@ -303,7 +286,7 @@ class Grader:
                 break
             share, batch = max(1, shrink.SHRINK_CANDIDATES // len(open_)), []
             for ri in open_:
-                fresh = [ops for ops in shrink.candidates(self.driver_name, best[ri][1]) if (ri, shrink.key(ops)) not in tried]
+                fresh = [ops for ops in shrink.candidates(self.cases.KIND, best[ri][1]) if (ri, shrink.key(ops)) not in tried]
                 tried.update((ri, shrink.key(ops)) for ops in fresh[:share])
                 batch += [(ri, {"name": f"shrink|{ri}|{n}", "ops": ops}) for n, ops in enumerate(fresh[:share])]
             observed = self._observe_both(task, answer_source, [sc for _, sc in batch], left) if batch else None

@@ -1,6 +1,7 @@
 """Read a master source and derive its editions (nbgrader source, solved) and cells."""
 from __future__ import annotations
 
+import copy
 import re
 
 import jupytext
@@ -58,7 +59,12 @@ def strip_solution_marks(source: str) -> str:
 
 def nbgrader_source(name: str, language: str = "en") -> nbformat.NotebookNode:
     """What nbgrader sees as the source: all cells except solution-edition prose."""
-    nb = read_master(name, language)
+    return without_solution_prose(read_master(name, language))
+
+
+def without_solution_prose(nb) -> nbformat.NotebookNode:
+    """A copy of a master notebook without its solution-edition cells."""
+    nb = copy.deepcopy(nb)
     nb.cells = [c for c in nb.cells if SOLUTION_ONLY_TAG not in tags(c)]
     return nb
 
@@ -105,6 +111,10 @@ def grading_setup_sources(nb) -> list[str]:
 
 def reference_answers(name: str) -> dict[str, str]:
     """grade_id -> the reference solution's source, solution markers removed."""
-    nb = read_master(name)
+    return reference_of(read_master(name))
+
+
+def reference_of(nb) -> dict[str, str]:
+    """grade_id -> the source of each answer cell of a master notebook, solution markers removed."""
     return {gid: strip_solution_marks(cells[0].source) for gid, cells in cells_by_grade_id(nb).items()
             if nbgrader_meta(cells[0]).get("solution")}

@@ -34,8 +34,9 @@ import nbformat
 from traitlets import Dict, Float, Int
 
 from . import feedback, masters, notebook_run, sanitize, submission
+from .assignment import Assignment, load
 from .grade import Grader, TaskVerdict
-from .paths import NOTEBOOKS_DIR, ROOT, assignment_names
+from .paths import ROOT, assignment_names
 from .safe_text import inert
 
 try:
@@ -56,34 +57,18 @@ class Graded:
 
 
 @functools.lru_cache(maxsize=None)
-def grader_for(assignment: str, seed: int | None = None) -> Grader:
+def grader_for(assignment: Assignment, seed: int | None = None) -> Grader:
     """One Grader (hidden suite, reference observations, warm parent) per assignment and process."""
     return Grader(assignment, **({"seed": seed} if seed is not None else {}))
 
 
 @functools.lru_cache(maxsize=None)
-def release_of(assignment: str) -> nbformat.NotebookNode:
-    """The released student edition (read only: callers copy what they change)."""
-    return nbformat.read(NOTEBOOKS_DIR / f"{assignment}.ipynb", as_version=4)
-
-
-@functools.lru_cache(maxsize=None)
-def trusted_markdown(assignment: str) -> frozenset[str]:
+def trusted_markdown(assignment: Assignment) -> frozenset[str]:
     """The release's own prose: kept as written on the page (anything else is cleaned)."""
-    return frozenset(c.source for c in release_of(assignment).cells if c.cell_type == "markdown")
+    return frozenset(c.source for c in assignment.release().cells if c.cell_type == "markdown")
 
 
-@functools.lru_cache(maxsize=None)
-def hidden_snippets(assignment: str) -> list[str]:
-    return feedback.hidden_snippets(masters.nbgrader_source(assignment))
-
-
-def answers_of(nb, answer_ids: list[str]) -> dict[str, str]:
-    """The last copy of each answer cell, as the kernel ran it last."""
-    return {gid: cells[-1].source for gid, cells in masters.cells_by_grade_id(nb).items() if gid in answer_ids}
-
-
-def grade_notebook(nb, assignment: str, *, seed: int | None = None, cell_wall: float = notebook_run.CELL_WALL,
+def grade_notebook(nb, assignment: Assignment, *, seed: int | None = None, cell_wall: float = notebook_run.CELL_WALL,
                    cell_cpu: float = notebook_run.CELL_CPU, budget: float = notebook_run.BUDGET,
                    keep_test_source: bool = False, language: str = "en") -> Graded:
     """Grade `nb` in place: verdicts, a sandboxed feedback run, inert outputs, redacted test cells with scores.
@@ -94,7 +79,7 @@ def grade_notebook(nb, assignment: str, *, seed: int | None = None, cell_wall: f
     with _LOCK:  # the first call per assignment builds the suite; later calls share it
         grader = grader_for(assignment, seed)
     answer_ids = grader.answer_ids
-    verdicts = grader.grade(answers_of(nb, answer_ids))
+    verdicts = grader.grade(submission.answers_of(nb, answer_ids))
     by_test = {v.test_id: v for v in verdicts}
     for cell in nb.cells:  # the student's kernel never holds hidden tests
         if masters.grade_id(cell) in by_test:
@@ -112,7 +97,7 @@ def grade_notebook(nb, assignment: str, *, seed: int | None = None, cell_wall: f
     notes += sanitize.clean_notebook(nb, trusted_markdown(assignment))
     notes += [f"{v.test_id}: {v.note}" for v in verdicts if v.note.startswith("grading error")]  # for the instructor to re-run
     try:
-        feedback.redact(nb, verdicts, hidden_snippets(assignment), language)
+        feedback.redact(nb, verdicts, assignment.hidden_snippets, language)
         nb.metadata["language_edition"] = language  # the feedback template's labels follow it
     except RuntimeError as exc:  # our bug, never the student's: no page, but the scores stand
         ran = False
@@ -150,14 +135,14 @@ class SandboxedAutograde(_Base):
     cell_timeout = Float(notebook_run.CELL_WALL, help="wall seconds per cell of the feedback run").tag(config=True)
     budget = Float(notebook_run.BUDGET, help="wall seconds for the whole feedback run of one notebook").tag(config=True)
 
-    def assignment(self, resources) -> str:
+    def assignment(self, resources) -> Assignment:
         """Our assignment for the one nbgrader is grading."""
         name = resources.get("nbgrader", {}).get("assignment", "")
         assignment = self.assignment_map.get(name, name)
         if assignment not in assignment_names():
             raise ValueError(f"no grading suite for assignment {assignment!r}; known: {', '.join(assignment_names())} "
                              "(set SandboxedAutograde.assignment_map)")
-        return assignment
+        return load(assignment)
 
     def warn(self, resources, notes: list[str]) -> None:
         """Notes in nbgrader's log, which prints to the instructor's terminal: nothing of the student's raw."""
@@ -178,7 +163,7 @@ class RepairCellMetadata(SandboxedAutograde):
     A subclass so that `c.SandboxedAutograde.assignment_map` names the assignment here too."""
 
     def preprocess(self, nb, resources):
-        self.warn(resources, submission.repair_metadata(nb, release_of(self.assignment(resources))))
+        self.warn(resources, submission.repair_metadata(nb, self.assignment(resources).release()))
         return nb, resources
 
 

@@ -1,6 +1,6 @@
 """What each hidden rule may judge: the sentences of its TODO's text that require it, in each edition.
 
-A hidden rule judges only what the TODO's text states. `<assignment>.promises.yml`, next to the master,
+A hidden rule judges only what the TODO's text states. `promises.yml`, in the assignment's folder,
 quotes for every rule of the suite the sentence(s) that state it, as they read in each language's student
 edition. tests/test_promises.py fails when a rule has no quote or a quote is no longer in its edition,
 and a failing rule's feedback shows the quote, so the student sees which promise was broken.
@@ -15,34 +15,26 @@ Layout of the file:
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from pathlib import Path
 
 import yaml
 
-from .paths import ASSIGNMENTS_DIR
-
-LANGUAGES = ("en", "zh")
+from .translation import LANGUAGES
 
 
-def path(assignment: str):
-    return ASSIGNMENTS_DIR / f"{assignment}.promises.yml"
-
-
-@lru_cache(maxsize=None)
-def load(assignment: str) -> dict[str, dict[str, dict[str, list[str]]]]:
+def read(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
     """{task_id: {rule name: {language: [quotes]}}}; empty when the assignment has no file yet."""
-    file = path(assignment)
-    if not file.exists():
+    if not path.exists():
         return {}
-    data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     return {task: {rule: {lang: [q] if isinstance(q, str) else list(q) for lang, q in (langs or {}).items()}
                    for rule, langs in (rules or {}).items()}
             for task, rules in data.items()}
 
 
-def quotes(assignment: str, task_id: str, rule: str, language: str = "en") -> list[str]:
+def quotes(assignment, task_id: str, rule: str, language: str = "en") -> list[str]:
     """The sentences of `task_id`'s text that state `rule`, in `language` ([] if none are recorded)."""
-    return load(assignment).get(task_id, {}).get(rule, {}).get(language, [])
+    return assignment.promises.get(task_id, {}).get(rule, {}).get(language, [])
 
 
 def normalized(text: str) -> str:
@@ -50,11 +42,11 @@ def normalized(text: str) -> str:
     return " ".join(text.split())
 
 
-def todo_text(nb, task_id: str) -> str:
+def todo_text(nb, task_id: str, test_id: str | None = None) -> str:
     """The text a student reads for `task_id`: from the markdown cell headed by it through its visible-check cell."""
     number = task_id.split()[-1]
     heading = re.compile(rf"^#+ .*\bTODO {re.escape(number)}\b", re.M)
-    test_id = f"todo{number}_tests"
+    test_id = test_id or f"todo{number}_tests"
     cells, inside = [], False
     for cell in nb.cells:
         if cell.cell_type == "markdown" and heading.search(cell.source):
@@ -66,25 +58,17 @@ def todo_text(nb, task_id: str) -> str:
     return normalized("\n".join(cells))
 
 
-def edition_path(assignment: str, language: str):
-    from .paths import NOTEBOOKS_DIR
-    return NOTEBOOKS_DIR / (f"{assignment}.ipynb" if language == "en" else f"{language}/{assignment}.ipynb")
-
-
-def problems(assignment: str, recorded: dict | None = None) -> list[str]:
-    """What is wrong with an assignment's quotes: a rule without one, a quote not in its edition, a stale rule."""
-    import nbformat
-
-    from . import suites
+def problems(assignment, recorded: dict | None = None) -> list[str]:
+    """What is wrong with an Assignment's quotes: a rule without one, a quote not in its edition, a stale rule."""
     from .grade import DEFAULT_SEED
 
-    recorded = load(assignment) if recorded is None else recorded
-    tasks = suites.load(assignment).build(DEFAULT_SEED)
+    recorded = assignment.promises if recorded is None else recorded
+    tasks = assignment.tasks(DEFAULT_SEED)
     found = []
     for language in LANGUAGES:
-        nb = nbformat.read(edition_path(assignment, language), as_version=4)
+        nb = assignment.release(language)
         for task in tasks:
-            text = todo_text(nb, task.task_id)
+            text = todo_text(nb, task.task_id, task.test_id)
             if not text:
                 found.append(f"{language} {task.task_id}: no text found in the student edition")
             for rule in task.rules:

@@ -5,16 +5,17 @@ import contextlib
 import io
 
 from . import masters
+from .assignment import Assignment, get
 
 
-def namespace(assignment: str = "02_decode_scheduling", answers: dict[str, str] | None = None) -> dict:
+def namespace(assignment: Assignment | str = "02_decode_scheduling", answers: dict[str, str] | None = None) -> dict:
     """Globals after running the given cells and the answers (default: the reference)."""
-    nb = masters.read_master(assignment)
-    answers = answers or masters.reference_answers(assignment)
-    ns: dict = {"__name__": f"reference_{assignment}"}
+    assignment = get(assignment)
+    answers = answers or assignment.reference
+    ns: dict = {"__name__": f"reference_{assignment.name}"}
     with contextlib.redirect_stdout(io.StringIO()):
-        for src in masters.grading_setup_sources(nb):
+        for src in assignment.setup:
             exec(compile(masters.strip_magics(src), "<given cell>", "exec", dont_inherit=True), ns)
-        for gid in masters.answer_ids(nb):
+        for gid in assignment.answer_ids:
             exec(compile(answers[gid], f"<{gid}>", "exec", dont_inherit=True), ns)
     return ns

@@ -1,6 +1,6 @@
 """A failing case small enough to read: delta debugging of a hidden scenario (Zeller's ddmin, batched).
 
-A scenario is an op script (grader/drivers/). A candidate keeps part of one of its lists: the ops after the
+A scenario is an op script (an assignment's driver.py). A candidate keeps part of one of its lists: the ops after the
 first (which builds the object under test), the requests of an engine run, the items of a list argument
 of a call; or it runs fewer steps. The grader runs a round of candidates in the sandbox, the student's
 answer and the reference side by side, keeps the smallest on which they still disagree, and goes on from

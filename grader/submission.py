@@ -19,7 +19,6 @@ import nbformat
 from nbformat import validator
 
 from . import masters, safe_io
-from .paths import NOTEBOOKS_DIR
 
 # Besides the file size (safe_io.MAX_SUBMISSION), counted before nbformat parses and validates, and we sanitise
 # and render (work that grows with each): an honest notebook has a few hundred cells; 200,000 empty ones in an
@@ -109,46 +108,35 @@ def read(path: Path) -> nbformat.NotebookNode:
 
 
 @lru_cache(maxsize=None)
-def _release_cells(assignment: str) -> tuple[frozenset[str], ...]:
-    """Distinctive sources of each released edition of an assignment (code and prose)."""
-    editions = sorted(NOTEBOOKS_DIR.rglob(f"{assignment}.ipynb"))
-    return tuple(frozenset(c.source.strip() for c in nbformat.read(p, as_version=4).cells if len(c.source.strip()) >= 40)
-                 for p in editions)
+def _release_cells(assignment) -> tuple[frozenset[str], ...]:
+    """Distinctive sources of each released edition of an Assignment (code and prose)."""
+    return tuple(frozenset(c.source.strip() for c in assignment.release(lang).cells if len(c.source.strip()) >= 40)
+                 for lang in assignment.languages)
 
 
-def release_path(assignment: str, language: str = "en") -> Path:
-    """The released student edition of `assignment` in `language` (notebooks/ or notebooks/<lang>/)."""
-    return NOTEBOOKS_DIR / f"{assignment}.ipynb" if language == "en" else NOTEBOOKS_DIR / language / f"{assignment}.ipynb"
-
-
-def language_of(nb, assignment: str, languages: tuple[str, ...]) -> str:
-    """The language of the released edition that `nb` shares the most cells with (English on a tie)."""
+def language_of(nb, assignment) -> str:
+    """The language of the Assignment's released edition that `nb` shares the most cells with (English on a tie)."""
     mine = {c.source.strip() for c in nb.cells}
-
-    def shared(language: str) -> int:
-        release = nbformat.read(release_path(assignment, language), as_version=4)
-        return len(mine & {c.source.strip() for c in release.cells if len(c.source.strip()) >= 40})
-
-    scores = {language: shared(language) for language in languages}
-    return max(languages, key=lambda language: (scores[language], language == "en"))
+    scores = {language: len(mine & cells) for language, cells in zip(assignment.languages, _release_cells(assignment))}
+    return max(assignment.languages, key=lambda language: (scores[language], language == "en"))
 
 
-def resemblance(nb, assignment: str) -> int:
-    """How many released cells of `assignment` appear verbatim in `nb` (best edition)."""
+def resemblance(nb, assignment) -> int:
+    """How many released cells of the Assignment appear verbatim in `nb` (best edition)."""
     mine = {c.source.strip() for c in nb.cells}
     return max((len(mine & cells) for cells in _release_cells(assignment)), default=0)
 
 
-def identify(nb, assignment: str, others: list[str]) -> None:
-    """Raise unless `nb` is a notebook of `assignment` rather than of another one (grade_ids are shared)."""
+def identify(nb, assignment, others: list) -> None:
+    """Raise unless `nb` is a notebook of the Assignment rather than of one of the `others` (grade_ids are shared)."""
     if not masters.cells_by_grade_id(nb):
-        raise NotASubmission(f"some other notebook: none of the graded cells of {assignment} are in it")
+        raise NotASubmission(f"some other notebook: none of the graded cells of {assignment.name} are in it")
     ours = resemblance(nb, assignment)
     best = max(others, key=lambda o: resemblance(nb, o), default=None)
     if best is not None and resemblance(nb, best) > ours:
-        raise NotASubmission(f"some other notebook: this is {best}, not {assignment}")
+        raise NotASubmission(f"some other notebook: this is {best.name}, not {assignment.name}")
     if ours == 0:
-        raise NotASubmission(f"some other notebook: none of the given cells of {assignment} are in it")
+        raise NotASubmission(f"some other notebook: none of the given cells of {assignment.name} are in it")
 
 
 def repair_metadata(nb, release: nbformat.NotebookNode) -> list[str]:
@@ -186,12 +174,17 @@ def _unmark(cell) -> None:
         cell.metadata.pop(key, None)
 
 
+def answers_of(nb, answer_ids: list[str]) -> dict[str, str]:
+    """The last copy of each answer cell, as the kernel ran it last."""
+    return {gid: cells[-1].source for gid, cells in masters.cells_by_grade_id(nb).items() if gid in answer_ids}
+
+
 def prepare(nb, release: nbformat.NotebookNode, answer_ids: list[str]) -> Submission:
     """The answers, and a notebook in which every graded cell of the release appears exactly once."""
     warnings = repair_metadata(nb, release)
     found = masters.cells_by_grade_id(nb)
     released = masters.cells_by_grade_id(release)
-    answers = {gid: cells[0].source for gid, cells in found.items() if gid in answer_ids}
+    answers = answers_of(nb, answer_ids)  # repaired: only the last copy of each is still marked
     for gid, cells in found.items():
         if gid not in answer_ids and _edited(cells[0], released[gid][0]):
             warnings.append(f"cell {gid} was edited; the original is used for grading, so this costs nothing")

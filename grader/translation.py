@@ -1,6 +1,6 @@
 """Other-language editions from one master: a catalogue beside it, keyed by cell, checked for drift.
 
-grader/assignments/<name>.<lang>.yml maps each cell key (grade_id, or the `key` in the cell's jupytext
+grader/assignments/<name>/<lang>.yml maps each cell key (grade_id, or the `key` in the cell's jupytext
 header) to the translated markdown, or to the translated string literals of a code cell, together with
 `en`, a fingerprint of the English it was translated from. A code cell's entry may also translate its comments
 (`comments`, pairs of the text after `# `, a run of whole-line comments as one multi-line text), fingerprinted
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from .paths import ASSIGNMENTS_DIR
+from .paths import assignment_dir
 
 LANGUAGES = ("en", "zh")
 TRANSLATED = ("zh",)
@@ -33,7 +33,7 @@ def cell_key(cell) -> str | None:
 
 
 def catalogue_path(name: str, language: str) -> Path:
-    return ASSIGNMENTS_DIR / f"{name}.{language}.yml"
+    return assignment_dir(name) / f"{language}.yml"
 
 
 def languages(name: str) -> list[str]:

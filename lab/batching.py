@@ -7,11 +7,11 @@ a tick count here is never a hardware speedup.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable
 
+from .decode import _describe, _require_int
 from .i18n import tr
 
 JOB_KEYS = frozenset({"id", "arrival", "tokens"})
@@ -23,20 +23,6 @@ class JobStatus(Enum):
     WAITING = "waiting"
     RUNNING = "running"
     FINISHED = "finished"
-
-
-def _describe(value: Any) -> str:
-    """Name a bad value so that the error message explains the rejection."""
-    if isinstance(value, float) and math.isnan(value):
-        return "NaN"
-    return f"{value!r} ({type(value).__name__})"
-
-
-def _require_int(value: Any, where: str) -> int:
-    """Accept only true ints: bool, float, NaN and str would break termination."""
-    if type(value) is not int:
-        raise ValueError(tr("{where} must be an int, got {value}", where=where, value=_describe(value)))
-    return value
 
 
 @dataclass
@@ -52,9 +38,10 @@ class Job:
     finish: int | None = None
 
     def __post_init__(self) -> None:
-        _require_int(self.id, tr("job {id}: field '{field}'", id=repr(self.id), field="id"))
-        _require_int(self.arrival, tr("job {id}: field '{field}'", id=self.id, field="arrival"))
-        _require_int(self.tokens, tr("job {id}: field '{field}'", id=self.id, field="tokens"))
+        # only true ints: bool, float, NaN and str would break termination
+        _require_int(tr("job {id}: field '{field}'", id=repr(self.id), field="id"), self.id)
+        _require_int(tr("job {id}: field '{field}'", id=self.id, field="arrival"), self.arrival)
+        _require_int(tr("job {id}: field '{field}'", id=self.id, field="tokens"), self.tokens)
         if self.arrival < 0:
             raise ValueError(tr("job {id}: field '{field}' must be >= {minimum}, got {value}", id=self.id, field="arrival", minimum=0,
                                  value=self.arrival))
@@ -75,7 +62,7 @@ class Job:
 
 def validate_slots(slots: Any) -> int:
     """Return slots if it is a positive int, else raise ValueError."""
-    _require_int(slots, "slots")
+    _require_int("slots", slots)
     if slots < 1:
         raise ValueError(tr("slots must be >= 1, got {value}", value=slots))
     return slots

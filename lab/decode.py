@@ -10,6 +10,7 @@ step under token and sequence budgets and allocate real KV pages.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Literal
 
@@ -65,10 +66,17 @@ class RequestState:
         return self.generated_len >= self.max_new_tokens
 
 
+def _describe(value: Any) -> str:
+    """Name a bad value so that the error message explains the rejection."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return f"{value!r} ({type(value).__name__})"
+
+
 def _require_int(name: str, value: Any, minimum: int | None = None) -> None:
-    """Reject bool, float and str where the model needs an int."""
+    """Reject bool, float, NaN and str where the model needs an int."""
     if type(value) is not int:
-        raise ValueError(tr("{name} must be an int, got {value}", name=name, value=f"{value!r} ({type(value).__name__})"))
+        raise ValueError(tr("{name} must be an int, got {value}", name=name, value=_describe(value)))
     if minimum is not None and value < minimum:
         raise ValueError(tr("{name} must be >= {minimum}, got {value}", name=name, minimum=minimum, value=value))
 

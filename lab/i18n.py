@@ -39,7 +39,6 @@ ZH = {
         "deadline_step 必须晚于当前时钟（{clock}），实际是 {value}",
     "TODO 4 (step) is not implemented yet": "TODO 4（step）尚未实现",
     # lab.batching: input validation
-    "{where} must be an int, got {value}": "{where} 必须是 int，实际是 {value}",
     "job {id}: field '{field}'": "作业 {id} 的字段 '{field}'",
     "job {id}: field '{field}' must be >= {minimum}, got {value}": "作业 {id}：字段 '{field}' 必须 >= {minimum}，实际是 {value}",
     "slots must be >= 1, got {value}": "slots 必须 >= 1，实际是 {value}",

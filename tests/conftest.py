@@ -144,10 +144,11 @@ def stand_in_cjk_font_env(folder: Path) -> dict[str, str]:
 def as_saved(assignment: str, answers: dict, form: str, folder: Path) -> dict:
     """The answers after a round trip through a saved file, read exactly as `make autograde` reads it."""
     from grader import examples, masters, paths, submission
+    from grader.assignment import load
 
     path = examples.write({"student": examples.filled(assignment, answers)}, folder, form=form)[0]
     nb = submission.read(path)
-    submission.identify(nb, assignment, [n for n in paths.assignment_names() if n != assignment])
+    submission.identify(nb, load(assignment), [load(n) for n in paths.assignment_names() if n != assignment])
     return submission.prepare(nb, examples.release(assignment), masters.answer_ids(masters.nbgrader_source(assignment))).answers
 
 

@@ -68,9 +68,9 @@ if %(gid)r in _found:
 SEARCH = '''
 import glob as _glob, re as _re, lab as _lab
 from pathlib import Path as _P
-_candidates = [str(_P(_lab.__file__).resolve().parents[1] / "grader" / "assignments" / "02_decode_scheduling.py")]
-for _pattern in ("/opt/*/grader/assignments/*.py", "/*/grader/assignments/*.py", "/*/*/grader/assignments/*.py",
-                 "/*/*/*/grader/assignments/*.py"):
+_candidates = [str(_P(_lab.__file__).resolve().parents[1] / "grader" / "assignments" / "02_decode_scheduling" / "master.py")]
+for _pattern in ("/opt/*/grader/assignments/*/master.py", "/*/grader/assignments/*/master.py", "/*/*/grader/assignments/*/master.py",
+                 "/*/*/*/grader/assignments/*/master.py"):
     _candidates += _glob.glob(_pattern)
 for _candidate in _candidates:
     try:

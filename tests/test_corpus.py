@@ -1,6 +1,6 @@
-"""Correct answers written another way get full marks (grader/corpus/).
+"""Correct answers written another way get full marks (grader/assignments/<name>/corpus/).
 
-Every notebook in grader/corpus/<assignment>/ was written by someone who saw only the student edition (its
+Every notebook in grader/assignments/<name>/corpus/ was written by someone who saw only the student edition (its
 language is in the file name), in a style of their own, and saved with nbformat.write. Each must score full
 marks through `make autograde`'s pipeline; the structure tests keep the corpus honest: at least two answers
 per TODO that differ from the reference, in both editions.
@@ -15,14 +15,13 @@ import nbformat
 import pytest
 
 from grader import autograde, masters
-from grader.nbgrader_plugin import answers_of
-from grader.paths import ROOT, assignment_names
-
-CORPUS = ROOT / "grader" / "corpus"
+from grader.assignment import load
+from grader.paths import assignment_names
+from grader.submission import answers_of
 
 
 def corpus(assignment: str) -> list[Path]:
-    return sorted((CORPUS / assignment).glob("*.ipynb"))
+    return load(assignment).corpus
 
 
 def shape(source: str) -> str:

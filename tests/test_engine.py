@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader import reference
-from grader.mutants import BATCH_SCHEDULING_MUTANTS, mutated_answers
+from grader.mutants import MUTANTS, mutated_answers
 from lab.engine import (BlockManagerBase, LLMEngine, SchedulerBase, Sequence, SequenceStatus, TimeModel,
                         poisson_requests)
 
@@ -14,7 +14,7 @@ NS = reference.namespace(NAME)
 
 
 def mutant_namespace(name):
-    mutant = next(m for m in BATCH_SCHEDULING_MUTANTS if m.name == name)
+    mutant = next(m for m in MUTANTS[NAME] if m.name == name)
     return reference.namespace(NAME, mutated_answers(NAME, mutant))
 
 

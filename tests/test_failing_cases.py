@@ -12,7 +12,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from grader import i18n, masters, promises, reference, snippets
+from grader import i18n, masters, reference, snippets
+from grader.assignment import load
 from grader.compare import same
 from grader.grade import Grader
 from grader.mutants import MUTANTS, mutated_answers
@@ -31,8 +32,7 @@ def scores(verdicts):
 
 def replayed(assignment: str, answer_id: str) -> bool:
     """A TODO whose rules compare replays with the reference (not judged by a property): its failures carry code."""
-    from grader import suites
-    return not any(rule.judge for task in suites.load(assignment).build(1) if task.answer_id == answer_id for rule in task.rules)
+    return not any(rule.judge for task in load(assignment).tasks(1) if task.answer_id == answer_id for rule in task.rules)
 
 
 # ------------------------------------------------------------------ 1. another order of the same arithmetic
@@ -192,7 +192,7 @@ def test_shrinking_is_bounded_and_keeps_the_disagreement(monkeypatch):
 
 def test_a_case_that_cannot_be_cut_down_is_still_shown_as_code():
     ops = [["call", "latency_summary", [[{"seq_id": i, "arrival_us": 10 * i} for i in range(60)], 200, 50]]]
-    code = snippets.snippet("engine", ops)
+    code = snippets.snippet(load(BATCH).cases, ops)
     assert not snippets.fits(code) and "too long" not in code
     assert len(code.splitlines()) > snippets.MAX_LINES and ast.parse(code)
 
@@ -204,12 +204,12 @@ def test_a_failing_rule_quotes_its_sentence_in_the_students_language(monkeypatch
     rules = [r.name for r in tasks[1].rules]
     quotes = {"TODO 2": {name: {"en": [f"Sentence {i} of TODO 2."], "zh": [f"TODO 2 的第 {i} 句。"]}
                          for i, name in enumerate(rules)}}
-    monkeypatch.setattr(promises, "load", lambda assignment: quotes if assignment == "01_continuous_batching" else {})
+    monkeypatch.setattr(load("01_continuous_batching"), "promises", quotes)
     verdict = Grader("01_continuous_batching").grade(mutated_answers("01_continuous_batching", mutant))[1]
     failing = [i for i, r in enumerate(verdict.rules) if not r.passed]
     passing = [i for i, r in enumerate(verdict.rules) if r.passed]
     assert "a job served too many times is caught" in [verdict.rules[i].name for i in failing] and passing
-    en, zh = verdict.summary(), i18n.summary(verdict, "zh")
+    en, zh = i18n.summary(verdict), i18n.summary(verdict, "zh")
     for i in failing:
         assert f'the text says: "Sentence {i} of TODO 2."' in en and f"题目要求：“TODO 2 的第 {i} 句。”" in zh
     for i in passing:
@@ -224,8 +224,8 @@ def test_hidden_scenarios_are_the_same_in_every_process():
     import subprocess
     import sys
 
-    script = ("import hashlib, json\nfrom grader import suites\nfrom grader.paths import assignment_names\n"
-              "print(hashlib.sha256(json.dumps([[r.scenarios for t in suites.load(n).build(20261129) for r in t.rules]"
+    script = ("import hashlib, json\nfrom grader.assignment import load\nfrom grader.paths import assignment_names\n"
+              "print(hashlib.sha256(json.dumps([[r.scenarios for t in load(n).tasks(20261129) for r in t.rules]"
               " for n in assignment_names()]).encode()).hexdigest())")
     digests = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True).stdout
                for _ in range(3)}

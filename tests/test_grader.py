@@ -5,9 +5,10 @@ import nbformat
 import pytest
 
 from conftest import FORMS, ROOT, as_saved
-from grader import masters, reference
+from grader import i18n, masters, reference
+from grader.assignment import load
 from grader.grade import Grader, explain, first_diff
-from grader.mutants import DECODE_MUTANTS, MUTANTS, mutated_answers
+from grader.mutants import MUTANTS, mutated_answers
 from grader.runner import CHILD, UID_BASE, UID_COUNT, run_child, sandbox_level
 from readings import OPEN, RULED_OUT
 
@@ -34,8 +35,7 @@ def test_suite_is_large_and_randomized(grader):
     for task in grader.tasks:
         assert len(task.rules) >= 5 and len(task.scenarios) >= 40
         assert all(any("#" in sc["name"] for sc in rule.scenarios) for rule in task.rules), "every rule has random cases"
-    from grader.suites import decode_scheduling
-    assert decode_scheduling.build(1)[2].scenarios != decode_scheduling.build(2)[2].scenarios
+    assert load(NAME).tasks(1)[2].scenarios != load(NAME).tasks(2)[2].scenarios
 
 
 def release_answers():
@@ -48,7 +48,7 @@ def test_untouched_stubs_score_zero_everywhere(grader):
 
 
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("mutant", DECODE_MUTANTS, ids=lambda m: f"{m.answer_id}-{m.name}")
+@pytest.mark.parametrize("mutant", MUTANTS[NAME], ids=lambda m: f"{m.answer_id}-{m.name}")
 def test_broken_variant_costs_its_own_todo_only(grader, mutant, form, tmp_path):
     got = scores(grader.grade(as_saved(NAME, mutated_answers(NAME, mutant), form, tmp_path)))
     assert got[mutant.answer_id] < FULL[mutant.answer_id]
@@ -57,7 +57,7 @@ def test_broken_variant_costs_its_own_todo_only(grader, mutant, form, tmp_path):
 
 def test_at_least_three_variants_per_todo():
     for gid in FULL:
-        assert sum(m.answer_id == gid for m in DECODE_MUTANTS) >= 3
+        assert sum(m.answer_id == gid for m in MUTANTS[NAME]) >= 3
 
 
 def test_a_hang_costs_only_its_todo_and_is_reported(grader):
@@ -88,7 +88,7 @@ CHEATS = {
     "kill parent": "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept Exception:\n    pass\n",
     "swallow IPython errors": "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n",
     "forge results": "import os, json\nfor fd in range(3, 64):\n    try:\n        os.write(fd, (json.dumps({'kind': 'done'}) + '\\n').encode())\n    except OSError:\n        pass\n",
-    "read the reference": "from pathlib import Path\nSRC = [p.read_text() for p in Path('/').glob('**/grader/assignments/*.py')]\n",
+    "read the reference": "from pathlib import Path\nSRC = [p.read_text() for p in Path('/').glob('**/grader/assignments/*/master.py')]\n",
 }
 
 
@@ -135,8 +135,8 @@ def test_explanations_name_the_first_difference():
     ops = [["new", {}], ["step"]]
     expected = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 2}, "state": {"clock": 1}}]
     actual = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
-    assert explain(ops, expected, actual) == "step 2, sim.step(): returned.request_id: expected 2, got 1"
-    assert explain(ops, expected, "timeout") == "the scenario did not finish: timeout"
+    assert explain(ops, expected, actual, load(NAME).cases) == "step 2, sim.step(): returned.request_id: expected 2, got 1"
+    assert explain(ops, expected, "timeout", load(NAME).cases) == "the scenario did not finish: timeout"
     assert first_diff({"queue": [{"request_id": 4, "status": "running"}]}, {"queue": [{"request_id": 4, "status": "waiting"}]}) \
         == "queue[request 4].status: expected 'running', got 'waiting'"
 
@@ -175,7 +175,9 @@ def test_open_ended_todo_is_judged_by_properties(batching_grader):
 
 def test_the_visible_size_check_states_the_judges_limits():
     """TODO 3's visible check and text give the same limits as the workload judge."""
-    from grader.suites.continuous_batching import MAX_ARRIVAL, MAX_JOBS, MAX_SLOTS, MAX_TOKENS, MAX_TOTAL_TOKENS
+    suite = load(BATCHING).suite
+    MAX_ARRIVAL, MAX_JOBS, MAX_SLOTS, MAX_TOKENS, MAX_TOTAL_TOKENS = (suite.MAX_ARRIVAL, suite.MAX_JOBS, suite.MAX_SLOTS,
+                                                                   suite.MAX_TOKENS, suite.MAX_TOTAL_TOKENS)
     cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCHING))["todo3_tests"][0].source
     for limit in (f"len(jobs) <= {MAX_JOBS}", f"slots <= {MAX_SLOTS}", f"<= {MAX_TOTAL_TOKENS:_}",
                   f'j["tokens"] <= {MAX_TOKENS:_}', f'j["arrival"] <= {MAX_ARRIVAL:_}'):
@@ -231,14 +233,13 @@ def test_batch_scheduling_reference_full_and_stub_zero(batch_grader):
 
 
 def test_batch_scheduling_suite_cites_vllm_and_is_randomized(batch_grader):
-    from grader.suites import batch_scheduling
     names = [sc["name"] for task in batch_grader.tasks for sc in task.scenarios]
     assert sum(name.startswith("vLLM test_") for name in set(names)) >= 8
     for task in batch_grader.tasks:
         if any(rule.judge for rule in task.rules):  # TODO 5: five whole traces, judged by the SLO
             continue
         assert len(task.rules) >= 4 and len(task.scenarios) >= 40
-    assert batch_scheduling.build(1)[0].scenarios != batch_scheduling.build(2)[0].scenarios
+    assert load(BATCH).tasks(1)[0].scenarios != load(BATCH).tasks(2)[0].scenarios
 
 
 @pytest.mark.parametrize("mutant", MUTANTS[BATCH], ids=lambda m: f"{m.answer_id}-{m.name}")
@@ -280,12 +281,12 @@ def test_slo_todo_is_judged_by_the_property_not_the_formula(batch_grader):
     ([{"value": list(range(2000))[::-1], "state": {}}], "class-0 p99 TTFT"),    # newest first
 ])
 def test_the_slo_judge_catches_broken_and_failing_orders(observed, says):
-    from grader.suites.batch_scheduling import judge_slo, slo_scenario
+    judge_slo, slo_scenario = load(BATCH).suite.judge_slo, load(BATCH).suite.slo_scenario
     assert says in judge_slo(observed, slo_scenario(0))
 
 
 def test_the_slo_judge_passes_the_reference_order_and_sees_only_arrival_fields():
-    from grader.suites.batch_scheduling import HELD_OUT_SEEDS, judge_slo, slo_scenario
+    HELD_OUT_SEEDS, judge_slo, slo_scenario = load(BATCH).suite.HELD_OUT_SEEDS, load(BATCH).suite.judge_slo, load(BATCH).suite.slo_scenario
     from lab.engine import RequestInfo, serving_order
     ns = reference.namespace(BATCH)
     for seed in (0, *HELD_OUT_SEEDS):
@@ -300,7 +301,7 @@ def test_the_held_out_traces_are_the_masters_hidden_ones():
     """The master's hidden TODO 5 test (for stock nbgrader runs) names the suite's held-out traces."""
     import re
 
-    from grader.suites.batch_scheduling import HELD_OUT_SEEDS
+    HELD_OUT_SEEDS = load(BATCH).suite.HELD_OUT_SEEDS
     cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCH))["todo5_tests"][0].source
     hidden = cell[cell.index("### BEGIN HIDDEN TESTS"):]
     assert tuple(int(s) for s in re.search(r"for seed in \(([\d, ]+)\)", hidden).group(1).split(",")) == HELD_OUT_SEEDS
@@ -339,5 +340,5 @@ def slo_key(request):
 ])
 def test_slo_keys_the_grader_must_read_fairly(batch_grader, source, score, says):
     verdict = batch_grader.grade(masters.reference_answers(BATCH) | {"todo5": source})[-1]
-    assert verdict.score == score, verdict.summary()
-    assert says in verdict.summary()
+    assert verdict.score == score, i18n.summary(verdict)
+    assert says in i18n.summary(verdict)

@@ -12,8 +12,10 @@ import hostile
 from conftest import ROOT
 from grader import build, examples, masters
 from grader.feedback import hidden_snippets, visible_text
-from grader.mutants import DECODE_MUTANTS, mutated_answers
-from grader.nbgrader_plugin import answers_of, grader_for
+from grader.mutants import MUTANTS, mutated_answers
+from grader.nbgrader_plugin import grader_for
+from grader.submission import answers_of
+from grader.assignment import load
 from grader.runner import leftovers, sandbox_level
 
 NAME = "02_decode_scheduling"
@@ -33,7 +35,7 @@ def course(tmp_path_factory):
     course = build.make_course(tmp_path_factory.mktemp("course"), [NAME], with_db=True)
     with open(course / "nbgrader_config.py", "a") as config:
         config.write(PLUGIN_LINES)
-    mutant = next(m for m in DECODE_MUTANTS if m.passes_visible and m.answer_id == "todo3")
+    mutant = next(m for m in MUTANTS[NAME] if m.passes_visible and m.answer_id == "todo3")
     subs = {"alice": examples.filled(NAME, masters.reference_answers(NAME)), "bob": examples.release(NAME),
             "carol": examples.filled(NAME, mutated_answers(NAME, mutant)),
             "ivan": examples.bad_submissions(NAME)["ivan_subverts_kernel"],
@@ -50,7 +52,7 @@ def course(tmp_path_factory):
 
 
 def our_verdicts(nb):
-    grader = grader_for(NAME)
+    grader = grader_for(load(NAME))
     return grader.grade(answers_of(nb, grader.answer_ids))
 
 

@@ -135,7 +135,10 @@ def nb01_validation(ex):
 
 
 def nb01_todo3_rules(ex):
-    from grader.suites.continuous_batching import MAX_ARRIVAL, MAX_JOBS, MAX_SLOTS, MAX_TOKENS, MAX_TOTAL_TOKENS
+    from grader.assignment import load
+    suite = load("01_continuous_batching").suite
+    MAX_ARRIVAL, MAX_JOBS, MAX_SLOTS, MAX_TOKENS, MAX_TOTAL_TOKENS = (suite.MAX_ARRIVAL, suite.MAX_JOBS, suite.MAX_SLOTS,
+                                                                   suite.MAX_TOKENS, suite.MAX_TOTAL_TOKENS)
     # the rule "at least 2 slots", then the judge's size limits, as the prose writes them
     return [2, *(f"{n:,}" for n in (MAX_JOBS, MAX_SLOTS, MAX_TOKENS, MAX_ARRIVAL, MAX_TOTAL_TOKENS))]
 

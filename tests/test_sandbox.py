@@ -21,10 +21,11 @@ from conftest import ROOT
 from grader import autograde, masters, safe_io, safe_text, sanitize, schema
 from grader.feedback import visible_text
 from grader.grade import Grader
+from grader.assignment import load
 from grader.runner import UID_BASE, UID_COUNT, Limits, Protocol, leftovers, python_view, run_sandboxed, sandbox_level
-from grader.suites.continuous_batching import judge_double_gain
 
 NAME = "02_decode_scheduling"
+judge_double_gain = load("01_continuous_batching").suite.judge_double_gain
 FULL = {"todo1": 2, "todo2": 3, "todo3": 3, "todo4": 4}
 bwrap_only = pytest.mark.skipif(sandbox_level() != "bwrap", reason="needs root and bubblewrap (make sandbox-deps)")
 

@@ -22,7 +22,8 @@ IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 EDITIONS = sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("notebooks/zh/*.ipynb"),
                    *ROOT.glob("solutions/*.ipynb"), *ROOT.glob("solutions/zh/*.ipynb")])
 LAB = sorted((ROOT / "lab").rglob("*.py"))
-FEEDBACK = sorted([*(ROOT / "grader" / "suites").glob("*.py"), ROOT / "grader" / "feedback.py", ROOT / "grader" / "i18n.py"])
+FEEDBACK = sorted([*(ROOT / "grader" / "suites").glob("*.py"), *(ROOT / "grader" / "assignments").glob("*/suite.py"),
+                   *(ROOT / "grader" / "assignments").glob("*/names_zh.py"), ROOT / "grader" / "feedback.py", ROOT / "grader" / "i18n.py"])
 TEMPLATES = sorted(p for p in (ROOT / "grader" / "templates").rglob("*") if p.is_file())
 
 
@@ -116,7 +117,10 @@ def test_feedback_has_no_internal_jargon():
 
 
 def test_the_editions_exist():
-    assert len(EDITIONS) == 12
+    """Both editions (student, solved) of every assignment in each of its languages."""
+    from grader import translation
+    from grader.paths import assignment_names
+    assert len(EDITIONS) == 2 * sum(len(translation.languages(name)) for name in assignment_names()) >= 12
 
 
 @pytest.mark.parametrize("planted, kind", [

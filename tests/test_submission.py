@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from grader import examples, feedback, masters, submission
+from grader.assignment import load
 
 NAME = "02_decode_scheduling"
 OTHERS = ["01_continuous_batching"]
@@ -21,7 +22,7 @@ def solved():
 
 def answers_of(data: bytes) -> dict:
     nb = submission.parse(data)
-    submission.identify(nb, NAME, OTHERS)
+    submission.identify(nb, load(NAME), [load(o) for o in OTHERS])
     return submission.prepare(nb, examples.release(NAME), masters.answer_ids(masters.nbgrader_source(NAME))).answers
 
 
@@ -84,10 +85,10 @@ def test_a_link_is_refused(tmp_path, solved):
 def test_another_assignment_is_named():
     other = examples.filled(OTHERS[0], masters.reference_answers(OTHERS[0]))
     with pytest.raises(submission.NotASubmission, match=f"this is {OTHERS[0]}, not {NAME}"):
-        submission.identify(other, NAME, OTHERS)
+        submission.identify(other, load(NAME), [load(o) for o in OTHERS])
     blank = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
     with pytest.raises(submission.NotASubmission, match="none of the graded cells"):
-        submission.identify(blank, NAME, OTHERS)
+        submission.identify(blank, load(NAME), [load(o) for o in OTHERS])
 
 
 def test_layout_is_restored_for_nbgrader(solved):

@@ -8,7 +8,8 @@ import ast
 
 import pytest
 
-from grader import masters
+from grader import i18n, masters
+from grader.assignment import load
 from grader.grade import Grader
 from grader.paths import assignment_names
 
@@ -55,17 +56,16 @@ def test_no_rule_holds_for_a_trivial_answer(assignment):
 
 def test_the_check_finds_a_rule_of_only_must_raise_cases(monkeypatch):
     """01's TODO 2 rules cut down to their corrupted traces: an answer that always raises passes them all."""
-    from grader.suites import continuous_batching as suite
-    build = suite.build
+    assignment = load("01_continuous_batching")
+    tasks = assignment.tasks
 
     def must_raise_only(seed):
-        tasks = build(seed)[1:2]
-        task = tasks[0]
+        task = tasks(seed)[1]
         rules = [type(rule)(rule.name, [dict(sc, ops=sc["ops"][-1:]) for sc in rule.scenarios])  # the broken trace only
                  for rule in task.rules[1:]]
         return [type(task)(task.task_id, task.answer_id, task.test_id, task.points, rules)]
 
-    monkeypatch.setattr(suite, "build", must_raise_only)
+    monkeypatch.setattr(assignment, "tasks", must_raise_only)
     answers = masters.reference_answers("01_continuous_batching")
     found = passing_rules(Grader("01_continuous_batching"), answers)
     assert "TODO 2 `raise ValueError`: a job served too few times is caught" in found
@@ -118,7 +118,7 @@ def test_forwarding_to_lab_schedule_earns_nothing():
     tasks = {task.answer_id: task for task in grader.tasks}
     for name, source in FORWARDS.items():
         verdict = grader.grade_task(tasks[name.split()[0]], source)
-        assert verdict.score == 0 and not any(rule.passed for rule in verdict.rules), (name, verdict.summary())
+        assert verdict.score == 0 and not any(rule.passed for rule in verdict.rules), (name, i18n.summary(verdict))
 
 
 def valid(jobs: list[dict], trace: list[dict]) -> bool:
@@ -132,8 +132,8 @@ def valid(jobs: list[dict], trace: list[dict]) -> bool:
 
 
 def test_every_trace_rule_holds_a_valid_trace_fifo_cannot_make():
-    from grader.suites import continuous_batching as suite
-    for task in suite.build(1)[:2]:
+    suite = load("01_continuous_batching").suite
+    for task in load("01_continuous_batching").tasks(1)[:2]:
         for rule in task.rules:
             others = [args for sc in rule.scenarios for _, args in sc["ops"]
                       if valid(*args) and not suite.made_by_fifo(*args)]
@@ -143,7 +143,7 @@ def test_every_trace_rule_holds_a_valid_trace_fifo_cannot_make():
 def test_another_schedulers_trace_never_equals_fifo():
     from lab import jobs_from_tokens, schedule
 
-    from grader.suites.continuous_batching import made_by_fifo, other_trace
+    made_by_fifo, other_trace = load("01_continuous_batching").suite.made_by_fifo, load("01_continuous_batching").suite.other_trace
     jobs = jobs_from_tokens([5, 3, 1])  # longest first is FIFO's order here: the trace starts one tick late instead
     assert made_by_fifo(jobs, schedule(jobs, 2, True)["trace"]) and not valid(jobs, schedule(jobs, 2, True)["trace"][1:])
     trace = other_trace(jobs, 2, "longest first")

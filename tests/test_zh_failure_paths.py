@@ -14,15 +14,17 @@ from nbclient import NotebookClient
 import lab
 from conftest import ROOT
 from english import english_sentences
-from grader import autograde, course, examples, feedback, i18n, masters, nbgrader_plugin, reference, suites
+from grader import autograde, course, examples, feedback, i18n, masters, nbgrader_plugin, reference
+from grader.assignment import load
 from grader.grade import RuleResult, TaskVerdict, explain, judged
 from grader.mutants import MUTANTS
 from grader.paths import assignment_names
-from grader.suites import batch_scheduling, continuous_batching
 from lab import __version__
 from lab.engine import LLMEngine, ScheduledBatch, Sequence, serving_order
 
 NAMES = assignment_names()
+batch_scheduling, continuous_batching = load("03_batch_scheduling").suite, load("01_continuous_batching").suite
+DECODE = load("02_decode_scheduling").cases
 HANZI = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -267,7 +269,7 @@ def test_example_and_scenario_names_have_chinese_names():
 # --- the feedback page: judges' details, notes, headers -------------------------------------------------
 
 def every_scenario_name():
-    return sorted({sc["name"] for name in NAMES for task in suites.load(name).build(1) for rule in task.rules
+    return sorted({sc["name"] for name in NAMES for task in load(name).tasks(1) for rule in task.rules
                    for sc in rule.scenarios})
 
 
@@ -285,13 +287,13 @@ def judge_messages() -> list[str]:
     ops = [["new", {}], ["enqueue", {"request_id": 1, "prompt_len": 2}], ["step"]]
     exp = [{"value": None, "state": {"clock": 0}}, {"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
     messages = [
-        explain(ops, exp, "timeout"), explain(ops, exp, "skipped after 3 timeouts in a row"), explain(ops, exp, "crash: MemoryError"),
-        explain(ops, exp, exp[:2]),
-        explain(ops, exp, exp[:2] + [{"error": "ValueError", "state": {"clock": 1}}]),
-        explain(ops, exp, exp[:2] + [{"error": "an error", "state": {"clock": 1}}]),
-        explain(ops, exp, exp[:2] + [{"value": {"request_id": 2}, "state": {"clock": 1}}]),
-        explain(ops, exp, exp[:2] + [{"value": {"request_id": 1}, "state": {"clock": 7}}]),
-        explain(ops, [{"value": [{"request_id": 3, "x": 1}]}], [{"value": [{"request_id": 3, "x": 2}]}]),
+        explain(ops, exp, "timeout", DECODE), explain(ops, exp, "skipped after 3 timeouts in a row", DECODE), explain(ops, exp, "crash: MemoryError", DECODE),
+        explain(ops, exp, exp[:2], DECODE),
+        explain(ops, exp, exp[:2] + [{"error": "ValueError", "state": {"clock": 1}}], DECODE),
+        explain(ops, exp, exp[:2] + [{"error": "an error", "state": {"clock": 1}}], DECODE),
+        explain(ops, exp, exp[:2] + [{"value": {"request_id": 2}, "state": {"clock": 1}}], DECODE),
+        explain(ops, exp, exp[:2] + [{"value": {"request_id": 1}, "state": {"clock": 7}}], DECODE),
+        explain(ops, [{"value": [{"request_id": 3, "x": 1}]}], [{"value": [{"request_id": 3, "x": 2}]}], DECODE),
         judged(lambda o, s: 1 / 0, [1], {}), judged(lambda o, s: "", {"a": "x" * 10**6}, {}),
     ]
     judge = continuous_batching._judge_workload
@@ -347,7 +349,7 @@ def test_the_summary_a_zh_page_shows_is_chinese():
                    "held-out trace A: not run (timeout: stopped after 120 s)")], note="your TODO 5 cell raised NameError")
     zh = i18n.summary(verdict, "zh")
     assert chinese(zh) and "TODO 5 的单元格里没有 slo_key 函数" in zh and "保留轨迹 A：未运行（超时" in zh
-    assert "there is no slo_key function" in verdict.summary()
+    assert "there is no slo_key function" in i18n.summary(verdict)
 
 
 # One submission per notebook, in the zh edition: each TODO broken (a mutant; 02's TODO 4 hangs).
@@ -391,7 +393,7 @@ def page_text_of(nb, verdicts) -> tuple[list[str], list[str]]:
 @pytest.mark.parametrize("name", NAMES)
 def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name, tmp_path):
     nb = examples.filled(name, zh_answers(name), "zh")
-    graded = nbgrader_plugin.grade_notebook(nb, name, cell_wall=10, language="zh")
+    graded = nbgrader_plugin.grade_notebook(nb, load(name), cell_wall=10, language="zh")
     assert all(v.score < v.points for v in graded.verdicts), [(v.task_id, v.score) for v in graded.verdicts]
     page = feedback.render(nb, name, graded.verdicts)
     heading = feedback.visible_text(re.search(r"<h4>.*?</h4>", page, re.S)[0])
@@ -412,7 +414,7 @@ def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name, tmp_path):
     # the plain page (when the rich one cannot be rendered) has the natural heading
     subs = tmp_path / "subs"
     subs.mkdir()
-    batch = autograde.Batch(name, subs, tmp_path / "out", cell_timeout=10, seed=None)
+    batch = autograde.Batch(load(name), subs, tmp_path / "out", cell_timeout=10, seed=None)
     outcome = autograde.Outcome("alice", "graded", {}, verdicts=graded.verdicts, language="zh")
     batch.write_plain_feedback(outcome)
     plain = feedback.visible_text((tmp_path / "out" / "feedback" / "alice.html").read_text())

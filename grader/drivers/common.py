@@ -1,4 +1,4 @@
-# Shared prelude of every observation driver (grader/drivers/__init__.py prepends it).
+# Shared prelude of every observation driver (grader/assignments/<name>/driver.py; grader/drivers/__init__.py prepends it).
 import numbers
 
 

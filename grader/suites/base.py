@@ -20,7 +20,9 @@ class Rule:
 
 @dataclass(frozen=True)
 class Task:
-    """One TODO: the answer cell it grades, the test cell its points belong to, and its rules."""
+    """One TODO: the answer cell it grades, the test cell its points belong to, and its rules.
+
+    Built by Assignment.tasks: the name, grade_ids and points from the master, the rules from the suite."""
 
     task_id: str
     answer_id: str

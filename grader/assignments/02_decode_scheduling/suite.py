@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import random
 
-from .base import Rule, Task, seeded
+from grader.suites.base import Rule, seeded
 
-DRIVER = "decode"
 POLICIES = ("fixed_priority", "aging", "deadline")
 BIG = 1_000_000
 
@@ -266,12 +265,12 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
-def build(seed: int) -> list[Task]:
-    """The four graded tasks, their points and rules, for one random seed."""
+def build(seed: int) -> dict[str, list[Rule]]:
+    """Each TODO's rules (by its answer cell's grade_id), for one random seed."""
     rng = random.Random(seed)
-    return [
-        Task("TODO 1", "todo1", "todo1_tests", 2, todo1_rules(rng)),
-        Task("TODO 2", "todo2", "todo2_tests", 3, todo2_rules(rng)),
-        Task("TODO 3", "todo3", "todo3_tests", 3, todo3_rules(rng)),
-        Task("TODO 4", "todo4", "todo4_tests", 4, todo4_rules(rng)),
-    ]
+    return {
+        "todo1": todo1_rules(rng),
+        "todo2": todo2_rules(rng),
+        "todo3": todo3_rules(rng),
+        "todo4": todo4_rules(rng),
+    }

@@ -13,10 +13,9 @@ from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
 from policybench.exercise import ranked_policy
 from policybench.fast_engine import FastEngine
 
-from ..schema import error_name, shown
-from .base import Rule, Task, seeded
+from grader.schema import error_name, shown
+from grader.suites.base import Rule, seeded
 
-DRIVER = "engine"
 
 
 def sched(**config):
@@ -338,13 +337,13 @@ def todo5_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
-def build(seed: int) -> list[Task]:
-    """The five graded tasks, their points and rules, for one random seed."""
+def build(seed: int) -> dict[str, list[Rule]]:
+    """Each TODO's rules (by its answer cell's grade_id), for one random seed."""
     rng = random.Random(seed)
-    return [
-        Task("TODO 1", "todo1", "todo1_tests", 3, todo1_rules(rng)),
-        Task("TODO 2", "todo2", "todo2_tests", 2, todo2_rules(rng)),
-        Task("TODO 3", "todo3", "todo3_tests", 3, todo3_rules(rng)),
-        Task("TODO 4", "todo4", "todo4_tests", 2, todo4_rules(rng)),
-        Task("TODO 5", "todo5", "todo5_tests", 2, todo5_rules(rng)),
-    ]
+    return {
+        "todo1": todo1_rules(rng),
+        "todo2": todo2_rules(rng),
+        "todo3": todo3_rules(rng),
+        "todo4": todo4_rules(rng),
+        "todo5": todo5_rules(rng),
+    }

@@ -12,10 +12,9 @@ import random
 
 from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
-from ..schema import shown
-from .base import Rule, Task, seeded
+from grader.schema import shown
+from grader.suites.base import Rule, seeded
 
-DRIVER = "batching"
 
 
 def rand_jobs(rng: random.Random, n: int | None = None, spread: int = 12, max_tokens: int = 9) -> list[dict]:
@@ -291,12 +290,12 @@ def todo4_rules(rng: random.Random, other: random.Random) -> list[Rule]:
     ]
 
 
-def build(seed: int) -> list[Task]:
+def build(seed: int) -> dict[str, list[Rule]]:
     rng = random.Random(seed)
     other = random.Random(f"{seed} other schedulers")  # new cases draw here, so the older ones stay as they were
-    return [
-        Task("TODO 1", "todo1", "todo1_tests", 2, todo1_rules(rng, other)),
-        Task("TODO 2", "todo2", "todo2_tests", 2, todo2_rules(rng)),
-        Task("TODO 3", "todo3", "todo3_tests", 3, todo3_rules(rng)),
-        Task("TODO 4", "todo4", "todo4_tests", 3, todo4_rules(rng, other)),
-    ]
+    return {
+        "todo1": todo1_rules(rng, other),
+        "todo2": todo2_rules(rng),
+        "todo3": todo3_rules(rng),
+        "todo4": todo4_rules(rng, other),
+    }

@@ -1,0 +1,205 @@
+"""One assignment, loaded once from its folder grader/assignments/<name>/ and handed down to every layer.
+
+The folder holds (grader/assignment_template/ is a working example, `make new-assignment` copies it):
+
+    master.py        the jupytext master: the notebook, its reference answers, points, grade_ids and TODO names
+    <lang>.yml       a translation catalogue per other language (grader/translation.py)
+    promises.yml     the sentences of each TODO's text that state each hidden rule (grader/promises.py)
+    suite.py         the hidden suite: build(seed) -> {answer grade_id: [Rule, ...]}
+    driver.py        runs in the grading child: replays a scenario's ops and reports what it observes
+    cases.py         in the grader: a failing scenario's ops as code a student can run (grader/snippets.py)
+    mutants.py       MUTANTS: broken answers, each must lose points on its own TODO only (grader/mutants.py)
+    names_zh.py      RULES and SCENARIOS: the Chinese names of its rules and scenarios (grader/i18n.py)
+    corpus/          correct answers written independently of the reference: notebooks (tests/test_corpus.py),
+                     or <name>.py files with ANSWERS = {grade_id: source}
+
+Any other file in the folder is ignored here. Assignments are the folders with a master.py (paths.assignment_names).
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+
+from . import masters
+from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
+from .suites.base import Task
+
+TODO_HEADING = re.compile(r"^#+ .*\bTODO (\d+)\b", re.M)
+
+
+def names() -> list[str]:
+    """Every assignment, in course order."""
+    return assignment_names()
+
+
+@dataclass(frozen=True)
+class Todo:
+    """One TODO as the master declares it: its name, answer cell, test cell and points."""
+
+    task_id: str
+    answer_id: str
+    test_id: str
+    points: float
+
+
+def todos(nb) -> list[Todo]:
+    """Each answer cell of a master with the TODO heading above it and the first graded test cell after it."""
+    found, heading, answer = [], None, None
+    for cell in nb.cells:
+        meta = masters.nbgrader_meta(cell)
+        if cell.cell_type == "markdown" and TODO_HEADING.search(cell.source):
+            heading = f"TODO {TODO_HEADING.search(cell.source).group(1)}"
+        elif meta.get("solution") and masters.grade_id(cell):
+            if heading is None:
+                raise ValueError(f"answer cell {masters.grade_id(cell)} has no '### TODO k' heading above it")
+            answer = masters.grade_id(cell)
+        elif meta.get("grade") and answer is not None:
+            found.append(Todo(heading, answer, masters.grade_id(cell), meta.get("points", 0)))
+            answer = None
+    return found
+
+
+class Assignment:
+    """What grading and building need of one assignment, each part read from its folder once, when first used."""
+
+    def __init__(self, name: str):
+        self.name, self.folder = name, assignment_dir(name)
+
+    def __repr__(self) -> str:
+        return f"Assignment({self.name!r})"
+
+    def _module(self, stem: str):
+        return importlib.import_module(f"grader.assignments.{self.name}.{stem}")
+
+    # --- the master: editions, reference, TODOs ---
+    @functools.lru_cache(maxsize=None)
+    def edition(self, language: str = "en") -> nbformat.NotebookNode:
+        """The master in `language`, set-up code filled in (read only: callers copy what they change)."""
+        return masters.read_master(self.name, language)
+
+    @cached_property
+    def master(self) -> nbformat.NotebookNode:
+        return self.edition("en")
+
+    @cached_property
+    def nbgrader_source(self) -> nbformat.NotebookNode:
+        return masters.without_solution_prose(self.master)
+
+    @cached_property
+    def reference(self) -> dict[str, str]:
+        """grade_id -> the reference answer (read only: copy before changing)."""
+        return masters.reference_of(self.master)
+
+    @cached_property
+    def answer_ids(self) -> list[str]:
+        return masters.answer_ids(self.master)
+
+    @cached_property
+    def test_ids(self) -> list[str]:
+        return masters.test_ids(self.master)
+
+    @cached_property
+    def setup(self) -> list[str]:
+        """Sources of the given cells the grader replays before the answer cells."""
+        return masters.grading_setup_sources(self.master)
+
+    @cached_property
+    def todos(self) -> list[Todo]:
+        return todos(self.master)
+
+    @property
+    def max_points(self) -> float:
+        return sum(todo.points for todo in self.todos)
+
+    @cached_property
+    def hidden_snippets(self) -> list[str]:
+        """Lines of the hidden tests, which no page may show (grader/feedback.py)."""
+        from .feedback import hidden_snippets
+        return hidden_snippets(self.nbgrader_source)
+
+    # --- the released student editions (notebooks/, built by `make notebooks`) ---
+    def release_path(self, language: str = "en") -> Path:
+        return NOTEBOOKS_DIR / f"{self.name}.ipynb" if language == "en" else NOTEBOOKS_DIR / language / f"{self.name}.ipynb"
+
+    @functools.lru_cache(maxsize=None)
+    def release(self, language: str = "en") -> nbformat.NotebookNode:
+        """The released student edition (read only: callers copy what they change)."""
+        return nbformat.read(self.release_path(language), as_version=4)
+
+    @cached_property
+    def languages(self) -> tuple[str, ...]:
+        """The languages with a released edition."""
+        from .translation import LANGUAGES
+        return tuple(lang for lang in LANGUAGES if self.release_path(lang).exists())
+
+    # --- the hidden suite and how its cases run and show ---
+    @cached_property
+    def suite(self):
+        return self._module("suite")
+
+    def tasks(self, seed: int) -> list[Task]:
+        """One Task per TODO of the master, with the suite's rules for it (drawn with `seed`)."""
+        rules = self.suite.build(seed)
+        ids = [todo.answer_id for todo in self.todos]
+        if sorted(rules) != sorted(ids):
+            raise ValueError(f"{self.folder / 'suite.py'}: rules for {sorted(rules)}, but the master's TODOs answer in {ids}")
+        return [Task(t.task_id, t.answer_id, t.test_id, t.points, rules[t.answer_id]) for t in self.todos]
+
+    @cached_property
+    def driver_source(self) -> str:
+        from .drivers import driver_source
+        return driver_source(self.folder)
+
+    @cached_property
+    def cases(self):
+        return self._module("cases")
+
+    # --- authoring: promises, mutants, correct alternatives, names in other languages ---
+    @cached_property
+    def promises(self) -> dict[str, dict[str, dict[str, list[str]]]]:
+        from .promises import read
+        return read(self.folder / "promises.yml")
+
+    @cached_property
+    def mutants(self) -> list:
+        """Its mutants.py's MUTANTS ([] without the file)."""
+        return list(self._module("mutants").MUTANTS) if (self.folder / "mutants.py").exists() else []
+
+    @cached_property
+    def corpus(self) -> list[Path]:
+        return sorted((self.folder / "corpus").glob("*.ipynb"))
+
+    @cached_property
+    def alternatives(self) -> dict[str, dict[str, str]]:
+        """Correct answers kept as code, corpus/<name>.py with ANSWERS = {grade_id: source}: {name: ANSWERS}."""
+        found = {}
+        for path in sorted((self.folder / "corpus").glob("*.py")):
+            namespace: dict = {}
+            exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+            found[path.stem] = namespace["ANSWERS"]
+        return found
+
+    @cached_property
+    def names_zh(self):
+        """Its names_zh.py (RULES, SCENARIOS); empty without the file, so English names are shown."""
+        if not (self.folder / "names_zh.py").exists():
+            return SimpleNamespace(RULES={}, SCENARIOS={})
+        return self._module("names_zh")
+
+
+@functools.lru_cache(maxsize=None)
+def load(name: str) -> Assignment:
+    """The assignment called `name` (one object per process); unknown names stop with the known ones."""
+    return Assignment(name)
+
+
+def get(assignment: Assignment | str) -> Assignment:
+    """An Assignment as it is, or the one a name stands for (at the entry points: command lines, tests)."""
+    return assignment if isinstance(assignment, Assignment) else load(assignment)

@@ -1,0 +1,46 @@
+"""Hidden rules of __NAME__: calls replayed on the student's TODO alone, compared with the reference.
+
+Each rule mixes a hand-written case with seeded random ones, so code that only reproduces the visible checks
+fails it. Expected results are never written here: the grader runs the same calls on the reference.
+"""
+from __future__ import annotations
+
+import random
+
+from grader.suites.base import Rule, seeded
+
+
+def requests(rng: random.Random, n: int, arrivals: int = 20) -> list[dict]:
+    """`n` requests with distinct ids, in random order; arrivals drawn from range(arrivals)."""
+    return [{"id": rid, "arrival": rng.randrange(arrivals), "prompt": rng.randint(1, 50), "output": rng.randint(1, 50)}
+            for rid in rng.sample(range(1, 100), n)]
+
+
+def distinct_arrivals(rng: random.Random, n: int) -> list[dict]:
+    queue = requests(rng, n)
+    for request, arrival in zip(queue, rng.sample(range(100), n)):
+        request["arrival"] = arrival
+    return queue
+
+
+def todo1_rules(rng: random.Random) -> list[Rule]:
+    return [
+        Rule("every request counts its prompt and its output tokens",
+             seeded("random requests", 20, lambda i: [["total_tokens", [requests(rng, rng.randint(1, 8))]]])),
+        Rule("no requests need no tokens", [{"name": "no requests", "ops": [["total_tokens", [[]]]]}]),
+    ]
+
+
+def todo2_rules(rng: random.Random) -> list[Rule]:
+    return [
+        Rule("earlier arrivals come first",
+             seeded("distinct arrivals", 20, lambda i: [["fcfs_order", [distinct_arrivals(rng, rng.randint(1, 8))]]])),
+        Rule("equal arrivals go by the lower id",
+             seeded("ties", 20, lambda i: [["fcfs_order", [requests(rng, rng.randint(2, 8), arrivals=2)]]])),
+    ]
+
+
+def build(seed: int) -> dict[str, list[Rule]]:
+    """Each TODO's rules (by its answer cell's grade_id), for one random seed."""
+    rng = random.Random(seed)
+    return {"todo1": todo1_rules(rng), "todo2": todo2_rules(rng)}

@@ -1,0 +1,65 @@
+"""`make new-assignment NAME=<name>`: a working two-TODO assignment in grader/assignments/<name>/, from a template.
+
+    python -m grader.new_assignment 04_token_budget [--title "Token Budget"]
+
+It copies grader/assignment_template/ (master, zh catalogue, promises, suite, driver, cases, one mutant per
+TODO, one correct alternative), puts the name in, and records the zh catalogue's fingerprints. `make notebooks`
+then builds its editions and `make autograde ASSIGNMENT=<name>` grades them.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import translation
+from .paths import ASSIGNMENTS_DIR, MASTER
+
+TEMPLATE = Path(__file__).with_name("assignment_template")
+NAME_RE = re.compile(r"(\d\d)_([a-z][a-z0-9]*(?:_[a-z0-9]+)*)")
+
+
+def create(name: str, title: str | None = None) -> Path:
+    """The new assignment's folder, filled from the template; refuses a bad or taken name."""
+    match = NAME_RE.fullmatch(name)
+    if not match:
+        raise SystemExit(f"error: {name!r} is not an assignment name: two digits, an underscore, lower-case words "
+                         "joined by underscores (e.g. 04_token_budget)")
+    folder = ASSIGNMENTS_DIR / name
+    if folder.exists():
+        raise SystemExit(f"error: {folder} already exists")
+    title = title or match.group(2).replace("_", " ").title()
+    fields = {"__NAME__": name, "__NUMBER__": match.group(1), "__TITLE__": title}
+    for source in sorted(TEMPLATE.rglob("*")):
+        if source.is_dir() or "__pycache__" in source.parts:
+            continue
+        target = folder / source.relative_to(TEMPLATE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = source.read_text(encoding="utf-8")
+        for key, value in fields.items():
+            text = text.replace(key, value)
+        target.write_text(text, encoding="utf-8")
+    for language in translation.TRANSLATED:  # the template's translations match its English: record that
+        if (folder / f"{language}.yml").exists():
+            keys = list((yaml.safe_load((folder / f"{language}.yml").read_text(encoding="utf-8")) or {})["cells"])
+            translation.stamp(name, language, keys)
+    assert (folder / MASTER).is_file()
+    return folder
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("name", help="NN_words, e.g. 04_token_budget (the notebooks are named after it)")
+    parser.add_argument("--title", help="the notebook's title (default: from the name)")
+    args = parser.parse_args(argv)
+    folder = create(args.name, args.title)
+    print(f"created {folder}: master.py, zh.yml, promises.yml, suite.py, driver.py, cases.py, mutants.py, "
+          f"names_zh.py, corpus/\nnext: make notebooks, then make autograde ASSIGNMENT={args.name} SUBMISSIONS=... OUT=...")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""An assignment is a folder found by discovery, read once into an Assignment (grader/assignment.py)."""
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from grader import masters, paths
+from grader.assignment import Assignment, load, names, todos
+
+NAME = "02_decode_scheduling"
+
+
+def test_assignments_are_the_folders_with_a_master_and_nothing_else(tmp_path, monkeypatch):
+    (tmp_path / "04_new").mkdir()
+    (tmp_path / "04_new" / "master.py").write_text("# %%\n")
+    (tmp_path / "04_new" / "notes.txt").write_text("an instructor's file")
+    (tmp_path / "05_draft").mkdir()                                  # no master yet
+    (tmp_path / "04_new.mistakes.yml").write_text("{}\n")            # another tool's file beside the folders
+    (tmp_path / "README.md").write_text("")
+    monkeypatch.setattr(paths, "ASSIGNMENTS_DIR", tmp_path)
+    assert names() == ["04_new"]
+    with pytest.raises(SystemExit, match="unknown assignment '05_draft'; known: 04_new"):
+        paths.assignment_dir("05_draft")
+    with pytest.raises(SystemExit):
+        paths.assignment_dir("../04_new")
+
+
+def test_the_course_assignments_are_found():
+    assert names() == sorted(p.parent.name for p in paths.ASSIGNMENTS_DIR.glob("*/master.py")) and len(names()) >= 3
+    assert load(NAME) is load(NAME)
+
+
+def test_names_grade_ids_and_points_come_from_the_master():
+    a = load(NAME)
+    tests = {masters.grade_id(c): masters.nbgrader_meta(c)["points"] for c in a.master.cells
+             if masters.nbgrader_meta(c).get("grade") and not masters.nbgrader_meta(c).get("solution")}
+    tasks = a.tasks(1)
+    assert [t.answer_id for t in tasks] == a.answer_ids and [t.test_id for t in tasks] == a.test_ids
+    assert {t.test_id: t.points for t in tasks} == tests
+    assert [t.task_id for t in tasks] == [f"TODO {i}" for i in range(1, len(tasks) + 1)]
+
+
+def test_the_master_is_read_once(monkeypatch):
+    calls = []
+    read = masters.read_master
+    monkeypatch.setattr(masters, "read_master", lambda *args: calls.append(args) or read(*args))
+    a = Assignment(NAME)  # a fresh one, not the cached load()
+    a.master, a.nbgrader_source, a.reference, a.answer_ids, a.setup, a.tasks(1), a.hidden_snippets
+    assert calls == [(NAME, "en")]
+
+
+def test_a_suite_must_have_rules_for_exactly_the_masters_todos():
+    a = Assignment(NAME)
+    a.suite = SimpleNamespace(build=lambda seed: {"todo1": [], "todo9": []})
+    with pytest.raises(ValueError, match="rules for \\['todo1', 'todo9'\\], but the master's TODOs answer in"):
+        a.tasks(1)
+
+
+def test_an_answer_cell_needs_a_todo_heading():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": "todo1", "solution": True}}),
+        nbformat.v4.new_code_cell("assert x", metadata={"nbgrader": {"grade_id": "todo1_tests", "grade": True, "points": 1}})])
+    with pytest.raises(ValueError, match="todo1 has no '### TODO k' heading"):
+        todos(nb)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("### TODO 7 · something"))
+    assert [(t.task_id, t.answer_id, t.test_id, t.points) for t in todos(nb)] == [("TODO 7", "todo1", "todo1_tests", 1)]

@@ -1,0 +1,85 @@
+"""`make new-assignment`, `make notebooks` and `make autograde` take a new assignment from nothing to graded.
+
+All in a temporary copy of the repository (its files, not .venv: the copy uses this checkout's venv)."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+NAME = "04_token_queue"
+
+# Run in the copy: its grader, its new folder. Writes the submissions a class would hand in, then prints facts.
+SUBMIT = textwrap.dedent('''
+    import json, sys
+    from pathlib import Path
+    from grader import examples
+    from grader.assignment import load, names
+    from grader.mutants import mutated_answers
+
+    a = load(sys.argv[1])
+    subs = {"solved": examples.filled(a.name, dict(a.reference)), "blank": examples.release(a.name),
+            "solved_zh": examples.filled(a.name, dict(a.reference), "zh")}
+    subs |= {f"mutant_{m.answer_id}": examples.filled(a.name, mutated_answers(a, m)) for m in a.mutants}
+    subs |= {f"alt_{k}": examples.filled(a.name, dict(a.reference) | v) for k, v in a.alternatives.items()}
+    examples.write(subs, Path(sys.argv[2]))
+    print(json.dumps({"names": names(), "mutants": [m.answer_id for m in a.mutants], "alternatives": list(a.alternatives),
+                      "points": {t.answer_id: t.points for t in a.todos}}))
+''')
+
+
+def copy_repository(target: Path) -> None:
+    """The repository's files (tracked, and new ones not ignored), with .venv a link to this checkout's."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file() and not name.startswith(".venv/"):
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target / name)
+    (target / ".venv").symlink_to(ROOT / ".venv")
+
+
+def make(copy: Path, *args: str) -> str:
+    # -o: the venv is this checkout's, already installed; the copy's fresh timestamps must not rebuild it
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    proc = subprocess.run(["make", "-o", ".venv/.installed", *args], cwd=copy, capture_output=True, text=True, env=env,
+                          timeout=900)
+    assert proc.returncode == 0, f"make {' '.join(args)}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+@pytest.mark.slow
+def test_a_new_assignment_goes_from_nothing_to_graded(tmp_path):
+    copy = tmp_path / "repo"
+    copy_repository(copy)
+    make(copy, "new-assignment", f"NAME={NAME}")
+    folder = copy / "grader" / "assignments" / NAME
+    assert {"master.py", "zh.yml", "promises.yml", "suite.py", "driver.py", "cases.py", "mutants.py"} <= {p.name for p in folder.iterdir()}
+    make(copy, "notebooks", f"ASSIGNMENTS={NAME}")
+    for edition in ("notebooks", "notebooks/zh", "solutions", "solutions/zh"):
+        assert (copy / edition / f"{NAME}.ipynb").exists(), edition
+
+    python = str(copy / ".venv" / "bin" / "python")
+    facts = json.loads(subprocess.run([python, "-c", SUBMIT, NAME, str(tmp_path / "subs")], cwd=copy, capture_output=True,
+                                      text=True, check=True).stdout)
+    assert NAME in facts["names"] and facts["alternatives"] and sorted(facts["mutants"]) == ["todo1", "todo2"]
+    make(copy, "autograde", f"ASSIGNMENT={NAME}", f"SUBMISSIONS={tmp_path / 'subs'}", f"OUT={tmp_path / 'out'}")
+
+    rows = {row["student_id"]: row for row in csv.DictReader(open(tmp_path / "out" / "grades.csv"))}
+    full = facts["points"]
+    score = {sid: {gid: float(row[gid]) for gid in full} for sid, row in rows.items()}
+    assert score["solved"] == score["solved_zh"] == full
+    assert score["blank"] == dict.fromkeys(full, 0)
+    for alternative in facts["alternatives"]:
+        assert score[f"alt_{alternative}"] == full, alternative
+    for gid in facts["mutants"]:  # loses points on its own TODO, and on no other
+        mutant = score[f"mutant_{gid}"]
+        assert mutant[gid] < full[gid] and all(mutant[other] == full[other] for other in full if other != gid), mutant
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert {s["student_id"]: s["language"] for s in report["students"]}["solved_zh"] == "zh"
