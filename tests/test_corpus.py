@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from grader import autograde, masters
-from grader.nbgrader_plugin import answers_of
+from grader.pipeline import answers_of
 from grader.paths import ROOT, assignment_names
 
 CORPUS = ROOT / "grader" / "corpus"

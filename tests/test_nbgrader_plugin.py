@@ -13,7 +13,7 @@ from conftest import ROOT
 from grader import build, examples, masters
 from grader.feedback import hidden_snippets, visible_text
 from grader.mutants import DECODE_MUTANTS, mutated_answers
-from grader.nbgrader_plugin import answers_of, grader_for
+from grader.pipeline import answers_of, grader_for
 from grader.sandbox import leftovers, sandbox_level
 
 NAME = "02_decode_scheduling"
