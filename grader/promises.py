@@ -76,10 +76,10 @@ def problems(assignment: str, recorded: dict | None = None) -> list[str]:
     import nbformat
 
     from . import suites
-    from .grade import DEFAULT_SEED
+    from .config import DEFAULTS
 
     recorded = load(assignment) if recorded is None else recorded
-    tasks = suites.load(assignment).build(DEFAULT_SEED)
+    tasks = suites.load(assignment).build(DEFAULTS.seed)
     found = []
     for language in LANGUAGES:
         nb = nbformat.read(edition_path(assignment, language), as_version=4)
