@@ -34,6 +34,9 @@ class Config:
     cell_cpu: float = setting(10.0, "CPU seconds per cell of the feedback run before it is interrupted")
     cell_timeout: float = setting(30.0, "wall seconds per cell of the feedback run before it is interrupted")
     feedback_wall: float = setting(90.0, "wall seconds the feedback run of one notebook may take in all", trait="budget")
+    clean_seconds: float = setting(30.0, "wall seconds for making one notebook's outputs inert; later cells are shown bare")
+    outputs_cap: int = setting(4 << 20, "bytes of all outputs one feedback page shows; later outputs are left out")
+    page_cap: int = setting(8 << 20, "bytes of one feedback page; a larger page is replaced by the plain one")
 
     def override(self, **settings) -> Config:
         """A copy with some settings changed (None leaves a setting as it is)."""

@@ -182,7 +182,7 @@ def disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
 
 def sanitise(a: Prepared, w: Work, c: Config) -> None:
     """Outputs reduced to inert data, prose not the release's cleaned; grading errors noted for a re-run."""
-    w.notes += sanitize.clean_notebook(w.nb, a.trusted_markdown)
+    w.notes += sanitize.clean_notebook(w.nb, a.trusted_markdown, c.clean_seconds, c.outputs_cap)
     w.notes += [f"{v.test_id}: {v.note}" for v in w.verdicts if v.note.startswith("grading error")]
 
 
@@ -211,12 +211,12 @@ def render(a: Prepared, w: Work, c: Config) -> None:
     if w.nbgrader or not w.ran:
         return
     try:
-        w.page = page_of(a, w)
+        w.page = page_of(a, w, c.page_cap)
     except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
         w.notes.append(f"feedback fell back to a plain page: {type(exc).__name__}: {exc}")
 
 
-def page_of(a: Prepared, w: Work) -> str:
+def page_of(a: Prepared, w: Work, cap: int) -> str:
     """The graded notebook (executed in the sandbox, inert, redacted) as nbgrader's feedback page, cleaned."""
     page = feedback.render(w.nb, a.name, w.verdicts)
     # A verdict's failing case is shown on purpose (built from scenario data) and may coincide with a line of a
@@ -224,7 +224,7 @@ def page_of(a: Prepared, w: Work) -> str:
     on_purpose = {line.strip() for v in w.verdicts for rule in v.rules for line in rule.snippet.splitlines()}
     if [line for line in a.hidden_snippets if line not in on_purpose and line in feedback.visible_text(page)]:
         raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
-    page, why = sanitize.clean_page(page)
+    page, why = sanitize.clean_page(page, cap)
     if page is None:
         raise RuntimeError(why)
     return page

@@ -9,7 +9,7 @@ import pytest
 from traitlets.config import Config as TraitletsConfig
 
 from conftest import ROOT
-from grader import autograde, config, grade, notebook_run, pipeline
+from grader import autograde, config, grade, notebook_run, pipeline, sanitize
 from grader.config import DEFAULTS, Config
 from grader.nbgrader_plugin import RepairCellMetadata, SandboxedAutograde
 
@@ -56,8 +56,9 @@ def test_the_command_line_sets_every_setting():
     assert config.from_arguments(parser.parse_args([])) == DEFAULTS
     args = parser.parse_args(["--seed", "7", "--jobs", "3", "--sandbox", "process", "--scenario-cpu", "2",
                               "--retry-cpu", "0.5", "--child-wall", "60", "--shrink-seconds", "5", "--cell-cpu", "4",
-                              "--cell-timeout", "8", "--feedback-wall", "45"])
-    assert config.from_arguments(args) == Config(7, 3, "process", 2.0, 0.5, 60.0, 5.0, 4.0, 8.0, 45.0)
+                              "--cell-timeout", "8", "--feedback-wall", "45", "--clean-seconds", "3", "--outputs-cap", "1000",
+                              "--page-cap", "2000"])
+    assert config.from_arguments(args) == Config(7, 3, "process", 2.0, 0.5, 60.0, 5.0, 4.0, 8.0, 45.0, 3.0, 1000, 2000)
     with pytest.raises(SystemExit):
         parser.parse_args(["--sandbox", "none"])
 
@@ -78,6 +79,8 @@ def test_the_modules_defaults_are_the_configs():
         DEFAULTS.seed, DEFAULTS.scenario_cpu, DEFAULTS.retry_cpu, DEFAULTS.child_wall, DEFAULTS.shrink_seconds)
     assert (notebook_run.CELL_CPU, notebook_run.CELL_WALL, notebook_run.BUDGET) == (
         DEFAULTS.cell_cpu, DEFAULTS.cell_timeout, DEFAULTS.feedback_wall)
+    assert (sanitize.CLEAN_SECONDS, sanitize.OUTPUTS_CAP, sanitize.PAGE_CAP) == (
+        DEFAULTS.clean_seconds, DEFAULTS.outputs_cap, DEFAULTS.page_cap)
 
 
 def test_the_pipeline_lists_its_steps_in_order():
