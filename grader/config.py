@@ -9,8 +9,7 @@ the feedback run. The README's table of settings is `markdown_table()` (tests/te
 from __future__ import annotations
 
 import argparse
-import sys
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 
 def setting(default, help: str, *, cli: bool = True, trait: str | None = "", choices: tuple = ()):
@@ -73,14 +72,15 @@ def from_arguments(args: argparse.Namespace) -> Config:
 
 def traits() -> dict:
     """nbgrader traits, one per setting nbgrader has (named as in c.SandboxedAutograde.<name>)."""
-    from traitlets import Float, Int, Unicode, Enum
+    from traitlets import Enum, Float, Int, Unicode
 
     kinds = {int: Int, float: Float, str: Unicode}
     found = {}
     for f in fields(Config):
         if (name := _trait_name(f)) is not None:
-            kind = (lambda d, help: Enum(f.metadata["choices"], d, help=help)) if f.metadata["choices"] else kinds[type(f.default)]
-            found[name] = kind(f.default, help=f.metadata["help"]).tag(config=True)
+            help, choices = f.metadata["help"], f.metadata["choices"]
+            trait = Enum(choices, f.default, help=help) if choices else kinds[type(f.default)](f.default, help=help)
+            found[name] = trait.tag(config=True)
     return found
 
 
@@ -94,7 +94,6 @@ def markdown_table() -> str:
     rows = ["| setting | `make autograde` option | nbgrader (`c.SandboxedAutograde.`) | default | meaning |",
             "|---|---|---|---|---|"]
     for f in fields(Config):
-        assert f.default is not MISSING
         cli = f"`{_flag(f)}`" if f.metadata["cli"] else ""
         trait = f"`{_trait_name(f)}`" if _trait_name(f) is not None else ""
         rows.append(f"| `{f.name}` | {cli} | {trait} | {_shown(f.default)} | {f.metadata['help']} |")
@@ -103,4 +102,3 @@ def markdown_table() -> str:
 
 if __name__ == "__main__":
     print(markdown_table())
-    sys.exit(0)

@@ -6,6 +6,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from traitlets import TraitError
 from traitlets.config import Config as TraitletsConfig
 
 from conftest import ROOT
@@ -72,6 +73,9 @@ def test_nbgrader_sets_the_same_settings_by_its_trait_names():
         assert kind(config=c).settings() == DEFAULTS.override(feedback_wall=45.0, seed=7, cell_timeout=8.0)
     assert SandboxedAutograde().settings() == DEFAULTS
     assert "jobs" not in SandboxedAutograde.class_trait_names()  # nbgrader grades one notebook at a time
+    c.SandboxedAutograde.sandbox = "none"
+    with pytest.raises(TraitError):
+        SandboxedAutograde(config=c)
 
 
 def test_the_modules_defaults_are_the_configs():
