@@ -1,5 +1,6 @@
 """One Config for grading: the README's table, the command line and nbgrader's traits all come from its fields;
 one pipeline of steps, in order; no import cycle in grader/."""
+import argparse
 import ast
 import re
 from dataclasses import fields
@@ -10,7 +11,7 @@ from traitlets import TraitError
 from traitlets.config import Config as TraitletsConfig
 
 from conftest import ROOT
-from grader import autograde, config, grade, notebook_run, pipeline, sanitize
+from grader import config, grade, notebook_run, pipeline, sanitize
 from grader.config import DEFAULTS, Config
 from grader.nbgrader_plugin import RepairCellMetadata, SandboxedAutograde
 
@@ -52,7 +53,7 @@ def test_every_setting_has_a_description_and_a_default_of_its_type():
 
 
 def test_the_command_line_sets_every_setting():
-    parser = autograde.argparse.ArgumentParser()
+    parser = argparse.ArgumentParser()
     config.add_arguments(parser)
     assert config.from_arguments(parser.parse_args([])) == DEFAULTS
     args = parser.parse_args(["--seed", "7", "--jobs", "3", "--sandbox", "process", "--scenario-cpu", "2",
