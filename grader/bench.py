@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lab import schedule
 
-from . import autograde, build, examples, masters, nbgrader_plugin
+from . import autograde, build, examples, masters, pipeline
 from .runner import sandbox_level, shared
 from .paths import BUILD_DIR, assignment_names
 
@@ -108,7 +108,7 @@ def bench_autograde() -> None:
     folder = BUILD_DIR / "bench" / "hang"
     shutil.rmtree(folder, ignore_errors=True)
     examples.write({"normal": subs["perfect"], "hangs_in_todo1": examples.hanging(ASSIGNMENT, "todo1")}, folder)
-    nbgrader_plugin.grader_for.cache_clear()  # a fresh grader: no verdict is reused from the class above
+    pipeline.forget()  # a fresh grader: no verdict is reused from the class above
     _, outcomes = timed(autograde.run, ASSIGNMENT, folder, BUILD_DIR / "bench" / "hang-grades", jobs=1)
     took = {o.student_id: o.seconds for o in outcomes}
     print(f"  normal {took['normal']:.1f} s, infinite loop {took['hangs_in_todo1']:.1f} s: "

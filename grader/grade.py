@@ -19,15 +19,18 @@ from dataclasses import asdict, dataclass, field
 from . import exports, promises, shrink, snippets
 from .assignment import Assignment, get
 from .compare import same
+from .config import DEFAULTS
 from .runner import BRIDGE_SOURCE, CHILD, ChildRun, Limits, run_child, run_pair, sandbox_level, shared
 from .schema import Budget, problem, short_text
 from .suites.base import Task
 
-DEFAULT_SEED = 20261129
-SCENARIO_TIMEOUT = 1.0   # CPU seconds per scenario; the reference needs milliseconds
-RETRY_TIMEOUT = 0.2      # CPU seconds per scenario after a timeout: a hang costs 1.4 s, not 3 x 1 s
-CHILD_TIMEOUT = CHILD.wall   # wall seconds per grading child
-SHRINK_SECONDS = 20.0   # wall seconds a TODO's failing cases may take to be cut down (grader/shrink.py), at most
+# Defaults of the Grader's settings (described in grader/config.py). After a scenario times out, its TODO's
+# next ones get RETRY_TIMEOUT each: a hang costs 1.4 s, not 3 x 1 s.
+DEFAULT_SEED = DEFAULTS.seed
+SCENARIO_TIMEOUT = DEFAULTS.scenario_cpu
+RETRY_TIMEOUT = DEFAULTS.retry_cpu
+CHILD_TIMEOUT = DEFAULTS.child_wall
+SHRINK_SECONDS = DEFAULTS.shrink_seconds
 LOADED = 0.25           # a child that timed out having waited this share of its time for a CPU was starved: re-run it
 
 
@@ -134,9 +137,11 @@ class Grader:
     """Grades one assignment's TODOs; build once, then call grade() per submission."""
 
     def __init__(self, assignment: Assignment | str, seed: int = DEFAULT_SEED, child_timeout: float = CHILD_TIMEOUT,
-                 child_stall: float = CHILD.stall, warm: bool = True):
+                 child_stall: float = CHILD.stall, warm: bool = True, scenario_timeout: float = SCENARIO_TIMEOUT,
+                 retry_timeout: float = RETRY_TIMEOUT, shrink_seconds: float = SHRINK_SECONDS):
         assignment = get(assignment)  # a name only from a command line or a test
         self.limits = dataclasses.replace(CHILD, wall=child_timeout, stall=child_stall)   # each grading child's
+        self.scenario_timeout, self.retry_timeout, self.shrink_seconds = scenario_timeout, retry_timeout, shrink_seconds
         self.assignment, self.seed = assignment, seed
         self.tasks: list[Task] = assignment.tasks(seed)
         self.setup = assignment.setup
@@ -168,7 +173,7 @@ class Grader:
 
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict], timeout: float | None = None) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
-                   "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT}
+                   "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout}
         return run_child(payload, self._limits(timeout), self.warm)
 
     def _limits(self, timeout: float | None) -> Limits:
@@ -179,12 +184,12 @@ class Grader:
         """The student's child for `task` (its scenarios, or these), with a reference server for the other TODOs beside it."""
         k = task.answer_id
         others = [e for gid in self.answer_ids if gid != k for e in self.exports[gid]]
-        limit = max([SCENARIO_TIMEOUT, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
+        limit = max([self.scenario_timeout, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
         server = {"setup": self.setup, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
                   "cells": [(gid, self.stand_ins[gid] if gid == k else self.reference[gid]) for gid in self.answer_ids],
                   "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0}}
         child = {"setup": self.setup, "driver": self.driver, "scenarios": self._named(task) if scenarios is None else scenarios,
-                 "scenario_timeout": SCENARIO_TIMEOUT, "retry_timeout": RETRY_TIMEOUT,
+                 "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout,
                  "cells": [(gid, answer_source if gid == k else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": self.exports[k], "parity": 1}}
         return run_pair(child, server, self._limits(timeout), self.warm)
@@ -275,10 +280,10 @@ class Grader:
     def _shrink(self, task: Task, answer_source: str, cases: dict[int, tuple]) -> dict[int, tuple]:
         """Smaller versions of failing cases ({rule index: (label, ops, expected, actual)}) that still fail.
 
-        At most SHRINK_ROUNDS rounds and SHRINK_SECONDS; each round runs a batch of candidates (shrink.py) once
+        At most SHRINK_ROUNDS rounds and shrink_seconds; each round runs a batch of candidates (shrink.py) once
         with the student's answer (bridged, as in grading) and once with the reference, side by side."""
         best, tried, smaller = dict(cases), set(), {}
-        deadline = time.monotonic() + SHRINK_SECONDS
+        deadline = time.monotonic() + self.shrink_seconds
         for _ in range(shrink.SHRINK_ROUNDS):
             open_ = [ri for ri in best if not snippets.fits(self._case(*best[ri])[1])]
             left = deadline - time.monotonic()

@@ -21,13 +21,14 @@ import time
 import nbformat
 
 from . import masters
+from .config import DEFAULTS
 from .safe_text import inert
 from .runner import CPU_MARGIN, Limits, Warm, Watcher
 from .sanitize import clean_output
 
-CELL_CPU = 10.0        # CPU seconds per cell; the heaviest cell of a solved notebook (03's TODO 5 check) needs about 2 s
-CELL_WALL = 30         # wall seconds per cell (a sleep uses no CPU)
-BUDGET = 90.0          # wall seconds for the whole notebook
+CELL_CPU = DEFAULTS.cell_cpu        # the heaviest cell of a solved notebook (03's TODO 5 check) needs about 2 s
+CELL_WALL = DEFAULTS.cell_timeout   # wall seconds per cell (a sleep uses no CPU)
+BUDGET = DEFAULTS.feedback_wall     # wall seconds for the whole notebook
 GRACE = 2.0            # seconds a cell has to stop after SIGINT before the run is ended
 NOT_RUN = "[not run] "
 LIMITS = Limits(memory_bytes=4 << 30, processes=512)   # a feedback run's rlimits: IPython, pandas and plots need more

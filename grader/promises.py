@@ -60,10 +60,10 @@ def todo_text(nb, task_id: str, test_id: str | None = None) -> str:
 
 def problems(assignment, recorded: dict | None = None) -> list[str]:
     """What is wrong with an Assignment's quotes: a rule without one, a quote not in its edition, a stale rule."""
-    from .grade import DEFAULT_SEED
+    from .config import DEFAULTS
 
     recorded = assignment.promises if recorded is None else recorded
-    tasks = assignment.tasks(DEFAULT_SEED)
+    tasks = assignment.tasks(DEFAULTS.seed)
     found = []
     for language in LANGUAGES:
         nb = assignment.release(language)

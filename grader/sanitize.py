@@ -16,13 +16,15 @@ from html.parser import HTMLParser
 import bleach
 import nbformat
 
-PAGE_CAP = 8 << 20            # bytes of one feedback page
-OUTPUTS_CAP = 4 << 20         # bytes of all outputs of one notebook
+from .config import DEFAULTS
+
+PAGE_CAP = DEFAULTS.page_cap          # bytes of one feedback page
+OUTPUTS_CAP = DEFAULTS.outputs_cap    # bytes of all outputs of one notebook
 TEXT_CAP = 20_000             # characters of one text output
 IMAGE_CAP = 2 << 20           # bytes (base64) of one image
 SOURCES_CAP = 2 << 20         # characters of Markdown, and of code, on one page (both cost time per character)
 NOT_SHOWN = f"[not shown: a page shows {SOURCES_CAP >> 20} MiB of cell sources at most]"
-CLEAN_SECONDS = 30.0          # for clean_notebook; an honest notebook needs well under a second
+CLEAN_SECONDS = DEFAULTS.clean_seconds   # for clean_notebook; an honest notebook needs well under a second
 KEPT_MIMES = ("text/plain", "image/png", "image/jpeg")
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
        "base-uri 'none'; form-action 'none'")
@@ -79,13 +81,14 @@ def clean_markdown(source: str) -> str:
                         protocols=["http", "https", "mailto"], strip=False, strip_comments=True)
 
 
-def clean_notebook(nb, trusted_markdown: frozenset[str] = frozenset(), seconds: float = CLEAN_SECONDS) -> list[str]:
+def clean_notebook(nb, trusted_markdown: frozenset[str] = frozenset(), seconds: float = CLEAN_SECONDS,
+                   outputs_cap: int = OUTPUTS_CAP) -> list[str]:
     """Reduce an executed notebook (in place) to inert content; returns notes on what was cut.
 
     Markdown cells whose source is in `trusted_markdown` (the release's own prose) are kept as written.
     Past `seconds`, the remaining cells keep neither outputs nor prose (a budget, so cleaning stays cheap).
     """
-    notes, budget, prose, late = [], OUTPUTS_CAP, SOURCES_CAP, False
+    notes, budget, prose, late = [], outputs_cap, SOURCES_CAP, False
     deadline = time.monotonic() + seconds
     nb.metadata.pop("widgets", None)
     for index, cell in enumerate(nb.cells):
@@ -112,7 +115,7 @@ def clean_notebook(nb, trusted_markdown: frozenset[str] = frozenset(), seconds: 
             cleaned = clean_output(output)
             size = len(str(cleaned))
             if size > budget:
-                notes.append(f"cell {index}: outputs beyond the page's {OUTPUTS_CAP >> 20} MiB budget were not shown")
+                notes.append(f"cell {index}: outputs beyond the page's {outputs_cap >> 20} MiB budget were not shown")
                 break
             budget -= size
             outputs.append(nbformat.from_dict(cleaned))
@@ -146,7 +149,7 @@ class _Audit(HTMLParser):
     handle_startendtag = handle_starttag
 
 
-def clean_page(page: str) -> tuple[str | None, str]:
+def clean_page(page: str, cap: int = PAGE_CAP) -> tuple[str | None, str]:
     """(the inert page, '') or (None, why it was refused)."""
     page = re.sub(r"<script\b.*?</script\s*>", "", page, flags=re.S | re.I)
     page = re.sub(r"<link\b[^>]*>", "", page, flags=re.I)
@@ -155,8 +158,8 @@ def clean_page(page: str) -> tuple[str | None, str]:
     if "Content-Security-Policy" not in page:
         page = f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n' + page
     size = len(page.encode("utf-8"))
-    if size > PAGE_CAP:
-        return None, f"the page would be {size >> 20} MiB, above the {PAGE_CAP >> 20} MiB cap"
+    if size > cap:
+        return None, f"the page would be {size >> 20} MiB, above the {cap >> 20} MiB cap"
     audit = _Audit()
     audit.feed(page)
     audit.close()

@@ -20,6 +20,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from .report import write_report_md
 from .safe_text import csv_cell, inert
 
 
@@ -50,8 +51,6 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def merge(shards: list[Path], out: Path) -> dict:
     """Merge the outputs of several shards into `out`; returns the merged report."""
-    from .autograde import write_report_md
-
     reports = []
     for folder in shards:
         path = folder / "report.json"

@@ -13,7 +13,7 @@ from conftest import ROOT
 from grader import build, examples, masters
 from grader.feedback import hidden_snippets, visible_text
 from grader.mutants import MUTANTS, mutated_answers
-from grader.nbgrader_plugin import grader_for
+from grader.pipeline import grader_for
 from grader.submission import answers_of
 from grader.assignment import load
 from grader.runner import leftovers, sandbox_level

@@ -14,8 +14,9 @@ from nbclient import NotebookClient
 import lab
 from conftest import ROOT
 from english import english_sentences
-from grader import autograde, course, examples, feedback, i18n, masters, nbgrader_plugin, reference
+from grader import course, examples, feedback, i18n, masters, pipeline, reference, report
 from grader.assignment import load
+from grader.config import DEFAULTS
 from grader.grade import RuleResult, TaskVerdict, explain, judged
 from grader.mutants import MUTANTS
 from grader.paths import assignment_names
@@ -391,9 +392,9 @@ def page_text_of(nb, verdicts) -> tuple[list[str], list[str]]:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name, tmp_path):
+def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
     nb = examples.filled(name, zh_answers(name), "zh")
-    graded = nbgrader_plugin.grade_notebook(nb, load(name), cell_wall=10, language="zh")
+    graded = pipeline.grade_notebook(nb, name, DEFAULTS.override(cell_timeout=10), language="zh")
     assert all(v.score < v.points for v in graded.verdicts), [(v.task_id, v.score) for v in graded.verdicts]
     page = feedback.render(nb, name, graded.verdicts)
     heading = feedback.visible_text(re.search(r"<h4>.*?</h4>", page, re.S)[0])
@@ -412,12 +413,8 @@ def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name, tmp_path):
     if name == "02_decode_scheduling":  # the hung TODO's dependents say why they did not run, in Chinese
         assert "[未运行] todo4 在评分时超出了时间限制" in shown
     # the plain page (when the rich one cannot be rendered) has the natural heading
-    subs = tmp_path / "subs"
-    subs.mkdir()
-    batch = autograde.Batch(load(name), subs, tmp_path / "out", cell_timeout=10, seed=None)
-    outcome = autograde.Outcome("alice", "graded", {}, verdicts=graded.verdicts, language="zh")
-    batch.write_plain_feedback(outcome)
-    plain = feedback.visible_text((tmp_path / "out" / "feedback" / "alice.html").read_text())
+    outcome = report.Outcome("alice", "graded", {}, verdicts=graded.verdicts, language="zh")
+    plain = feedback.visible_text(report.plain_page(name, pipeline.grader_for(name).tasks, outcome))
     assert f"alice 的反馈：{name}" in plain
     assert english_sentences("\n".join(line for line in plain.splitlines() if line not in
                                        [c for v in graded.verdicts for r in v.rules for c in r.snippet.splitlines()])) == []

@@ -1,0 +1,104 @@
+"""Every grading setting in one place: its default, what it means, and its name on the command line and in nbgrader.
+
+`make autograde` builds a Config from its command line (`parser_arguments`), nbgrader from the traits of
+`SandboxedAutograde` (`traits`); both hand it to grader/pipeline.py, which passes the values to the Grader and
+the feedback run. The README's table of settings is `markdown_table()` (tests/test_config.py checks it).
+
+    python -m grader.config        # prints that table
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field, fields, replace
+
+
+def setting(default, help: str, *, cli: bool = True, trait: str | None = "", choices: tuple = ()):
+    """A field of Config: `trait` is its nbgrader trait name ('' for the field's own name, None if nbgrader has none)."""
+    return field(default=default, metadata={"help": help, "cli": cli, "trait": trait, "choices": choices})
+
+
+@dataclass(frozen=True)
+class Config:
+    """How one grading run grades: the same for every submission of the run."""
+
+    seed: int = setting(20261129, "seed of the hidden scenarios' random cases; shards to be merged must share it")
+    jobs: int = setting(0, "submissions graded in parallel (0: two per core; a worker mostly waits for its sandboxed runs)",
+                        trait=None)
+    sandbox: str = setting("auto", "auto: the full sandbox (bubblewrap) where it works, else the process level; "
+                                   "process: the process level (as GRADER_SANDBOX=process)", choices=("auto", "process"))
+    scenario_cpu: float = setting(1.0, "CPU seconds per hidden scenario (the reference needs milliseconds)")
+    retry_cpu: float = setting(0.2, "CPU seconds per scenario of a TODO after one of its scenarios timed out")
+    child_wall: float = setting(120.0, "wall seconds per grading child (one TODO of one submission)")
+    shrink_seconds: float = setting(20.0, "wall seconds a TODO's failing cases may take to be cut down, at most")
+    cell_cpu: float = setting(10.0, "CPU seconds per cell of the feedback run before it is interrupted")
+    cell_timeout: float = setting(30.0, "wall seconds per cell of the feedback run before it is interrupted")
+    feedback_wall: float = setting(90.0, "wall seconds the feedback run of one notebook may take in all", trait="budget")
+    clean_seconds: float = setting(30.0, "wall seconds for making one notebook's outputs inert; later cells are shown bare")
+    outputs_cap: int = setting(4 << 20, "bytes of all outputs one feedback page shows; later outputs are left out")
+    page_cap: int = setting(8 << 20, "bytes of one feedback page; a larger page is replaced by the plain one")
+
+    def override(self, **settings) -> Config:
+        """A copy with some settings changed (None leaves a setting as it is)."""
+        return replace(self, **{k: v for k, v in settings.items() if v is not None})
+
+
+DEFAULTS = Config()
+
+
+def _shown(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _flag(f) -> str:
+    return "--" + f.name.replace("_", "-")
+
+
+def _trait_name(f) -> str | None:
+    return f.name if f.metadata["trait"] == "" else f.metadata["trait"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One option per setting, named after the field (--cell-timeout), with its default and description."""
+    for f in fields(Config):
+        if f.metadata["cli"]:
+            parser.add_argument(_flag(f), dest=f.name, type=type(f.default), default=f.default,
+                                choices=f.metadata["choices"] or None, help=f"{f.metadata['help']} (default: {_shown(f.default)})")
+
+
+def from_arguments(args: argparse.Namespace) -> Config:
+    """The Config of a parsed command line (add_arguments)."""
+    return Config(**{f.name: getattr(args, f.name) for f in fields(Config) if f.metadata["cli"]})
+
+
+def traits() -> dict:
+    """nbgrader traits, one per setting nbgrader has (named as in c.SandboxedAutograde.<name>)."""
+    from traitlets import Enum, Float, Int, Unicode
+
+    kinds = {int: Int, float: Float, str: Unicode}
+    found = {}
+    for f in fields(Config):
+        if (name := _trait_name(f)) is not None:
+            help, choices = f.metadata["help"], f.metadata["choices"]
+            trait = Enum(choices, f.default, help=help) if choices else kinds[type(f.default)](f.default, help=help)
+            found[name] = trait.tag(config=True)
+    return found
+
+
+def from_traits(owner) -> Config:
+    """The Config of a configured nbgrader preprocessor (its traits from traits())."""
+    return Config(**{f.name: getattr(owner, _trait_name(f)) for f in fields(Config) if _trait_name(f) is not None})
+
+
+def markdown_table() -> str:
+    """The README's table of settings."""
+    rows = ["| setting | `make autograde` option | nbgrader (`c.SandboxedAutograde.`) | default | meaning |",
+            "|---|---|---|---|---|"]
+    for f in fields(Config):
+        cli = f"`{_flag(f)}`" if f.metadata["cli"] else ""
+        trait = f"`{_trait_name(f)}`" if _trait_name(f) is not None else ""
+        rows.append(f"| `{f.name}` | {cli} | {trait} | {_shown(f.default)} | {f.metadata['help']} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -1,0 +1,261 @@
+"""The grading of one submission, step by step: STEPS lists them in the order they run.
+
+    read → identify → repair → grade → strip hidden → execute → sanitise → redact → render → score
+
+`make autograde` (grader/autograde.py) runs all of them on each file. Inside nbgrader
+(grader/nbgrader_plugin.py), which reads the file, lays it out and renders the page itself,
+`RepairCellMetadata` runs NBGRADER_SANITIZE and `SandboxedAutograde` runs NBGRADER_AUTOGRADE.
+What grading an assignment needs is read once per assignment and process (`prepare`); each step
+is a short function of (that, the submission's Work, the Config). Nothing the student's kernel
+printed decides a score: the verdicts come from grade, before the notebook runs.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from . import feedback, masters, notebook_run, sanitize, submission
+from .assignment import Assignment, get
+from .config import DEFAULTS, Config
+from .grade import Grader, TaskVerdict
+from .paths import assignment_names
+
+_LOCK = threading.Lock()
+
+
+# --- what is read once per assignment -------------------------------------------------------
+
+@dataclass(frozen=True)
+class Prepared:
+    """An assignment as grading needs it: the Assignment (read once from its folder) and its Grader."""
+
+    assignment: Assignment                    # master, releases, reference, suite, driver
+    grader: Grader                            # hidden suite, reference observations, warm parent
+    trusted_markdown: frozenset[str]          # the English release's prose, kept as written on the page
+    others: tuple[Assignment, ...]            # the other assignments (a submission of one of them is refused)
+
+    @property
+    def name(self) -> str:
+        return self.assignment.name
+
+    @property
+    def answer_ids(self) -> list[str]:
+        return self.grader.answer_ids
+
+    @property
+    def hidden_snippets(self) -> list[str]:
+        return self.assignment.hidden_snippets
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return self.assignment.languages
+
+    def release(self, language: str) -> nbformat.NotebookNode:
+        return self.assignment.release(language)
+
+
+@functools.lru_cache(maxsize=None)
+def _grader(assignment: Assignment, seed: int, scenario_cpu: float, retry_cpu: float, child_wall: float,
+            shrink_seconds: float) -> Grader:
+    return Grader(assignment, seed=seed, child_timeout=child_wall, scenario_timeout=scenario_cpu,
+                  retry_timeout=retry_cpu, shrink_seconds=shrink_seconds)
+
+
+def grader_for(assignment: Assignment | str, config: Config = DEFAULTS) -> Grader:
+    """One Grader per assignment and grading settings in a process (its set-up takes seconds)."""
+    with _LOCK:  # the first call builds the suite; later calls share it
+        return _grader(get(assignment), config.seed, config.scenario_cpu, config.retry_cpu, config.child_wall,
+                       config.shrink_seconds)
+
+
+@functools.lru_cache(maxsize=None)
+def _prepare(assignment: Assignment, config: Config) -> Prepared:
+    use_sandbox(config.sandbox)
+    trusted = frozenset(c.source for c in assignment.release("en").cells if c.cell_type == "markdown")
+    others = tuple(get(name) for name in assignment_names() if name != assignment.name)
+    return Prepared(assignment, grader_for(assignment, config), trusted, others)
+
+
+def prepare(assignment: Assignment | str, config: Config = DEFAULTS) -> Prepared:
+    """Everything grading reads about `assignment`, read once (an unknown name raises with the known ones)."""
+    return _prepare(get(assignment), config)
+
+
+def forget() -> None:
+    """Drop the prepared assignments and Graders (a fresh grader reuses no verdict)."""
+    _prepare.cache_clear()
+    _grader.cache_clear()
+
+
+def use_sandbox(level: str) -> None:
+    """'process' forces the process level for this process's runs; 'auto' leaves the probe to decide."""
+    from .runner import sandbox_level
+
+    if level == "process" and sandbox_level() != "process":
+        os.environ["GRADER_SANDBOX"] = "process"
+        sandbox_level.cache_clear()
+
+
+# --- one submission --------------------------------------------------------------------------
+
+@dataclass
+class Work:
+    """One submission on its way through the steps."""
+
+    path: Path | None = None                # the file (make autograde); None when nbgrader has read it
+    nb: nbformat.NotebookNode | None = None
+    nbgrader: bool = False                  # in nbgrader: its gradebook keeps the test cells' full source
+    language: str = "en"                    # the edition it was filled in (the page's language; scores ignore it)
+    warnings: list[str] = field(default_factory=list)   # what repair changed
+    verdicts: list[TaskVerdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)      # cells interrupted or not run, disagreements, cuts
+    ran: bool = True                        # the feedback run happened (else only scores can be shown)
+    originals: dict[int, str] = field(default_factory=dict)   # test cells' full source, for nbgrader's checksums
+    page: str | None = None                 # the rendered feedback page
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+def read(a: Prepared, w: Work, c: Config) -> None:
+    """The file as Jupyter reads it (raises NotASubmission)."""
+    if w.nb is None:
+        w.nb = submission.read(w.path)
+
+
+def identify(a: Prepared, w: Work, c: Config) -> None:
+    """A notebook of this assignment, not of another one; the edition it was filled in."""
+    submission.identify(w.nb, a.assignment, list(a.others))
+    w.language = submission.language_of(w.nb, a.assignment)
+
+
+def repair(a: Prepared, w: Work, c: Config) -> None:
+    """nbgrader metadata only where the release has it; outside nbgrader also each graded cell once, in release order."""
+    release = a.release(w.language)
+    if w.nbgrader:  # nbgrader restores the layout itself
+        w.warnings += submission.repair_metadata(w.nb, release)
+        return
+    sub = submission.prepare(w.nb, release, a.answer_ids)
+    w.nb, w.warnings = sub.notebook, w.warnings + sub.warnings
+
+
+def grade(a: Prepared, w: Work, c: Config) -> None:
+    """One verdict per TODO, each from its own sandboxed child (grader/grade.py)."""
+    w.verdicts = a.grader.grade(submission.answers_of(w.nb, a.answer_ids))
+
+
+def _tests(w: Work) -> dict[str, TaskVerdict]:
+    return {v.test_id: v for v in w.verdicts}
+
+
+def strip_hidden(a: Prepared, w: Work, c: Config) -> None:
+    """The student's kernel never holds hidden tests: they leave the test cells before the run."""
+    tests = _tests(w)
+    if w.nbgrader:
+        w.originals = {i: cell.source for i, cell in enumerate(w.nb.cells)}
+    for cell in w.nb.cells:
+        if masters.grade_id(cell) in tests:
+            cell.source = masters.strip_hidden(cell.source)
+
+
+def execute(a: Prepared, w: Work, c: Config) -> None:
+    """The notebook run for feedback in a fork of the warm sandboxed parent; known hangs are skipped."""
+    hung = {v.answer_id: "ran past its time limit when graded" for v in w.verdicts if v.hung}
+    try:
+        w.notes += notebook_run.execute(a.grader.warm, w.nb, a.answer_ids, hung, cell_wall=c.cell_timeout,
+                                        cell_cpu=c.cell_cpu, budget=c.feedback_wall)
+        w.notes += disagreements(w.nb, w.verdicts)
+    except Exception as exc:  # noqa: BLE001 - the verdicts stand; only the feedback run is lost
+        w.ran = False
+        w.notes += [f"the feedback run failed ({type(exc).__name__}: {str(exc)[:200]}); the page shows scores only"]
+        for cell in w.nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+
+
+def disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
+    """Test cells that passed inside the student's kernel while the sandboxed rules did not."""
+    passed_in_kernel = {masters.grade_id(c) for c in nb.cells if masters.grade_id(c) and c.cell_type == "code"
+                        and c.get("execution_count") is not None
+                        and not any(o.get("output_type") == "error" for o in c.get("outputs", []))}
+    return [f"{v.test_id}: the in-notebook checks passed but the hidden rules gave {v.score:g}/{v.points:g}"
+            for v in verdicts if v.test_id in passed_in_kernel and v.score < v.points and not v.note.startswith("grading error")]
+
+
+def sanitise(a: Prepared, w: Work, c: Config) -> None:
+    """Outputs reduced to inert data, prose not the release's cleaned; grading errors noted for a re-run."""
+    w.notes += sanitize.clean_notebook(w.nb, a.trusted_markdown, c.clean_seconds, c.outputs_cap)
+    w.notes += [f"{v.test_id}: {v.note}" for v in w.verdicts if v.note.startswith("grading error")]
+
+
+def redact(a: Prepared, w: Work, c: Config) -> None:
+    """Each test cell shows its visible part, the verdict, then the score as its result (nbgrader's partial credit)."""
+    tests = _tests(w)
+    try:
+        feedback.redact(w.nb, w.verdicts, list(a.hidden_snippets), w.language)
+        w.nb.metadata["language_edition"] = w.language  # the feedback template's labels follow it
+    except RuntimeError as exc:  # our bug, never the student's: no page, but the scores stand
+        w.ran = False
+        w.notes.append(f"no feedback page: {exc}")
+        for cell in w.nb.cells:
+            if masters.grade_id(cell) in tests:
+                cell.source, cell.outputs = masters.strip_hidden(cell.source), []
+    for cell in w.nb.cells:
+        verdict = tests.get(masters.grade_id(cell))
+        if verdict is not None:  # a test cell whose result is a number scores that number
+            cell.outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": f"{verdict.score:g}"},
+                                                       execution_count=cell.get("execution_count")))
+    feedback.scrub_outputs(w.nb, [Path("/tmp")])
+
+
+def render(a: Prepared, w: Work, c: Config) -> None:
+    """The feedback page (nbgrader renders its own); a page that cannot be made leaves the plain one to the caller."""
+    if w.nbgrader or not w.ran:
+        return
+    try:
+        w.page = page_of(a, w, c.page_cap)
+    except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
+        w.notes.append(f"feedback fell back to a plain page: {type(exc).__name__}: {exc}")
+
+
+def page_of(a: Prepared, w: Work, cap: int) -> str:
+    """The graded notebook (executed in the sandbox, inert, redacted) as nbgrader's feedback page, cleaned."""
+    page = feedback.render(w.nb, a.name, w.verdicts)
+    # A verdict's failing case is shown on purpose (built from scenario data) and may coincide with a line of a
+    # hidden test, a bare constructor call say: as in feedback.redact, such a line is no leak.
+    on_purpose = {line.strip() for v in w.verdicts for rule in v.rules for line in rule.snippet.splitlines()}
+    if [line for line in a.hidden_snippets if line not in on_purpose and line in feedback.visible_text(page)]:
+        raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
+    page, why = sanitize.clean_page(page, cap)
+    if page is None:
+        raise RuntimeError(why)
+    return page
+
+
+def score(a: Prepared, w: Work, c: Config) -> None:
+    """The score per TODO; in nbgrader the test cells get their full source back (its gradebook checksums them)."""
+    w.scores = {v.answer_id: v.score for v in w.verdicts}
+    tests = _tests(w)
+    for index, cell in enumerate(w.nb.cells):
+        if index in w.originals and masters.grade_id(cell) in tests:
+            cell.source = w.originals[index]
+
+
+STEPS = (read, identify, repair, grade, strip_hidden, execute, sanitise, redact, render, score)
+NBGRADER_SANITIZE = (repair,)                                                       # before nbgrader's own checks
+NBGRADER_AUTOGRADE = (grade, strip_hidden, execute, sanitise, redact, score)        # in place of nbgrader's Execute
+
+
+def run(a: Prepared, w: Work, c: Config = DEFAULTS, steps: tuple = STEPS) -> Work:
+    """Run `steps` on `w` in order; NotASubmission from read, identify or repair means it cannot be graded."""
+    for step in steps:
+        step(a, w, c)
+    return w
+
+
+def grade_notebook(nb, assignment: Assignment | str, config: Config = DEFAULTS, language: str = "en") -> Work:
+    """Grade a notebook already laid out, in place: verdicts, the feedback run, inert outputs, redacted test cells."""
+    return run(prepare(assignment, config), Work(nb=nb, language=language), config, NBGRADER_AUTOGRADE)

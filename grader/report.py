@@ -1,0 +1,80 @@
+"""What a grading run writes: grades.csv, report.json, report.md, and the plain feedback page of a student.
+
+grader/autograde.py writes them for one run, grader/shard.py (report.md) for merged shards.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import i18n, sanitize
+from .grade import TaskVerdict, verdicts_to_json
+from .safe_text import csv_cell, inert
+from .suites.base import Task
+
+NOTE_CHARS = 500   # of one reason or warning in the report (a list of cells not run can be long)
+
+
+@dataclass
+class Outcome:
+    student_id: str                   # autograde.student_name(): safe to print as it is
+    status: str                       # graded | bad | error
+    scores: dict[str, float]
+    reason: str = ""
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    verdicts: list[TaskVerdict] = field(default_factory=list)
+    language: str = "en"
+    key: str = ""                     # shard.student_key of the file name: the merge tells students apart by it
+
+
+def header(assignment: str, seed: int, sandbox: str, tasks: list[Task]) -> dict:
+    """What a run's report says of the run as a whole (shards must agree on all of it to be merged)."""
+    return {"assignment": assignment, "seed": seed, "sandbox": sandbox, "task_columns": [t.answer_id for t in tasks],
+            "max_total": sum(t.points for t in tasks)}
+
+
+def write_outputs(out: Path, head: dict, outcomes: list[Outcome], total_seconds: float) -> None:
+    """grades.csv, report.json and report.md of one run."""
+    columns = head["task_columns"]
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student_id", *columns, "total", "max_total"])
+        for o in outcomes:
+            total = round(sum(o.scores.values()), 2)
+            writer.writerow([csv_cell(inert(o.student_id)), *(f"{o.scores[c]:g}" for c in columns), f"{total:g}", f"{head['max_total']:g}"])
+    details = [{"student_id": o.student_id, "key": o.key, "status": o.status, "language": o.language, "reason": o.reason, "warnings": o.warnings,
+                "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
+    report = head | {"students": details}
+    (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8", errors="backslashreplace")
+    write_report_md(out, report, f"{len(outcomes)} submissions in {total_seconds:.1f} s")
+
+
+def write_report_md(out: Path, report: dict, headline: str) -> None:
+    """report.md from the contents of report.json (so that grader.shard can write it for merged shards)."""
+    columns = report["task_columns"]
+    lines = [f"# {report['assignment']}: {headline}",
+             f"sandbox: {report['sandbox']} · seed: {report['seed']} · max per student: {report['max_total']:g}", "",
+             "| student | status | " + " | ".join(columns) + " | total | notes |",
+             "|---|---|" + "---|" * len(columns) + "---|---|"]
+    for o in report["students"]:
+        scores = {v["answer_id"]: v["score"] for v in o["verdicts"]}
+        notes = inert("; ".join(filter(None, [o["reason"], *o["warnings"]])), 4 * NOTE_CHARS)
+        lines.append(f"| {inert(o['student_id'])} | {inert(o['status'])} | " + " | ".join(f"{scores.get(c, 0):g}" for c in columns)
+                     + f" | {sum(scores.get(c, 0) for c in columns):g} | {notes} |")
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace")
+
+
+def plain_page(assignment: str, tasks: list[Task], outcome: Outcome) -> str:
+    """The page of a student whose rich page could not be made: scores, verdicts and reasons as escaped text."""
+    text = i18n.TEXT[outcome.language]
+    rows = "".join(f"<tr><td>{html.escape(t.task_id)}</td><td>{outcome.scores.get(t.answer_id, 0):g} / {t.points:g}</td></tr>"
+                   for t in tasks)
+    details = "".join(f"<pre>{html.escape(i18n.summary(v, outcome.language))}</pre>" for v in outcome.verdicts)
+    notes = "".join(f"<li>{html.escape(w)}</li>" for w in [outcome.reason, *outcome.warnings] if w)
+    return (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\"><title>{html.escape(assignment)}: {html.escape(outcome.student_id)}</title>"
+            f"<h1>{text['heading'].format(assignment=html.escape(assignment), student=html.escape(outcome.student_id))}</h1>"
+            f"<ul>{notes}</ul><table border=1><tr><th>{text['task']}</th><th>{text['score']}</th></tr>{rows}</table>{details}")
