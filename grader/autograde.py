@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import feedback, i18n, masters, nbgrader_plugin, notebook_run, safe_io, sanitize, submission
+from . import class_report, feedback, i18n, masters, nbgrader_plugin, notebook_run, safe_io, sanitize, submission
 from .grade import TaskVerdict, verdicts_to_json
 from .paths import NOTEBOOKS_DIR, assignment_names, master_path
 from .safe_io import say
@@ -191,6 +191,7 @@ def write_outputs(batch: Batch, outcomes: list[Outcome], total_seconds: float) -
               "task_columns": batch.task_columns, "max_total": batch.max_total, "students": details}
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8", errors="backslashreplace")
     write_report_md(out, report, f"{len(outcomes)} submissions in {total_seconds:.1f} s")
+    class_report.write(out, report)  # class-report.html/.md, rules.csv: what the class got wrong
 
 
 def write_report_md(out: Path, report: dict, headline: str) -> None:
@@ -248,7 +249,8 @@ def run(assignment: str, submissions: Path, out: Path, jobs: int = 0, cell_timeo
         say(f"  {batch.grader.reused} TODO verdict(s) reused from an identical answer graded earlier in the batch")
     if not keep_work:
         shutil.rmtree(batch.work, ignore_errors=True)
-    say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}")
+    say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}"
+        f"\nclass:    {out / 'class-report.html'}")
     return sorted(outcomes.values(), key=lambda o: o.student_id)
 
 

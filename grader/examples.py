@@ -45,6 +45,19 @@ def demo_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
     return subs
 
 
+def demo_class(assignment: str, alternatives: int = 2) -> dict[str, nbformat.NotebookNode]:
+    """The demo's class: the three of demo_submissions, one student per mutant, correct answers written another
+    way (grader/corpus/) and a blank Chinese edition; the class report (grader/class_report.py) reads it."""
+    subs = demo_submissions(assignment)
+    reference = masters.reference_answers(assignment)
+    for index, mutant in enumerate(MUTANTS.get(assignment, [])):
+        subs[f"m{index:02d}_{mutant.answer_id}"] = filled(assignment, reference | {mutant.answer_id: mutant.apply(reference[mutant.answer_id])})
+    for path in sorted((Path(__file__).with_name("corpus") / assignment).glob("*.ipynb"))[:alternatives]:
+        subs[f"alt_{path.stem.replace('-', '_')}"] = nbformat.read(path, as_version=4)
+    subs["zoe_untouched_zh"] = release(assignment, "zh")
+    return subs
+
+
 def class_submissions(assignment: str, bugs: int = 6) -> dict[str, nbformat.NotebookNode]:
     """A small class for `make bench`: a perfect notebook, a blank one, and `bugs` with one bug each (TODOs in turn)."""
     reference = masters.reference_answers(assignment)

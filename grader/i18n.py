@@ -10,6 +10,7 @@ import re
 from lab import BATCHING_EXAMPLES, DECODE_SCENARIOS
 from lab.i18n import ZH as LAB_ZH
 
+from .diagnose import advice
 from .grade import TaskVerdict, quote_marks
 
 RULES_ZH = {
@@ -363,7 +364,7 @@ def not_run(text: str, language: str = "en") -> str:
 def summary(verdict: TaskVerdict, language: str = "en") -> str:
     """verdict.summary() in `language`; the failing case's code and the values in its details stay as Python writes them."""
     if language == "en":
-        return verdict.summary()
+        return with_mistake(verdict.summary(), verdict, language)
     rules = verdict.rules
     lines = [f"{verdict.task_id}：{verdict.score:g} / {verdict.points:g} 分"
              f"（{len(rules)} 条规则中 {sum(r.passed for r in rules)} 条成立）"]
@@ -376,4 +377,13 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
             lines.append(f"         {detail(rule.detail, language)}")
         if rule.snippet:
             lines += ["         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行：", "", *rule.snippet.splitlines(), ""]
-    return "\n".join(lines)
+    return with_mistake("\n".join(lines), verdict, language)
+
+
+def with_mistake(text: str, verdict: TaskVerdict, language: str) -> str:
+    """The summary with the common mistake the answer behaves like (grader/diagnose.py) under its first line."""
+    said = advice(verdict.mistake, language)
+    if not said:
+        return text
+    first, _, rest = text.partition("\n")
+    return "\n".join([first, *("  " + line for line in said.splitlines()), *([rest] if rest else [])])

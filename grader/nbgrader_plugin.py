@@ -33,7 +33,7 @@ from pathlib import Path
 import nbformat
 from traitlets import Dict, Float, Int
 
-from . import feedback, masters, notebook_run, sanitize, submission
+from . import diagnose, feedback, masters, notebook_run, sanitize, submission
 from .grade import Grader, TaskVerdict
 from .paths import NOTEBOOKS_DIR, ROOT, assignment_names
 from .safe_text import inert
@@ -95,6 +95,7 @@ def grade_notebook(nb, assignment: str, *, seed: int | None = None, cell_wall: f
         grader = grader_for(assignment, seed)
     answer_ids = grader.answer_ids
     verdicts = grader.grade(answers_of(nb, answer_ids))
+    diagnose.attach(grader, verdicts)  # the common mistake a failing TODO behaves like, from the same observations
     by_test = {v.test_id: v for v in verdicts}
     for cell in nb.cells:  # the student's kernel never holds hidden tests
         if masters.grade_id(cell) in by_test:
