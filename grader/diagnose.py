@@ -76,6 +76,30 @@ def texts(assignment: str) -> dict[str, dict[str, dict[str, str]]]:
     return (yaml.safe_load(file.read_text(encoding="utf-8")) or {}) if file.exists() else {}
 
 
+def problems(assignment: str, said: dict | None = None) -> list[str]:
+    """What is wrong with an assignment's mistakes file: a mutant without an entry, a stale entry, a language or
+    field missing, a hint or description that quotes the mutant's code, a Chinese text off the glossary."""
+    from .glossary import violations
+    from .mutants import MUTANTS
+
+    said = texts(assignment) if said is None else said
+    mutants = MUTANTS.get(assignment, [])
+    found = [f"{m.name}: no entry" for m in mutants if m.name not in said]
+    found += [f"{name}: no such mutant" for name in said if name not in {m.name for m in mutants}]
+    for m in (m for m in mutants if m.name in said):
+        code = {line.strip() for line in (m.find + "\n" + m.replace).splitlines() if len(line.strip()) >= 12}
+        for lang in LANGUAGES:
+            entry = said[m.name].get(lang) if isinstance(said[m.name], dict) else None
+            for part in ("mistake", "hint"):
+                text = entry.get(part) if isinstance(entry, dict) else None
+                if not isinstance(text, str) or not text.strip():
+                    found.append(f"{m.name}: no {lang} {part}")
+                    continue
+                found += [f"{m.name}: the {lang} {part} gives the code {line!r}" for line in code if line in text]
+                found += [f"{m.name}: {lang} {part}: {v}" for v in (violations(text) if lang == "zh" else [])]
+    return found
+
+
 def _key(grader) -> str:
     """A digest of everything a mutant's signature depends on: a change to any of it computes them again."""
     from . import suites
