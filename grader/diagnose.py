@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +31,7 @@ from .paths import ASSIGNMENTS_DIR, BUILD_DIR
 LANGUAGES = ("en", "zh")
 CACHE_DIR = BUILD_DIR / "cache" / "mistakes"
 DIGITS = 9   # floats are compared at this many significant digits (grader/compare.py's tolerance is 1e-9)
+JARGON = re.compile(r"\b(?:seeds?|issues?)\b|种子", re.I)
 _LOCK = threading.Lock()
 _CATALOGUES: dict[str, dict[str, list]] = {}
 
@@ -97,6 +99,8 @@ def problems(assignment: str, said: dict | None = None) -> list[str]:
                     continue
                 found += [f"{m.name}: the {lang} {part} gives the code {line!r}" for line in code if line in text]
                 found += [f"{m.name}: {lang} {part}: {v}" for v in (violations(text) if lang == "zh" else [])]
+                if JARGON.search(text):  # a student knows no seed or issue of this repository
+                    found.append(f"{m.name}: the {lang} {part} uses the course's internal jargon")
     return found
 
 

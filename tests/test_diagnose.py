@@ -85,9 +85,11 @@ def test_the_mistakes_check_catches_a_bad_file():
     said["drops the deadline"] = {"en": said["drops the deadline"]["en"]}
     said["admits at enqueue"]["en"]["hint"] = "write admitted=True, after preemptible=preemptible,"
     said["swaps the two lengths"]["zh"]["hint"] = "检查每个阶段的延迟"
+    said["serves the largest key first"]["en"]["mistake"] = "it fails the seed test"
     found = "\n".join(diagnose.problems(name, said))
     for expected in ("forgets preemptible: no entry", "no such thing: no such mutant", "drops the deadline: no zh mistake",
-                     "admits at enqueue: the en hint gives the code", "swaps the two lengths: zh hint"):
+                     "admits at enqueue: the en hint gives the code", "swaps the two lengths: zh hint",
+                     "serves the largest key first: the en mistake uses the course's internal jargon"):
         assert expected in found, found
 
 
