@@ -7,7 +7,7 @@ class gets the same report): OUT/class-report.html (self-contained and inert: PN
 feedback pages' CSP), OUT/class-report.md with its PNGs in OUT/class-report/, and OUT/rules.csv, one row per
 (student, TODO, rule). Figures are drawn with English labels only (the report is the instructor's, and
 needs no CJK font). Every student of grades.csv is in the score histograms; rule shares are over the
-students whose TODO was judged.
+students who attempted the TODO (not left as given) and whose TODO was judged.
 """
 from __future__ import annotations
 
@@ -69,6 +69,13 @@ def _judged(verdict: dict) -> bool:
     return not verdict.get("note", "").startswith("grading error")
 
 
+def blank(verdict: dict) -> bool:
+    """A TODO left as given: every rule fails, and the stub's NotImplementedError is seen (it says nothing of a
+    misconception; a scenario that calls the stub deep inside may end another way, as a crash)."""
+    rules = verdict["rules"]
+    return bool(rules) and not any(r["passed"] for r in rules) and any("NotImplementedError" in r["detail"] for r in rules)
+
+
 def summarize(report: dict) -> dict:
     """Everything the report shows, from report.json: tasks, scores, rule statistics, mistakes, operations."""
     columns, students = report["task_columns"], report["students"]
@@ -83,7 +90,7 @@ def summarize(report: dict) -> dict:
     mistakes: dict[str, Misconception] = {}
     for s in students:
         for v in s["verdicts"]:
-            if not _judged(v):
+            if not _judged(v) or blank(v):
                 continue
             for r in v["rules"]:
                 stats = rules.get((v["answer_id"], r["name"]))
@@ -104,7 +111,8 @@ def summarize(report: dict) -> dict:
                 m.lost = round(m.lost + v["points"] - v["score"], 2)
     return {"assignment": report["assignment"], "max_total": report["max_total"], "columns": columns, "tasks": tasks,
             "scores": scores, "totals": totals, "histogram": histogram(list(totals.values()), report["max_total"]),
-            "rules": rules, "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
+            "rules": rules, "blank": {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks},
+            "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
             "operations": operations(students)}
 
 
@@ -226,16 +234,16 @@ def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[
                                        for i, (lo, hi, n) in enumerate(summary["histogram"])])]
     if "todo-scores.png" in images:
         scores.append(("img", "todo-scores.png"))
-    scores.append(("table", ["TODO", "points", "mean", "full marks", "zero"],
+    scores.append(("table", ["TODO", "points", "mean", "full marks", "zero", "left blank"],
                    [[t["task"], f"{t['points']:g}", f"{statistics.mean(by[c] for by in summary['scores'].values()):.2f}",
                      str(sum(by[c] >= t["points"] for by in summary["scores"].values())),
-                     str(sum(by[c] == 0 for by in summary["scores"].values()))]
+                     str(sum(by[c] == 0 for by in summary["scores"].values())), str(summary["blank"][c])]
                     for c, t in summary["tasks"].items()]))
     rules = []
     for column, task in summary["tasks"].items():
         stats = sorted((r for r in summary["rules"].values() if r.answer_id == column), key=lambda r: (-r.share, r.name))
         rules += [("h3", task["task"]), ("img", f"rules-{column}.png"),
-                  ("table", ["rule", "failed", "share"], [[r.name, f"{len(r.failed)} of {r.judged}", f"{100 * r.share:.0f}%"] for r in stats])]
+                  ("table", ["rule", "failed (of those who attempted it)", "share"], [[r.name, f"{len(r.failed)} of {r.judged}", f"{100 * r.share:.0f}%"] for r in stats])]
         for r in [r for r in stats if r.failed][:TOP_RULES]:
             rules.append(("p", f"**{r.name}**: failed by {len(r.failed)} of {r.judged} students ({100 * r.share:.0f}%)."))
             if r.quote:
@@ -335,19 +343,21 @@ def page(summary: dict, images: dict) -> str:
 
 
 def write_rules_csv(path: Path, report: dict, summary: dict) -> None:
-    """One row per (student, TODO, rule): passed is 1 or 0, or empty where the TODO was not judged."""
+    """One row per (student, TODO, rule): passed is 1 or 0, or empty where the TODO was not judged; left_blank is 1
+    where the TODO was left as given (those rows are not in the rules' failure shares)."""
     with open(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student_id", "todo", "rule", "passed", "misconception"])
+        writer.writerow(["student_id", "todo", "rule", "passed", "misconception", "left_blank"])
         for s in report["students"]:
             verdicts = {v["answer_id"]: v for v in s["verdicts"]}
             for column, task in summary["tasks"].items():
                 v = verdicts.get(column)
                 results = {r["name"]: r["passed"] for r in v["rules"]} if v and _judged(v) else {}
                 mistake = (v.get("mistake") or {}).get("name", "") if v else ""
+                left = str(int(blank(v))) if v and _judged(v) else ""
                 for rule in task["rules"]:
                     passed = "" if rule not in results else str(int(results[rule]))
-                    writer.writerow([csv_cell(inert(s["student_id"])), column, rule, passed, mistake])
+                    writer.writerow([csv_cell(inert(s["student_id"])), column, rule, passed, mistake, left])
 
 
 def write(out: Path, report: dict) -> Path:

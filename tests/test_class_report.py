@@ -108,7 +108,8 @@ def test_the_figures_agree_with_grades_csv(out):
         assert re.search(rf"^\| {lo:g} to {hi:g}( \(incl\.\))? \| {n} \|$", md, re.M), (lo, hi, n)
     for column, task in summary["tasks"].items():
         scores = [row[column] for row in table.values()]
-        row = f"| {task['task']} | {task['points']:g} | {statistics.mean(scores):.2f} | {sum(s >= task['points'] for s in scores)} | {scores.count(0)} |"
+        row = (f"| {task['task']} | {task['points']:g} | {statistics.mean(scores):.2f} | {sum(s >= task['points'] for s in scores)} "
+               f"| {scores.count(0)} | 1 |")  # bob left every TODO as given
         assert row in md
 
 
@@ -116,13 +117,15 @@ def test_rules_csv_has_one_row_per_student_todo_and_rule(out):
     report, rows = report_of(out), rules_rows(out)
     summary = class_report.summarize(report)
     per_student = sum(len(t["rules"]) for t in summary["tasks"].values())
-    assert list(rows[0]) == ["student_id", "todo", "rule", "passed", "misconception"]
+    assert list(rows[0]) == ["student_id", "todo", "rule", "passed", "misconception", "left_blank"]
+    assert {r["left_blank"] for r in rows if r["student_id"] == "bob_blank"} == {"1"}
+    assert {r["left_blank"] for r in rows if r["student_id"] == "cat_en"} == {"0"}
     assert len(rows) == per_student * len(report["students"])
     assert Counter(r["student_id"] for r in rows) == {s["student_id"]: per_student for s in report["students"]}
     assert {r["passed"] for r in rows if r["student_id"] == "gus_bad"} == {""}, "a file that was not graded has no verdicts"
     md = (out / "class-report.md").read_text()
     for (todo, rule), stats in summary["rules"].items():
-        mine = [r for r in rows if r["todo"] == todo and r["rule"] == rule and r["passed"] != ""]
+        mine = [r for r in rows if r["todo"] == todo and r["rule"] == rule and r["passed"] != "" and r["left_blank"] == "0"]
         failed = sum(r["passed"] == "0" for r in mine)
         assert (failed, len(mine)) == (len(stats.failed), stats.judged)
         assert f"| {rule} | {failed} of {len(mine)} |" in md
