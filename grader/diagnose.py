@@ -118,20 +118,27 @@ def _key(grader) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
-def _compute(grader) -> dict[str, list]:
-    """{answer_id: [[mutant name, signature]]}: each mutant graded once, on its own TODO."""
+def _compute(grader) -> tuple[dict[str, list], list[str]]:
+    """({answer_id: [[mutant name, signature]]}, mutants that could not be graded): each mutant graded once, on its
+    own TODO. A mutant that could not be graded (a busy machine, a master it no longer applies to) is left out."""
     from .mutants import MUTANTS
 
     tasks = {t.answer_id: t for t in grader.tasks}
     found: dict[str, list] = {}
+    missed = []
     for mutant in MUTANTS.get(grader.assignment, []):
-        verdict = grader.grade_task(tasks[mutant.answer_id], mutant.apply(grader.reference[mutant.answer_id]))
+        try:
+            verdict = grader.grade_task(tasks[mutant.answer_id], mutant.apply(grader.reference[mutant.answer_id]))
+        except (KeyError, ValueError) as exc:
+            missed.append(f"{mutant.name}: {exc}")
+            continue
         if "grading error" in verdict.note or "grading child" in verdict.note:
-            raise RuntimeError(f"mutant {mutant.name!r} could not be graded: {verdict.note}")  # never cache a bad run
+            missed.append(f"{mutant.name}: {verdict.note}")
+            continue
         mine = signature(verdict)
         if mine is not None:
             found.setdefault(mutant.answer_id, []).append([mutant.name, [list(pair) for pair in mine]])
-    return found
+    return found, missed
 
 
 def catalogue(grader) -> dict[str, list]:
@@ -143,7 +150,11 @@ def catalogue(grader) -> dict[str, list]:
             try:
                 _CATALOGUES[key] = json.loads(file.read_text(encoding="utf-8"))
             except (OSError, ValueError):
-                _CATALOGUES[key] = _compute(grader)
+                _CATALOGUES[key], missed = _compute(grader)
+                if missed:  # kept for this process only: the next run tries them again
+                    from .safe_io import say
+                    say(f"  common mistakes: {len(missed)} mutant(s) could not be graded, so they are not diagnosed: {missed[0][:200]}")
+                    return _CATALOGUES[key]
                 try:
                     file.parent.mkdir(parents=True, exist_ok=True)
                     tmp = file.with_suffix(f".{os.getpid()}.tmp")
@@ -166,7 +177,12 @@ def diagnose(grader, verdict) -> str | None:
 def attach(grader, verdicts) -> None:
     """Set verdict.mistake (name, and what it is and a hint per language) on each verdict that behaves like a mutant."""
     for verdict in verdicts:
-        name = diagnose(grader, verdict)
+        try:
+            name = diagnose(grader, verdict)
+        except Exception as exc:  # noqa: BLE001 - a diagnosis is advice: its failure never costs a student the page
+            from .safe_io import say
+            say(f"  common mistakes: no diagnosis for {verdict.task_id} ({type(exc).__name__}: {str(exc)[:200]})")
+            continue
         said = texts(grader.assignment).get(name) if name else None
         if said:
             verdict.mistake = {"name": name, **{lang: dict(said[lang]) for lang in LANGUAGES if lang in said}}

@@ -166,3 +166,16 @@ def test_the_feedback_names_the_mistake_in_the_submissions_language():
     assert said["zh"]["mistake"] in zh and "提示：" + said["zh"]["hint"] in zh and said["en"]["hint"] not in zh
     assert en.splitlines()[0].startswith("TODO 1: 1 / 2 points"), "the score stays the first line"
     assert "common mistake" not in i18n.summary(verdict([RuleResult("a", False, "x", seen="0:1:abc")]), "en")
+
+
+def test_a_mutant_that_cannot_be_graded_is_left_out_and_nothing_is_cached(tmp_path, monkeypatch, capsys):
+    name = "02_decode_scheduling"
+    stale = Mutant("todo1", "no longer in the master", "this line is not in the reference", "x")
+    monkeypatch.setitem(MUTANTS, name, [*MUTANTS[name], stale])
+    monkeypatch.setattr(diagnose, "CACHE_DIR", tmp_path)
+    monkeypatch.setattr(diagnose, "_CATALOGUES", {})
+    catalogue = diagnose.catalogue(grader_for(name))
+    names = {n for mutants in catalogue.values() for n, _ in mutants}
+    assert stale.name not in names and names == {m.name for m in MUTANTS[name] if m is not stale}
+    assert not list(tmp_path.iterdir()), "an incomplete catalogue is not cached"
+    assert "1 mutant(s) could not be graded" in capsys.readouterr().out
