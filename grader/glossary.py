@@ -289,6 +289,7 @@ def fix_promises(name: str) -> int:
 
 
 def mistakes_problems(name: str) -> list[str]:
+    """What grader/diagnose.py finds wrong in <name>.mistakes.yml (check_all keeps the Chinese variants)."""
     from .diagnose import problems
 
     return problems(name)
