@@ -2,7 +2,7 @@
 import nbformat
 import pytest
 
-from grader import diagnose, i18n, masters
+from grader import diagnose, i18n
 from grader.grade import Grader, RuleResult, TaskVerdict
 from grader.mutants import MUTANTS, Mutant, mutated_answers
 from grader.nbgrader_plugin import answers_of, grader_for
