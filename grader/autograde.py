@@ -143,7 +143,8 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
         report.write_outputs(batch.out, batch.head, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
     if batch.grader.reused:
         say(f"  {batch.grader.reused} TODO verdict(s) reused from an identical answer graded earlier in the batch")
-    say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}")
+    say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}"
+        f"\nclass:    {out / 'class-report.html'}")
     return sorted(outcomes.values(), key=lambda o: o.student_id)
 
 

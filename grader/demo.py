@@ -73,7 +73,8 @@ def instructor_pipeline(out) -> None:
         print(f"\n== 3. Autograde the bundled example submissions of {name} ==")
         submissions = out / f"submissions-{name[:2]}"
         shutil.rmtree(submissions, ignore_errors=True)
-        for path in examples.write(examples.demo_submissions(name), submissions):
+        subs = examples.demo_class(name) if name == ASSIGNMENT else examples.demo_submissions(name)  # 02: a whole class
+        for path in examples.write(subs, submissions):
             print(f"  {path.name}")
         autograde.run(name, submissions, out / grades)
 
@@ -91,6 +92,7 @@ def main() -> int:
     print(f"  grades:          {out / 'grades' / 'grades.csv'}, {out / 'grades-03' / 'grades.csv'}")
     print(f"  feedback:        {out / 'grades' / 'feedback'}/<student_id>.html")
     print(f"  report:          {out / 'grades' / 'report.md'}")
+    print(f"  class report:    {out / 'grades' / 'class-report.html'} (and class-report.md, rules.csv): what to reteach")
     return 0
 
 

@@ -45,6 +45,19 @@ def demo_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
     return subs
 
 
+def demo_class(assignment: str, alternatives: int = 2) -> dict[str, nbformat.NotebookNode]:
+    """The demo's class: the three of demo_submissions, one student per mutant, correct answers written another
+    way (the assignment's corpus/) and a blank Chinese edition; the class report (grader/class_report.py) reads it."""
+    subs = demo_submissions(assignment)
+    reference = dict(get(assignment).reference)
+    for index, mutant in enumerate(get(assignment).mutants):
+        subs[f"m{index:02d}_{mutant.answer_id}"] = filled(assignment, reference | {mutant.answer_id: mutant.apply(reference[mutant.answer_id])})
+    for path in sorted(get(assignment).corpus)[:alternatives]:
+        subs[f"alt_{path.stem.replace('-', '_')}"] = nbformat.read(path, as_version=4)
+    subs["zoe_untouched_zh"] = release(assignment, "zh")
+    return subs
+
+
 def class_submissions(assignment: str, bugs: int = 6) -> dict[str, nbformat.NotebookNode]:
     """A small class for `make bench`: a perfect notebook, a blank one, and `bugs` with one bug each (TODOs in turn)."""
     reference = dict(get(assignment).reference)

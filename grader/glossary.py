@@ -288,6 +288,13 @@ def fix_promises(name: str) -> int:
     return changed
 
 
+def mistakes_problems(name: str) -> list[str]:
+    """What grader/diagnose.py finds wrong in <name>/mistakes.yml (check_all keeps the Chinese variants)."""
+    from .diagnose import problems
+
+    return problems(name)
+
+
 def check_all(notebooks: bool = True) -> list[str]:
     """Every forbidden variant in the catalogues, the masters' glossaries and (optionally) the zh notebooks."""
     found = []
@@ -295,6 +302,7 @@ def check_all(notebooks: bool = True) -> list[str]:
         found += [f"{name}.zh.yml [{key}]: {v}" for key, text, en in catalogue_texts(name) for v in violations(text, en)]
         found += [f"{name}.py glossary line {i + 1}: {v}" for i, line in master_glossary_lines(name) for v in violations(line)]
         found += [f"{name}.promises.yml line {i + 1}: {v}" for i, line in promise_lines(name) for v in violations(line)]
+        found += [f"{name}/mistakes.yml: {p}" for p in mistakes_problems(name) if ": zh " in p]  # grader/diagnose.py
     for path in PY_CATALOGUES:
         found += [f"{path.relative_to(ROOT)}: {v}" for _, _, text, key in python_strings(path.read_text(encoding="utf-8"))
                   for v in violations(text, key)]

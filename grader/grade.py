@@ -20,6 +20,7 @@ from . import exports, promises, shrink, snippets
 from .assignment import Assignment, get
 from .compare import same
 from .config import DEFAULTS
+from .diagnose import fingerprint
 from .runner import BRIDGE_SOURCE, CHILD, ChildRun, Limits, run_child, run_pair, sandbox_level, shared
 from .schema import Budget, problem, short_text
 from .suites.base import Task
@@ -41,6 +42,7 @@ class RuleResult:
     detail: str = ""
     snippet: str = ""       # the first failing case as code the student can run
     quotes: dict[str, list[str]] = field(default_factory=dict)  # a failing rule: the sentences of the text that state it, per language
+    seen: str = ""          # a failing rule: what the answer did at its first departure (grader/diagnose.py)
 
 
 @dataclass
@@ -53,6 +55,7 @@ class TaskVerdict:
     rules: list[RuleResult] = field(default_factory=list)
     note: str = ""
     hung: bool = False      # the answer ran past a time limit: the feedback run does not wait for it again
+    mistake: dict = field(default_factory=dict)  # the common mistake it behaves like, if any (grader/diagnose.py)
 
 
 def _short(value, limit: int = 160) -> str:
@@ -249,20 +252,21 @@ class Grader:
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
         results, cases = [], {}
         for ri, rule in enumerate(task.rules):
-            detail, code = "", ""
+            detail, code, seen = "", "", ""
             for si, scenario in enumerate(rule.scenarios):
                 name = self._key(task, ri, si)
                 if name not in observed:
                     detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
                 elif rule.judge is not None:
                     verdict = judged(rule.judge, observed[name], scenario)
-                    detail = f"{scenario['name']}: {verdict}" if verdict else ""
+                    detail, seen = (f"{scenario['name']}: {verdict}", fingerprint(si, None, verdict)) if verdict else ("", "")
                 elif not same(self.expected[name], observed[name]):
                     cases[ri] = (scenario["name"], *up_to_departure(scenario["ops"], self.expected[name], observed[name]))
                     detail, code = self._case(*cases[ri])
+                    seen = fingerprint(si, self.expected[name], observed[name])
                 if detail:
                     break
-            results.append(RuleResult(rule.name, not detail, detail, code, self._quotes(task, rule.name) if detail else {}))
+            results.append(RuleResult(rule.name, not detail, detail, code, self._quotes(task, rule.name) if detail else {}, seen))
         passed = sum(r.passed for r in results)
         note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
         if run.status != "ok":

@@ -11,6 +11,7 @@ from lab import BATCHING_EXAMPLES, DECODE_SCENARIOS
 from lab.i18n import ZH as LAB_ZH
 
 from .assignment import load
+from .diagnose import advice
 from .grade import TaskVerdict, quote_marks
 from .paths import assignment_names
 
@@ -272,4 +273,13 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
             lines.append(f"         {detail(rule.detail, language)}")
         if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
             lines += [text["paste"], "", *rule.snippet.splitlines(), ""]
-    return "\n".join(lines)
+    return with_mistake("\n".join(lines), verdict, language)
+
+
+def with_mistake(text: str, verdict: TaskVerdict, language: str) -> str:
+    """The summary with the common mistake the answer behaves like (grader/diagnose.py) under its first line."""
+    said = advice(verdict.mistake, language)
+    if not said:
+        return text
+    first, _, rest = text.partition("\n")
+    return "\n".join([first, *("  " + line for line in said.splitlines()), *([rest] if rest else [])])

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import feedback, masters, notebook_run, sanitize, submission
+from . import diagnose, feedback, masters, notebook_run, sanitize, submission
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
@@ -145,6 +145,7 @@ def repair(a: Prepared, w: Work, c: Config) -> None:
 def grade(a: Prepared, w: Work, c: Config) -> None:
     """One verdict per TODO, each from its own sandboxed child (grader/grade.py)."""
     w.verdicts = a.grader.grade(submission.answers_of(w.nb, a.answer_ids))
+    diagnose.attach(a.grader, w.verdicts)  # the common mistake a failing TODO behaves like, from the same observations
 
 
 def _tests(w: Work) -> dict[str, TaskVerdict]:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import i18n, sanitize
+from . import class_report, i18n, sanitize
 from .grade import TaskVerdict, verdicts_to_json
 from .safe_text import csv_cell, inert
 from .suites.base import Task
@@ -51,6 +51,7 @@ def write_outputs(out: Path, head: dict, outcomes: list[Outcome], total_seconds:
     report = head | {"students": details}
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8", errors="backslashreplace")
     write_report_md(out, report, f"{len(outcomes)} submissions in {total_seconds:.1f} s")
+    class_report.write(out, report)  # class-report.html/.md, rules.csv: what the class got wrong
 
 
 def write_report_md(out: Path, report: dict, headline: str) -> None:

@@ -20,6 +20,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from . import class_report
 from .report import write_report_md
 from .safe_text import csv_cell, inert
 
@@ -84,6 +85,7 @@ def merge(shards: list[Path], out: Path) -> dict:
     merged = {k: reports[0][k] for k in keys} | {"students": sorted(students, key=lambda s: s["student_id"])}
     (out / "report.json").write_text(json.dumps(merged, indent=1), encoding="utf-8")
     write_report_md(out, merged, f"{len(students)} submissions, merged from {len(shards)} shards")
+    class_report.write(out, merged)
     (out / "feedback").mkdir(exist_ok=True)
     for folder in shards:
         for page in sorted((folder / "feedback").glob("*.html")):

@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+import re
 
 import pytest
 from hypothesis import given, strategies as st
@@ -76,6 +77,22 @@ def test_merged_shards_equal_one_unsharded_run(runs):
     for name in pages:
         assert verdict_lines(merged / "feedback" / name) == verdict_lines(whole / "feedback" / name)
     assert "merged from 2 shards" in (merged / "report.md").read_text()
+
+
+def without_timing(text):
+    return re.sub(r"grading time: [^<\n]*", "grading time: ...", text)
+
+
+def test_merged_shards_give_the_same_class_report(runs):
+    base, _ = runs
+    whole, merged = base / "whole", base / "merged"
+    for name in ("class-report.md", "class-report.html"):
+        mine, theirs = (merged / name).read_text(), (whole / name).read_text()
+        assert without_timing(mine) == without_timing(theirs) and "grading time: " in mine, name
+    assert (merged / "rules.csv").read_text() == (whole / "rules.csv").read_text()
+    assert "| TODO 3 | ranks the victims by raw priority: " in (merged / "class-report.md").read_text()
+    for png in (whole / "class-report").glob("*.png"):
+        assert (merged / "class-report" / png.name).read_bytes() == png.read_bytes(), png.name
 
 
 def test_a_student_in_two_shards_is_refused(runs, tmp_path):

@@ -1,0 +1,390 @@
+"""The class report: what the class got wrong and what to reteach, from report.json alone.
+
+    python -m grader.class_report OUT      # again, from OUT/report.json
+
+Written by every `make autograde` and by `grader.shard merge` (from the merged report.json, so a sharded
+class gets the same report): OUT/class-report.html (self-contained and inert: PNGs embedded, no script, the
+feedback pages' CSP), OUT/class-report.md with its PNGs in OUT/class-report/, and OUT/rules.csv, one row per
+(student, TODO, rule). Figures are drawn with English labels only (the report is the instructor's, and
+needs no CJK font). Every student of grades.csv is in the score histograms; rule shares are over the
+students who attempted the TODO (not left as given) and whose TODO was judged.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import statistics
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .safe_text import csv_cell, inert
+
+TOP_RULES = 3      # most-failed rules of a TODO shown with their sentence and a failing case
+RETEACH = 5        # items of "what to reteach"
+BINS = 10          # bins of the totals histogram
+LAYOUT = ("nbgrader metadata", "appears ", " was edited", " was deleted")  # grader/submission.py's warnings
+CSS = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
+       "img{max-width:100%}table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:left}"
+       "pre{background:#f5f5f5;padding:6px;overflow-x:auto;white-space:pre-wrap}blockquote{color:#555;margin-left:1em}")
+
+
+@dataclass
+class RuleStats:
+    task: str
+    answer_id: str
+    name: str
+    cost: float                                       # points one failure of it costs
+    judged: int = 0
+    failed: list[str] = field(default_factory=list)   # student ids
+    quote: str = ""
+    case: tuple[str, str, str] = ("", "", "")          # (student, detail, snippet) of the shortest failing case
+
+    @property
+    def share(self) -> float:
+        return len(self.failed) / self.judged if self.judged else 0.0
+
+    @property
+    def lost(self) -> float:
+        return len(self.failed) * self.cost
+
+
+@dataclass
+class Misconception:
+    name: str
+    answer_id: str
+    task: str
+    mistake: str
+    hint: str
+    students: list[str] = field(default_factory=list)
+    lost: float = 0.0
+
+
+def _judged(verdict: dict) -> bool:
+    """A verdict that says something about the answer (a grading error says nothing)."""
+    return not verdict.get("note", "").startswith("grading error")
+
+
+def blank(verdict: dict) -> bool:
+    """A TODO left as given: every rule fails, and the stub's NotImplementedError is seen (it says nothing of a
+    misconception; a scenario that calls the stub deep inside may end another way, as a crash)."""
+    rules = verdict["rules"]
+    return bool(rules) and not any(r["passed"] for r in rules) and any("NotImplementedError" in r["detail"] for r in rules)
+
+
+def summarize(report: dict) -> dict:
+    """Everything the report shows, from report.json: tasks, scores, rule statistics, mistakes, operations."""
+    columns, students = report["task_columns"], report["students"]
+    tasks: dict[str, dict] = {}
+    for s in students:
+        for v in s["verdicts"]:
+            tasks.setdefault(v["answer_id"], {"task": v["task_id"], "points": v["points"], "rules": [r["name"] for r in v["rules"]]})
+    tasks = {c: tasks[c] for c in columns if c in tasks}
+    scores = {s["student_id"]: {c: 0.0 for c in columns} | {v["answer_id"]: v["score"] for v in s["verdicts"]} for s in students}
+    totals = {sid: round(sum(by.values()), 2) for sid, by in scores.items()}
+    rules = {(a, name): RuleStats(t["task"], a, name, t["points"] / len(t["rules"])) for a, t in tasks.items() for name in t["rules"]}
+    mistakes: dict[str, Misconception] = {}
+    for s in students:
+        for v in s["verdicts"]:
+            if not _judged(v) or blank(v):
+                continue
+            for r in v["rules"]:
+                stats = rules.get((v["answer_id"], r["name"]))
+                if stats is None:
+                    continue
+                stats.judged += 1
+                if not r["passed"]:
+                    stats.failed.append(s["student_id"])
+                    stats.quote = stats.quote or " ".join(r.get("quotes", {}).get("en", []))
+                    case = (s["student_id"], r["detail"], r.get("snippet", ""))
+                    if not stats.case[0] or _case_size(case) < _case_size(stats.case):
+                        stats.case = case
+            said = v.get("mistake") or {}
+            if said.get("name"):
+                m = mistakes.setdefault(said["name"], Misconception(said["name"], v["answer_id"], v["task_id"],
+                                                                   said.get("en", {}).get("mistake", ""), said.get("en", {}).get("hint", "")))
+                m.students.append(s["student_id"])
+                m.lost = round(m.lost + v["points"] - v["score"], 2)
+    return {"assignment": report["assignment"], "max_total": report["max_total"], "columns": columns, "tasks": tasks,
+            "scores": scores, "totals": totals, "histogram": histogram(list(totals.values()), report["max_total"]),
+            "rules": rules, "blank": {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks},
+            "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
+            "operations": operations(students)}
+
+
+def _case_size(case: tuple[str, str, str]) -> tuple:
+    """Shortest failing case first: fewest snippet lines, then characters, then the student id (a stable choice)."""
+    student, detail, snippet = case
+    code = snippet or detail
+    return (not snippet, len(code.splitlines()), len(code), student)
+
+
+def histogram(values: list[float], top: float, bins: int = BINS) -> list[tuple[float, float, int]]:
+    """(low, high, count) over [0, top] in `bins` equal bins; the last bin includes `top`."""
+    width = (top or 1) / bins
+    counts = [0] * bins
+    for value in values:
+        counts[min(max(int(value // width), 0), bins - 1)] += 1
+    return [(round(i * width, 2), round((i + 1) * width, 2), n) for i, n in enumerate(counts)]
+
+
+def operations(students: list[dict]) -> dict:
+    """Statuses, timeouts, crashes, layout warnings, languages and grading time of the batch."""
+    ops = {"status": Counter(s["status"] for s in students),
+           "language": Counter(s.get("language", "en") for s in students if s["status"] == "graded"),
+           "timeouts": [], "crashes": [], "grading_errors": [], "layout": [], "other_notes": [],
+           "not_graded": [(s["student_id"], s["reason"]) for s in students if s["status"] != "graded"],
+           "seconds": [s.get("seconds", 0.0) for s in students]}
+    for s in students:
+        for v in s["verdicts"]:
+            if v.get("hung"):
+                ops["timeouts"].append((s["student_id"], v["task_id"]))
+            if v.get("note", "").startswith("grading error"):
+                ops["grading_errors"].append((s["student_id"], v["task_id"]))
+            elif "raised" in v.get("note", "") or "crashed" in v.get("note", ""):
+                ops["crashes"].append((s["student_id"], v["task_id"]))
+        for w in s["warnings"]:
+            ops["layout" if any(mark in w for mark in LAYOUT) else "other_notes"].append((s["student_id"], w))
+    return ops
+
+
+def reteach(summary: dict) -> list[tuple[float, str]]:
+    """The rules and misconceptions that cost the class the most points: (points lost, what)."""
+    items = [(round(r.lost, 2), f"rule \"{r.name}\" ({r.task}): failed by {len(r.failed)} of {r.judged}")
+             for r in summary["rules"].values() if r.failed]
+    items += [(m.lost, f"misconception \"{m.name}\" ({m.task}): {len(m.students)} student(s); {m.mistake}")
+              for m in summary["mistakes"]]
+    return sorted(items, key=lambda item: (-item[0], item[1]))[:RETEACH]
+
+
+# Figures: matplotlib's object API (no pyplot state), English labels, drawn once per report.
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def figures(summary: dict) -> dict[str, tuple[str, bytes]]:
+    """{file name: (alt text, PNG)}: totals, each TODO's scores, each TODO's rules, and the misconceptions."""
+    out = {}
+    fig = _figure(6, 3)
+    ax = fig.add_subplot()
+    bars = summary["histogram"]
+    ax.bar([lo for lo, _, _ in bars], [n for _, _, n in bars], width=[hi - lo for lo, hi, _ in bars], align="edge", edgecolor="white")
+    ax.set(xlabel="total points", ylabel="students", title=f"Totals (max {summary['max_total']:g})")
+    out["totals.png"] = ("Histogram of the students' totals", _png(fig))
+    columns = [c for c in summary["columns"] if c in summary["tasks"]]
+    if columns:
+        fig = _figure(2.4 * len(columns), 2.6)
+        for i, column in enumerate(columns):
+            ax = fig.add_subplot(1, len(columns), i + 1)
+            counts = Counter(by[column] for by in summary["scores"].values())
+            ax.bar([f"{v:g}" for v in sorted(counts)], [counts[v] for v in sorted(counts)])
+            ax.set(title=f"{summary['tasks'][column]['task']} (of {summary['tasks'][column]['points']:g})", xlabel="points")
+            ax.tick_params(axis="x", labelrotation=45)
+        fig.axes[0].set_ylabel("students")
+        out["todo-scores.png"] = ("Each TODO's scores: how many students got each score", _png(fig))
+    for column in columns:
+        stats = sorted((r for r in summary["rules"].values() if r.answer_id == column), key=lambda r: (-r.share, r.name))
+        fig = _figure(8, 0.45 * len(stats) + 1.2)
+        ax = fig.add_subplot()
+        ax.barh([_short(r.name) for r in reversed(stats)], [100 * r.share for r in reversed(stats)], color="#c0504d")
+        ax.set(xlim=(0, 100), xlabel="% of judged students failing the rule", title=f"{summary['tasks'][column]['task']}: rules by failure share")
+        ax.tick_params(axis="y", labelsize=8)
+        out[f"rules-{column}.png"] = (f"{summary['tasks'][column]['task']}: share of students failing each rule", _png(fig))
+    if summary["mistakes"]:
+        mistakes = summary["mistakes"]
+        fig = _figure(8, 0.45 * len(mistakes) + 1.2)
+        ax = fig.add_subplot()
+        ax.barh([_short(f"{m.task}: {m.name}") for m in reversed(mistakes)], [len(m.students) for m in reversed(mistakes)], color="#4f81bd")
+        ax.set(xlabel="students", title="Misconceptions found")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.tick_params(axis="y", labelsize=8)
+        out["misconceptions.png"] = ("How many students have each misconception", _png(fig))
+    return out
+
+
+def _short(text: str, limit: int = 70) -> str:
+    """A label that fits beside a bar (ASCII: DejaVu draws it on any machine)."""
+    text = inert(text, 10 * limit).replace("&#124;", "|").replace("&lt;", "<").replace("&gt;", ">")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# The two documents: the same sections, as Markdown (beside its PNGs) and as one inert HTML page.
+
+def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[str, list]]:
+    """(heading, blocks); a block is ("p", text) | ("h3", text) | ("img", name) | ("table", header, rows) | ("pre", code)
+    | ("quote", text) | ("list", items) | ("case", student, detail), the last holding text of the student's run."""
+    totals = list(summary["totals"].values())
+    head = [("p", f"{len(totals)} students; max {summary['max_total']:g} points"
+                  + (f"; mean total {statistics.mean(totals):.2f}, median {statistics.median(totals):g}" if totals else ""))]
+    scores = [("img", "totals.png"), ("table", ["total points", "students"],
+                                      [[f"{lo:g} to {hi:g}" + (" (incl.)" if i == len(summary["histogram"]) - 1 else ""), str(n)]
+                                       for i, (lo, hi, n) in enumerate(summary["histogram"])])]
+    if "todo-scores.png" in images:
+        scores.append(("img", "todo-scores.png"))
+    scores.append(("table", ["TODO", "points", "mean", "full marks", "zero", "left blank"],
+                   [[t["task"], f"{t['points']:g}", f"{statistics.mean(by[c] for by in summary['scores'].values()):.2f}",
+                     str(sum(by[c] >= t["points"] for by in summary["scores"].values())),
+                     str(sum(by[c] == 0 for by in summary["scores"].values())), str(summary["blank"][c])]
+                    for c, t in summary["tasks"].items()]))
+    rules = []
+    for column, task in summary["tasks"].items():
+        stats = sorted((r for r in summary["rules"].values() if r.answer_id == column), key=lambda r: (-r.share, r.name))
+        rules += [("h3", task["task"]), ("img", f"rules-{column}.png"),
+                  ("table", ["rule", "failed (of those who attempted it)", "share"], [[r.name, f"{len(r.failed)} of {r.judged}", f"{100 * r.share:.0f}%"] for r in stats])]
+        for r in [r for r in stats if r.failed][:TOP_RULES]:
+            rules.append(("p", f"**{r.name}**: failed by {len(r.failed)} of {r.judged} students ({100 * r.share:.0f}%)."))
+            if r.quote:
+                rules.append(("quote", f"The text says: \"{r.quote}\""))
+            rules.append(("case", *r.case[:2]))
+            snippet = r.case[2]
+            if snippet:
+                rules.append(("pre", snippet))
+    mistakes = [("p", "A failing TODO is diagnosed when it behaves exactly like a catalogued mistake (grader/diagnose.py); "
+                      "answers whose bug is not in the catalogue are not counted here.")]
+    if summary["mistakes"]:
+        mistakes += [("img", "misconceptions.png"),
+                     ("table", ["TODO", "misconception", "hint the students were given", "students", "points lost", "who"],
+                      [[m.task, f"{m.name}: {m.mistake}", m.hint, str(len(m.students)), f"{m.lost:g}", ", ".join(map(inert, m.students))]
+                       for m in summary["mistakes"]])]
+    else:
+        mistakes.append(("p", "No failing TODO behaves like a catalogued mistake."))
+    ops = summary["operations"]
+    seconds = ops["seconds"]
+    pairs = lambda items: ", ".join(f"{inert(a)} ({inert(b, 120)})" for a, b in items) or "none"  # noqa: E731
+    operations = [("list", [f"status: {', '.join(f'{k} {n}' for k, n in sorted(ops['status'].items()))}",
+                            f"language of the graded submissions: {', '.join(f'{k} {n}' for k, n in sorted(ops['language'].items())) or 'none'}",
+                            f"not graded: {pairs(ops['not_graded'])}",
+                            f"timeouts (a TODO ran past its time limit): {pairs(ops['timeouts'])}",
+                            f"crashes (an answer cell raised, or its grading child crashed): {pairs(ops['crashes'])}",
+                            f"grading errors (re-run these): {pairs(ops['grading_errors'])}",
+                            f"layout warnings (cost nothing): {len(ops['layout'])} in {len({s for s, _ in ops['layout']})} submission(s)",
+                            f"other notes of the feedback runs: {len(ops['other_notes'])} in {len({s for s, _ in ops['other_notes']})} submission(s)",
+                            f"grading time: {sum(seconds):.1f} s of worker time, {max(seconds, default=0):.1f} s at most per student"])]
+    teach = [("list", [f"{what} ({lost:g} points lost)" for lost, what in reteach(summary)] or ["nothing: no rule failed"])]
+    return [(f"{summary['assignment']}: class report", head), ("What to reteach", teach), ("Scores", scores),
+            ("Rules by failure share", rules), ("Misconceptions", mistakes), ("Operations", operations)]
+
+
+def markdown(summary: dict, images: dict, folder: str) -> str:
+    lines = []
+    for i, (heading, blocks) in enumerate(sections(summary, images)):
+        lines += [f"{'#' if i == 0 else '##'} {heading}", ""]
+        for block in blocks:
+            kind = block[0]
+            if kind == "h3":
+                lines += [f"### {block[1]}", ""]
+            elif kind == "p":
+                lines += [block[1], ""]
+            elif kind == "quote":
+                lines += [f"> {block[1]}", ""]
+            elif kind == "case":
+                lines += [f"A failing case (of {inert(block[1])}): {inert(block[2], 600)}", ""]
+            elif kind == "pre":
+                lines += ["```python", block[1].rstrip("\n").replace("```", "'''"), "```", ""]
+            elif kind == "img" and block[1] in images:
+                lines += [f"![{images[block[1]][0]}]({folder}/{block[1]})", ""]
+            elif kind == "list":
+                lines += [f"- {item}" for item in block[1]] + [""]
+            elif kind == "table":
+                lines += ["| " + " | ".join(block[1]) + " |", "|" + "---|" * len(block[1])]
+                lines += ["| " + " | ".join(cell.replace("|", "&#124;") for cell in row) + " |" for row in block[2]] + [""]
+    return "\n".join(lines)
+
+
+def _inline(text: str) -> str:
+    """Escaped text with **bold** (our own markup, around our own rule names) as <strong>."""
+    parts = html.escape(text).split("**")
+    return "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def page(summary: dict, images: dict) -> str:
+    from .sanitize import CSP
+
+    body = []
+    for i, (heading, blocks) in enumerate(sections(summary, images)):
+        body.append(f"<h{1 if i == 0 else 2}>{html.escape(heading)}</h{1 if i == 0 else 2}>")
+        for block in blocks:
+            kind = block[0]
+            if kind == "h3":
+                body.append(f"<h3>{html.escape(block[1])}</h3>")
+            elif kind == "p":
+                body.append(f"<p>{_inline(block[1])}</p>")
+            elif kind == "quote":
+                body.append(f"<blockquote>{html.escape(block[1])}</blockquote>")
+            elif kind == "case":
+                body.append(f"<p>A failing case (of {html.escape(block[1])}): <code>{html.escape(block[2][:600])}</code></p>")
+            elif kind == "pre":
+                body.append(f"<pre>{html.escape(block[1])}</pre>")
+            elif kind == "img" and block[1] in images:
+                alt, png = images[block[1]]
+                body.append(f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}"></p>')
+            elif kind == "list":
+                body.append("<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in block[1]) + "</ul>")
+            elif kind == "table":
+                rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in block[2])
+                body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in block[1]) + f"</tr>{rows}</table>")
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
+            f"<title>{html.escape(summary['assignment'])}: class report</title><style>{CSS}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_rules_csv(path: Path, report: dict, summary: dict) -> None:
+    """One row per (student, TODO, rule): passed is 1 or 0, or empty where the TODO was not judged; left_blank is 1
+    where the TODO was left as given (those rows are not in the rules' failure shares)."""
+    with open(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student_id", "todo", "rule", "passed", "misconception", "left_blank"])
+        for s in report["students"]:
+            verdicts = {v["answer_id"]: v for v in s["verdicts"]}
+            for column, task in summary["tasks"].items():
+                v = verdicts.get(column)
+                results = {r["name"]: r["passed"] for r in v["rules"]} if v and _judged(v) else {}
+                mistake = (v.get("mistake") or {}).get("name", "") if v else ""
+                left = str(int(blank(v))) if v and _judged(v) else ""
+                for rule in task["rules"]:
+                    passed = "" if rule not in results else str(int(results[rule]))
+                    writer.writerow([csv_cell(inert(s["student_id"])), column, rule, passed, mistake, left])
+
+
+def write(out: Path, report: dict) -> Path:
+    """class-report.html, class-report.md (+ class-report/*.png) and rules.csv in `out`, from `report` (report.json)."""
+    summary = summarize(report)
+    images = figures(summary)
+    folder = out / "class-report"
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.png"):
+        stale.unlink()
+    for name, (_, png) in images.items():
+        (folder / name).write_bytes(png)
+    (out / "class-report.md").write_text(markdown(summary, images, folder.name), encoding="utf-8", errors="backslashreplace")
+    (out / "class-report.html").write_text(page(summary, images), encoding="utf-8", errors="backslashreplace")
+    write_rules_csv(out / "rules.csv", report, summary)
+    return out / "class-report.html"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print(__doc__)
+        return 2
+    out = Path(args[0])
+    print(write(out, json.loads((out / "report.json").read_text(encoding="utf-8"))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""Which common mistake a failing TODO behaves like: the mutants of grader/mutants.py as signatures.
+
+A TODO's signature is the set of rules its answer fails and, for each, what the answer did at its first
+departure from the reference on the first failing scenario (RuleResult.seen, which grader/grade.py sets from
+the observations it already collects). A mutant's signature is the same thing for the mutant, computed once
+per assignment by grading it, and cached under build/cache/. A student's TODO whose signature is exactly a
+mutant's is named after it; any other answer gets no diagnosis (precision before recall).
+
+What each mistake is and a hint (the idea missed, never the code) are in
+grader/assignments/<name>/mistakes.yml, keyed by mutant name:
+
+    "forgets preemptible":
+      en: {mistake: "...", hint: "..."}
+      zh: {mistake: "...", hint: "..."}
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from .compare import same
+from .paths import ASSIGNMENTS_DIR, BUILD_DIR
+
+LANGUAGES = ("en", "zh")
+CACHE_DIR = BUILD_DIR / "cache" / "mistakes"
+DIGITS = 9   # floats are compared at this many significant digits (grader/compare.py's tolerance is 1e-9)
+JARGON = re.compile(r"\b(?:seeds?|issues?)\b|种子", re.I)
+_LOCK = threading.Lock()
+_CATALOGUES: dict[str, dict[str, list]] = {}
+
+
+def _canonical(value):
+    """The value with numbers written at DIGITS significant digits, so a last-bit difference does not count."""
+    if type(value) in (int, float):
+        return "#" + format(value, f".{DIGITS}g")
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def fingerprint(scenario: int, expected, actual) -> str:
+    """What an answer did on the `scenario`-th scenario of a rule where it first departs from the reference."""
+    at = None
+    if isinstance(expected, list) and isinstance(actual, list):
+        at = next((i for i, (e, a) in enumerate(zip(expected, actual)) if not same(e, a)), None)
+    what = actual[at] if at is not None else actual
+    text = json.dumps(_canonical(what), sort_keys=True, default=repr)
+    return f"{scenario}:{'' if at is None else at}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+
+
+def signature(verdict) -> tuple | None:
+    """(rule, seen) of each failing rule; None when the verdict says nothing diagnosable (a pass, a note, a rule not run).
+
+    A verdict that hung on a later scenario keeps its signature: only each rule's first failing scenario counts."""
+    failed = [r for r in verdict.rules if not r.passed]
+    if not failed or verdict.note or not all(r.seen for r in failed):
+        return None
+    return tuple(sorted((r.name, r.seen) for r in failed))
+
+
+def _name(assignment) -> str:
+    return assignment if isinstance(assignment, str) else assignment.name
+
+
+def path(assignment) -> Path:
+    return ASSIGNMENTS_DIR / _name(assignment) / "mistakes.yml"
+
+
+@lru_cache(maxsize=None)
+def texts(assignment) -> dict[str, dict[str, dict[str, str]]]:
+    """{mutant name: {language: {"mistake": ..., "hint": ...}}} ({} when the assignment has no file)."""
+    file = path(assignment)
+    return (yaml.safe_load(file.read_text(encoding="utf-8")) or {}) if file.exists() else {}
+
+
+def problems(assignment: str, said: dict | None = None) -> list[str]:
+    """What is wrong with an assignment's mistakes file: a mutant without an entry, a stale entry, a language or
+    field missing, a hint or description that quotes the mutant's code, a Chinese text off the glossary."""
+    from .assignment import get
+    from .glossary import violations
+
+    said = texts(_name(assignment)) if said is None else said
+    mutants = get(assignment).mutants
+    found = [f"{m.name}: no entry" for m in mutants if m.name not in said]
+    found += [f"{name}: no such mutant" for name in said if name not in {m.name for m in mutants}]
+    for m in (m for m in mutants if m.name in said):
+        code = {line.strip() for line in (m.find + "\n" + m.replace).splitlines() if len(line.strip()) >= 12}
+        for lang in LANGUAGES:
+            entry = said[m.name].get(lang) if isinstance(said[m.name], dict) else None
+            for part in ("mistake", "hint"):
+                text = entry.get(part) if isinstance(entry, dict) else None
+                if not isinstance(text, str) or not text.strip():
+                    found.append(f"{m.name}: no {lang} {part}")
+                    continue
+                found += [f"{m.name}: the {lang} {part} gives the code {line!r}" for line in code if line in text]
+                found += [f"{m.name}: {lang} {part}: {v}" for v in (violations(text) if lang == "zh" else [])]
+                if JARGON.search(text):  # a student knows no seed or issue of this repository
+                    found.append(f"{m.name}: the {lang} {part} uses the course's internal jargon")
+    return found
+
+
+def _key(grader) -> str:
+    """A digest of everything a mutant's signature depends on: a change to any of it computes them again."""
+    suite = Path(grader.assignment.suite.__file__)
+    parts = [grader.assignment.name, grader.seed, grader.reference, grader.expected,
+             [(t.answer_id, [(r.name, [sc["ops"] for sc in r.scenarios]) for r in t.rules]) for t in grader.tasks],
+             [(m.answer_id, m.name, m.find, m.replace) for m in grader.assignment.mutants],
+             [p.read_text(encoding="utf-8") for p in (Path(__file__), Path(__file__).with_name("grade.py"), suite)],
+             grader.driver]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def _compute(grader) -> tuple[dict[str, list], list[str]]:
+    """({answer_id: [[mutant name, signature]]}, mutants that could not be graded): each mutant graded once, on its
+    own TODO. A mutant that could not be graded (a busy machine, a master it no longer applies to) is left out."""
+    tasks = {t.answer_id: t for t in grader.tasks}
+    found: dict[str, list] = {}
+    missed = []
+    for mutant in grader.assignment.mutants:
+        try:
+            verdict = grader.grade_task(tasks[mutant.answer_id], mutant.apply(grader.reference[mutant.answer_id]))
+        except (KeyError, ValueError) as exc:
+            missed.append(f"{mutant.name}: {exc}")
+            continue
+        if "grading error" in verdict.note or "grading child" in verdict.note:
+            missed.append(f"{mutant.name}: {verdict.note}")
+            continue
+        mine = signature(verdict)
+        if mine is not None:
+            found.setdefault(mutant.answer_id, []).append([mutant.name, [list(pair) for pair in mine]])
+    return found, missed
+
+
+def catalogue(grader) -> dict[str, list]:
+    """The mutants' signatures under this grader's scenarios: from memory, from build/cache/, or graded now."""
+    key = _key(grader)
+    file = CACHE_DIR / f"{grader.assignment.name}-{key}.json"
+    with _LOCK:  # the first student who needs it waits; the others then share it
+        if key not in _CATALOGUES:
+            try:
+                _CATALOGUES[key] = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                _CATALOGUES[key], missed = _compute(grader)
+                if missed:  # kept for this process only: the next run tries them again
+                    from .safe_io import say
+                    say(f"  common mistakes: {len(missed)} mutant(s) could not be graded, so they are not diagnosed: {missed[0][:200]}")
+                    return _CATALOGUES[key]
+                try:
+                    file.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = file.with_suffix(f".{os.getpid()}.tmp")
+                    tmp.write_text(json.dumps(_CATALOGUES[key]), encoding="utf-8")
+                    tmp.replace(file)
+                except OSError:  # a read-only checkout: keep it in memory only
+                    pass
+    return _CATALOGUES[key]
+
+
+def diagnose(grader, verdict) -> str | None:
+    """The name of the first mutant whose signature the verdict has exactly, else None."""
+    mine = signature(verdict)
+    if mine is None:
+        return None
+    wanted = [list(pair) for pair in mine]
+    return next((name for name, theirs in catalogue(grader).get(verdict.answer_id, []) if theirs == wanted), None)
+
+
+def attach(grader, verdicts) -> None:
+    """Set verdict.mistake (name, and what it is and a hint per language) on each verdict that behaves like a mutant."""
+    for verdict in verdicts:
+        try:
+            name = diagnose(grader, verdict)
+        except Exception as exc:  # noqa: BLE001 - a diagnosis is advice: its failure never costs a student the page
+            from .safe_io import say
+            say(f"  common mistakes: no diagnosis for {verdict.task_id} ({type(exc).__name__}: {str(exc)[:200]})")
+            continue
+        said = texts(grader.assignment.name).get(name) if name else None
+        if said:
+            verdict.mistake = {"name": name, **{lang: dict(said[lang]) for lang in LANGUAGES if lang in said}}
+
+
+def advice(mistake: dict, language: str) -> str:
+    """The feedback's lines for a diagnosed mistake, in `language` ('' for none)."""
+    said = mistake.get(language) or mistake.get("en") if mistake else None
+    if not said:
+        return ""
+    if language == "zh":
+        return f"你的答案的表现与一个常见错误相同：{said['mistake']}\n提示：{said['hint']}"
+    return f"Your answer behaves like a common mistake: {said['mistake']}\nHint: {said['hint']}"

@@ -1,0 +1,183 @@
+"""Misconception diagnosis (grader/diagnose.py): every mutant is named, correct answers and other bugs are not."""
+import nbformat
+import pytest
+
+from grader import diagnose, i18n
+from grader.grade import Grader, RuleResult, TaskVerdict
+from grader.mutants import MUTANTS, Mutant, mutated_answers
+from grader.assignment import load
+from grader.pipeline import grader_for
+from grader.submission import answers_of
+from grader.paths import assignment_names
+
+NAMES = assignment_names()
+
+# Bugs no mutant models: each costs points, and none may be named after a mutant.
+OUTSIDE = {
+    "01_continuous_batching": [
+        Mutant("todo1", "flow counts two ticks too many", 'last[job["id"]] + 1 - job["arrival"]', 'last[job["id"]] + 2 - job["arrival"]'),
+        Mutant("todo1", "wait one tick too long", 'first[job["id"]] - job["arrival"]', 'first[job["id"]] - job["arrival"] + 1'),
+        Mutant("todo2", "only catches too many serves", "if served[job_id] != need:", "if served[job_id] > need:"),
+        Mutant("todo4", "static uses the shortest job", "sum(max(tokens[i:i + slots])", "sum(min(tokens[i:i + slots])"),
+        Mutant("todo4", "continuous makespan is the last start", "makespan = max(makespan, start + need)", "makespan = max(makespan, start)"),
+    ],
+    "02_decode_scheduling": [
+        Mutant("todo1", "drops the priority", "        priority=priority,\n", ""),
+        Mutant("todo1", "inverts the cache hit", "cache_hit=cache_hit,", "cache_hit=not cache_hit,"),
+        Mutant("todo2", "decode before prefill", 'phase_rank = 0 if req.phase == "prefill" else 1', 'phase_rank = 1 if req.phase == "prefill" else 0'),
+        Mutant("todo3", "counts a preemption twice", "    victim.preemptions += 1\n", "    victim.preemptions += 2\n"),
+        Mutant("todo4", "waiting counts double", "            req.wait_steps += 1\n", "            req.wait_steps += 2\n"),
+    ],
+    "03_batch_scheduling": [
+        Mutant("todo1", "admits one past max_num_seqs", "len(self.running) < self.max_num_seqs", "len(self.running) <= self.max_num_seqs"),
+        Mutant("todo2", "one block too many", "-(-(seq.num_computed_tokens + num_new_tokens) // self.block_size)",
+               "-(-(seq.num_computed_tokens + num_new_tokens + 1) // self.block_size)"),
+        Mutant("todo3", "forgets to count the preemption", "    seq.num_preemptions += 1\n", ""),
+        Mutant("todo4", "E2E from the first token", 'e2e_ms = (rec["finish_us"] - rec["arrival_us"]) / 1000',
+               'e2e_ms = (rec["finish_us"] - rec["first_token_us"]) / 1000'),
+        Mutant("todo4", "attainment over one request too many", "len(met) / len(records)", "len(met) / (len(records) + 1)"),
+        Mutant("todo5", "newest first", "return (request.priority * seconds_per_level * 1_000_000 + request.arrival_us,)",
+               "return (-request.arrival_us,)"),
+    ],
+}
+
+# Catalogued bugs written another way: the same behaviour, so the same name.
+REWRITTEN = [
+    ("02_decode_scheduling", "ignores the key (FIFO)", Mutant("todo4", "", "sorted(candidates, key=self._schedule_key)",
+                                                              "sorted(candidates, key=self.queue.index)")),
+    ("03_batch_scheduling", "floor instead of ceiling division",
+     Mutant("todo2", "", "-(-(seq.num_computed_tokens + num_new_tokens) // self.block_size)",
+            "int((seq.num_computed_tokens + num_new_tokens) / self.block_size)")),
+    ("03_batch_scheduling", "victim goes to the back of the queue",
+     Mutant("todo3", "", "self._prepend_waiting(seq)", "self.waiting.insert(len(self.waiting), seq)")),
+]
+
+
+def graded(grader, answers) -> dict[str, TaskVerdict]:
+    verdicts = grader.grade(answers)
+    diagnose.attach(grader, verdicts)
+    return {v.answer_id: v for v in verdicts}
+
+
+def with_mutant(assignment, mutant):
+    return mutated_answers(assignment, mutant)
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """The mutants' signatures computed afresh (no cache), and another Grader for the students, with nothing reused."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(diagnose, "CACHE_DIR", tmp_path_factory.mktemp("mistakes"))
+        patch.setattr(diagnose, "_CATALOGUES", {})
+        yield {name: Grader(name) for name in NAMES}
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_every_mutant_has_a_mistake_and_a_hint_in_both_languages(assignment):
+    assert diagnose.path(assignment).exists()
+    assert diagnose.problems(assignment) == []
+    assert len({m.name for m in MUTANTS[assignment]}) == len(MUTANTS[assignment]), "mutant names are the keys"
+
+
+def test_the_mistakes_check_catches_a_bad_file():
+    name = "02_decode_scheduling"
+    said = {k: {lang: dict(v) for lang, v in entry.items()} for k, entry in diagnose.texts(name).items()}
+    said.pop("forgets preemptible")
+    said["no such thing"] = said["drops the deadline"]
+    said["drops the deadline"] = {"en": said["drops the deadline"]["en"]}
+    said["admits at enqueue"]["en"]["hint"] = "write admitted=True, after preemptible=preemptible,"
+    said["swaps the two lengths"]["zh"]["hint"] = "检查每个阶段的延迟"
+    said["serves the largest key first"]["en"]["mistake"] = "it fails the seed test"
+    found = "\n".join(diagnose.problems(name, said))
+    for expected in ("forgets preemptible: no entry", "no such thing: no such mutant", "drops the deadline: no zh mistake",
+                     "admits at enqueue: the en hint gives the code", "swaps the two lengths: zh hint",
+                     "serves the largest key first: the en mistake uses the course's internal jargon"):
+        assert expected in found, found
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_every_mutant_is_diagnosed_as_itself_or_an_equivalent(assignment, fresh):
+    catalogue = diagnose.catalogue(grader_for(assignment))   # signatures from one grader, students graded by another
+    signatures = {name: sig for mutants in catalogue.values() for name, sig in mutants}
+    assert set(signatures) == {m.name for m in MUTANTS[assignment]}, "every mutant has a signature"
+    for mutant in MUTANTS[assignment]:
+        verdicts = graded(fresh[assignment], with_mutant(assignment, mutant))
+        name = verdicts[mutant.answer_id].mistake.get("name")
+        assert name == mutant.name or (name and signatures[name] == signatures[mutant.name]), (mutant.name, name)
+        assert verdicts[mutant.answer_id].mistake["zh"]["hint"]
+        assert not [v.answer_id for v in verdicts.values() if v.mistake and v.answer_id != mutant.answer_id]
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_correct_alternatives_and_blanks_get_no_diagnosis(assignment):
+    grader = grader_for(assignment)
+    corpus = load(assignment).corpus
+    assert len(corpus) >= 4
+    for path in corpus:
+        verdicts = graded(grader, answers_of(nbformat.read(path, as_version=4), grader.answer_ids))
+        assert all(v.score == v.points for v in verdicts.values()), path.name
+        assert not [v.answer_id for v in verdicts.values() if v.mistake], path.name
+    from grader.examples import release_answers
+    blank = graded(grader, release_answers(assignment))
+    assert all(v.score == 0 and not v.mistake for v in blank.values())
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_bugs_outside_the_catalogue_get_no_diagnosis(assignment):
+    grader = grader_for(assignment)
+    for bug in OUTSIDE[assignment]:
+        verdict = graded(grader, with_mutant(assignment, bug))[bug.answer_id]
+        assert verdict.score < verdict.points, f"{bug.name}: not a bug the suite catches"
+        assert not verdict.mistake, f"{bug.name} was diagnosed as {verdict.mistake.get('name')!r}"
+
+
+@pytest.mark.parametrize("assignment, name, bug", REWRITTEN, ids=[r[1] for r in REWRITTEN])
+def test_a_catalogued_bug_written_another_way_is_recognised(assignment, name, bug):
+    verdict = graded(grader_for(assignment), with_mutant(assignment, bug))[bug.answer_id]
+    assert verdict.score < verdict.points and verdict.mistake.get("name") == name
+
+
+def verdict(rules, note="", mistake=None):
+    return TaskVerdict("TODO 1", "todo1", "todo1_tests", 2.0, 1.0, rules, note, mistake=mistake or {})
+
+
+def test_a_signature_is_every_failing_rule_and_what_it_did():
+    a, b = RuleResult("a", False, "x", seen="0:1:abc"), RuleResult("b", True)
+    assert diagnose.signature(verdict([a, b])) == (("a", "0:1:abc"),)
+    assert diagnose.signature(verdict([b])) is None, "a pass has nothing to diagnose"
+    assert diagnose.signature(verdict([a], note="your TODO 1 cell raised ValueError")) is None
+    assert diagnose.signature(verdict([a, RuleResult("c", False, "not run")])) is None, "a rule not run says nothing"
+    assert diagnose.signature(verdict([a, RuleResult("c", False, "y", seen="0:0:def")])) != diagnose.signature(verdict([a]))
+
+
+def test_fingerprints_allow_the_float_tolerance_and_nothing_more():
+    expected = [{"value": 1.0}, {"value": 2.0}]
+    base = diagnose.fingerprint(0, expected, [{"value": 1.0}, {"value": 2.5}])
+    assert diagnose.fingerprint(0, expected, [{"value": 1.0}, {"value": 2.5 * (1 + 1e-13)}]) == base
+    assert diagnose.fingerprint(0, expected, [{"value": 1.0}, {"value": 2.5001}]) != base
+    assert diagnose.fingerprint(1, expected, [{"value": 1.0}, {"value": 2.5}]) != base, "another scenario"
+    assert diagnose.fingerprint(0, expected, [{"value": 1.5}, {"value": 2.5}]) != base, "another step"
+    assert diagnose.fingerprint(0, expected, "timeout") != diagnose.fingerprint(0, expected, "crash: ValueError")
+
+
+def test_the_feedback_names_the_mistake_in_the_submissions_language():
+    said = diagnose.texts("02_decode_scheduling")["serves the largest key first"]
+    v = verdict([RuleResult("a", False, "x", seen="0:1:abc")], mistake={"name": "serves the largest key first", **said})
+    en, zh = i18n.summary(v, "en"), i18n.summary(v, "zh")
+    assert "Your answer behaves like a common mistake: " + said["en"]["mistake"] in en and "Hint: " + said["en"]["hint"] in en
+    assert said["zh"]["mistake"] in zh and "提示：" + said["zh"]["hint"] in zh and said["en"]["hint"] not in zh
+    assert en.splitlines()[0].startswith("TODO 1: 1 / 2 points"), "the score stays the first line"
+    assert "common mistake" not in i18n.summary(verdict([RuleResult("a", False, "x", seen="0:1:abc")]), "en")
+
+
+def test_a_mutant_that_cannot_be_graded_is_left_out_and_nothing_is_cached(tmp_path, monkeypatch, capsys):
+    name = "02_decode_scheduling"
+    stale = Mutant("todo1", "no longer in the master", "this line is not in the reference", "x")
+    monkeypatch.setitem(load(name).__dict__, "mutants", [*load(name).mutants, stale])
+    monkeypatch.setattr(diagnose, "CACHE_DIR", tmp_path)
+    monkeypatch.setattr(diagnose, "_CATALOGUES", {})
+    catalogue = diagnose.catalogue(grader_for(name))
+    names = {n for mutants in catalogue.values() for n, _ in mutants}
+    assert stale.name not in names and names == {m.name for m in MUTANTS[name]}
+    assert not list(tmp_path.iterdir()), "an incomplete catalogue is not cached"
+    assert "1 mutant(s) could not be graded" in capsys.readouterr().out
