@@ -9,18 +9,19 @@ OUT ?= build/grades
 JOBS ?= 0
 SHARD ?=
 export MPLBACKEND := Agg
-# The cloud path's bare kernel: older than our pins, as Colab/Kaggle images are (tests/test_cloud.py).
+# The cloud path's bare kernel: older than our pins, as Colab/Kaggle images are (tests/course/test_cloud.py).
 CLOUD_PINS ?= numpy==1.26.4 pandas==2.2.3 matplotlib==3.8.4 ipykernel==6.29.5
 CLOUD_BASE ?= $(PYTHON)
 CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(eval) ,_,$(strip $(CLOUD_PINS))))
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv sandbox-deps test e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle clean
+.PHONY: help venv lint sandbox-deps test e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite (with the cloud path, make e2e-cloud)"
+	@echo "make lint            ruff check: pyflakes and pycodestyle errors (CI runs it)"
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
 	@echo "make bench           timings: fast vs teaching engine, schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
 	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"
@@ -70,7 +71,7 @@ $(CLOUD_VENV)/.installed:
 	@touch $@
 
 e2e-cloud: $(STAMP) $(CLOUD_VENV)/.installed
-	CLOUD_PYTHON=$(abspath $(CLOUD_VENV))/bin/python $(PY) -m pytest tests/test_cloud.py -v
+	CLOUD_PYTHON=$(abspath $(CLOUD_VENV))/bin/python $(PY) -m pytest tests/course/test_cloud.py -v
 
 $(E2E_STAMP): $(STAMP) requirements-e2e.txt
 	$(PY) -m pip install --quiet -r requirements-e2e.txt
@@ -85,6 +86,10 @@ chromium:
 
 e2e: $(E2E_STAMP) chromium sandbox-deps
 	$(PY) -m pytest e2e -x -q -p no:cacheprovider
+
+# Lint: pyflakes and pycodestyle's errors (pyproject.toml [tool.ruff]); .ci/run runs it first.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 demo: $(STAMP) sandbox-deps
 	$(PY) -m grader.demo

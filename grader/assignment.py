@@ -10,7 +10,7 @@ The folder holds (grader/assignment_template/ is a working example, `make new-as
     cases.py         in the grader: a failing scenario's ops as code a student can run (grader/snippets.py)
     mutants.py       MUTANTS: broken answers, each must lose points on its own TODO only (grader/mutants.py)
     names_zh.py      RULES and SCENARIOS: the Chinese names of its rules and scenarios (grader/i18n.py)
-    corpus/          correct answers written independently of the reference: notebooks (tests/test_corpus.py),
+    corpus/          correct answers written independently of the reference: notebooks (tests/grader/test_corpus.py),
                      or <name>.py files with ANSWERS = {grade_id: source}
 
 Any other file in the folder is ignored here. Assignments are the folders with a master.py (paths.assignment_names).

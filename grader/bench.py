@@ -116,7 +116,7 @@ def bench_autograde() -> None:
 
 
 def bench_fast_engine() -> None:
-    """Issue 14: the event-driven engine against notebook 03's step-by-step one, in the same run."""
+    """The event-driven engine against notebook 03's step-by-step one, in the same run."""
     from policybench.fast_engine import FastEngine
     from policybench.teaching import teaching_records
     from lab.engine.workloads import make_trace

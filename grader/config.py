@@ -2,7 +2,7 @@
 
 `make autograde` builds a Config from its command line (`parser_arguments`), nbgrader from the traits of
 `SandboxedAutograde` (`traits`); both hand it to grader/pipeline.py, which passes the values to the Grader and
-the feedback run. The README's table of settings is `markdown_table()` (tests/test_config.py checks it).
+the feedback run. The README's table of settings is `markdown_table()` (tests/grader/test_config.py checks it).
 
     python -m grader.config        # prints that table
 """

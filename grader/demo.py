@@ -51,7 +51,7 @@ def engine_examples(out) -> list:
     requests = lab.engine.poisson_requests(40, 10, seed=1, prompt_median=200, output_median=60, max_prompt=500, max_output=200)
     run = lab.engine.LLMEngine(ns["Scheduler"](num_blocks=256, block_size=16, max_num_batched_tokens=256)).run(requests)
     summary = ns["latency_summary"](run.records, ttft_slo_ms=500, tpot_slo_ms=50)
-    print(f"\n-- engine step model (reference scheduler): 40 requests at 10/s, 256 KV blocks, budget 256 tokens")
+    print("\n-- engine step model (reference scheduler): 40 requests at 10/s, 256 KV blocks, budget 256 tokens")
     print("  " + ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in summary.items()))
     written = []
     for name, plot in (("engine_batch_composition", lab.engine.plot_batch_composition),

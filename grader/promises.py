@@ -2,7 +2,7 @@
 
 A hidden rule judges only what the TODO's text states. `promises.yml`, in the assignment's folder,
 quotes for every rule of the suite the sentence(s) that state it, as they read in each language's student
-edition. tests/test_promises.py fails when a rule has no quote or a quote is no longer in its edition,
+edition. tests/grader/test_promises.py fails when a rule has no quote or a quote is no longer in its edition,
 and a failing rule's feedback shows the quote, so the student sees which promise was broken.
 
 Layout of the file:

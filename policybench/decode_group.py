@@ -15,7 +15,7 @@ summaries, so no step touches every member:
 
 `sync` makes a member's fields exact and takes it out (before anything reads them: a preemption, a step
 it goes without); `advance` takes finishers out with their output and blocks exact (a finished request's
-computed-token count is never read again). Used by `fast_engine.FastEngine`; `tests/test_policybench.py` checks the result against the
+computed-token count is never read again). Used by `fast_engine.FastEngine`; `tests/policybench/test_policybench.py` checks the result against the
 step-by-step teaching engine.
 """
 from __future__ import annotations

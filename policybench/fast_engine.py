@@ -8,7 +8,7 @@ run of k steps is applied at once (a jump, in `_simulate` or quiet_run.py): cloc
 counter += k, free blocks -= the block-boundary crossings. While nobody waits and nothing prefills,
 quiet_run.py takes the run event by event (most steps below saturation). Every other step is simulated in
 full: by group_step.py when only the decode group runs, else by full_step.py. Results are per-request records identical to
-`LLMEngine.run(...).records`; differential tests (tests/test_policybench.py) check it.
+`LLMEngine.run(...).records`; differential tests (tests/policybench/test_policybench.py) check it.
 
 The parts, one role per file: request.py (a request, its record), waiting_queue.py (the queue per policy),
 decode_group.py (the decoders in lockstep), quiet_run.py (the decode-only loop), group_step.py and

@@ -9,7 +9,7 @@ admitted whole while nobody waits is quiet_run.py's):
   "priority"): vLLM's pass preempts from the tail until the rest fit, which leaves the shortest tail whose
   freed blocks cover the others' needs (the one-by-one pass finds that same tail); nobody is admitted.
 
-Everything else is full_step.FullStep._step's. tests/test_policybench.py checks each case against the
+Everything else is full_step.FullStep._step's. tests/policybench/test_policybench.py checks each case against the
 general passes and all of them against the teaching engine.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ fast_engine.py, group_step.py (`_group_step`) and decode_group.py (`add`, `advan
 written out here because this loop carries most requests of a run below saturation. It returns, at a step
 boundary and with every counter written back, as soon as anything else would happen: two arrivals for one
 step, an arrival that is not admitted whole, blocks that may run short, the end of the trace. The general
-loop takes it from there. tests/test_policybench.py checks the records with and without this loop.
+loop takes it from there. tests/policybench/test_policybench.py checks the records with and without this loop.
 """
 from __future__ import annotations
 

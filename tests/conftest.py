@@ -42,7 +42,7 @@ def _forget_uids(base: int) -> None:
 
 def private_uid_base() -> int:
     """A sandbox uid range of this run's own, never the graders' default one: tests that look at every process
-    in the range (tests/test_sandbox.py) would otherwise see, and kill, another grading or test run's sandboxes."""
+    in the range (tests/grader/runner/test_sandbox.py) would otherwise see, and kill, another grading or test run's sandboxes."""
     locks = Path(tempfile.gettempdir()) / f"course-tests-uid-ranges-{os.geteuid()}"
     locks.mkdir(mode=0o700, exist_ok=True)
     in_use = _uids_in_use()

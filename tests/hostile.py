@@ -1,4 +1,4 @@
-"""Hostile submissions for the sandbox tests: one attacker per root cause of issue 9, as code a student could hand in.
+"""Hostile submissions for the sandbox tests: one attacker per root cause the sandbox closes, as code a student could hand in.
 
 Each attack is plain student code, in a TODO cell (it then runs in the grading children) or in a cell the
 student added (it then runs in nbgrader's kernel for the feedback page).
@@ -95,7 +95,7 @@ if _stolen:
     raise RuntimeError(_text)
 '''
 
-# Issue 19: relay the stolen reference to this submission's other TODO children and to other students through
+# An attack that was found: relay the stolen reference to this submission's other TODO children and to other students through
 # what namespaces do not separate: a kernel key anyone may read (in the user keyring, which outlives the child)
 # and byte-range read locks on lab/__init__.py, a file every sandbox sees. Then run what came for this TODO.
 RELAY = STEAL + '''

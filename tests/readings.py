@@ -1,4 +1,4 @@
-"""Answers that read a TODO's text another way, for notebooks 01 and 02 (tests/test_grader.py).
+"""Answers that read a TODO's text another way, for notebooks 01 and 02 (tests/grader/test_grader.py).
 
 OPEN: readings the text leaves open (it says so): each is a correct answer and must score full marks.
 RULED_OUT: readings the text excludes in a sentence: each must lose points on its own TODO, so the stated rule

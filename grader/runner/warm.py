@@ -134,7 +134,7 @@ def _host_pid(bwrap_pid: int, ns_pid: int) -> int | None:
     """The host pid of the zygote's child that is `ns_pid` inside the zygote's pid namespace."""
     for pid in tree(bwrap_pid):
         with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as handle:
-            line = next((l for l in handle if l.startswith("NSpid:")), "")
+            line = next((row for row in handle if row.startswith("NSpid:")), "")
             ids = line.split()[1:]
             if len(ids) == 3 and int(ids[2]) == ns_pid:  # host, bwrap's namespace, (the zygote's is the same)
                 return pid

@@ -1,4 +1,4 @@
-"""A correct answer written another way than the reference: it must get full marks (tests/test_new_assignment.py)."""
+"""A correct answer written another way than the reference: it must get full marks (tests/grader/test_new_assignment.py)."""
 ANSWERS = {
     "todo1": '''@todo("TODO 1")
 def total_tokens(requests: list[dict]) -> int:

@@ -356,7 +356,7 @@ pd.DataFrame({
 
 # %% [markdown] key="md-todo-2-check"
 # Passing examples are evidence, not a proof for every input; the course's own tests
-# (`tests/test_batching.py`) check the same relations on random workloads with hypothesis.
+# (`tests/lab/test_batching.py`) check the same relations on random workloads with hypothesis.
 #
 # ### TODO 2 · `check_served_exactly`: write one checker yourself
 #

@@ -3,7 +3,7 @@
 TODO 1, 2 and 4 are compared with the reference on seed examples and seeded random schedules
 (produced here with the trusted lab.schedule, and with other schedulers that FIFO batching
 cannot imitate). TODO 3 is open-ended, so its rules judge properties of the student's workload instead.
-Every rule holds a case that each constant answer fails (tests/test_trivial_answers.py).
+Every rule holds a case that each constant answer fails (tests/grader/test_trivial_answers.py).
 """
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""requirements.txt, requirements.lock and environment.yml must pin the same versions."""
+"""requirements.txt, requirements.lock and environment.yml pin the same versions; the pinned linter works as CI runs it."""
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from conftest import ROOT
 
@@ -29,3 +32,15 @@ def test_lock_agrees_with_requirements():
 
 def test_environment_yml_python_is_311():
     assert re.search(r"^\s*-\s*python=3\.11\s*$", (ROOT / "environment.yml").read_text(), re.M)
+
+
+def test_the_linter_ci_runs_catches_a_planted_error(tmp_path):
+    """`make lint` (ruff, pinned above) with the project's configuration: a clean file passes, an unused import fails."""
+    ruff = Path(sys.executable).with_name("ruff")
+    config = ["--config", str(ROOT / "pyproject.toml"), "--no-cache"]
+    clean, planted = tmp_path / "clean.py", tmp_path / "planted.py"
+    clean.write_text("import os\n\nprint(os.sep)\n")
+    planted.write_text("import os\n\nprint('no use of os')\n")
+    assert subprocess.run([ruff, "check", *config, clean], capture_output=True).returncode == 0
+    found = subprocess.run([ruff, "check", *config, planted], capture_output=True, text=True)
+    assert found.returncode == 1 and "F401" in found.stdout, found.stdout

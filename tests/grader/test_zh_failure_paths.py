@@ -1,4 +1,4 @@
-"""Issue 23: a zh student reads Chinese where things go wrong: the set-up cell's failure (network off), every lab
+"""A zh student reads Chinese where things go wrong: the set-up cell's failure (network off), every lab
 error a wrong TODO can raise, and the feedback page (headers, judges' details, notes). Each path is run in the
 zh edition and checked for English sentences (tests/english.py); the en edition keeps its English."""
 import ast

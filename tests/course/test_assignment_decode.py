@@ -7,7 +7,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-import seed000_mechanism_tests as seed
+import chapter_mechanism_tests as seed
 from conftest import ROOT
 from grader import masters, reference
 
@@ -52,7 +52,7 @@ def test_reference_namespace_is_the_solution():
 
 
 def test_cells_below_a_blank_todo_name_it_in_one_line():
-    """Issue 7, item 6: with every TODO blank, the observe cells fail with one line naming the TODOs,
+    """With every TODO blank, the observe cells fail with one line naming the TODOs,
     not with a KeyError or NameError from a variable an earlier failed cell never set."""
     nb = nbformat.read(STUDENT, as_version=4)
     NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()

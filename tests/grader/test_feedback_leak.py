@@ -1,7 +1,7 @@
 """The feedback leak bound: what a grading child reports reaches a student's page only within each rule's budget.
 
 A child runs student code next to the reference answers of the other TODOs, so whatever it reports may carry
-them out (issue 19: a dict of 40-character strings, 59 CJK characters in an exception name). Here every rule
+them out (an attack that was found: a dict of 40-character strings, 59 CJK characters in an exception name). Here every rule
 of every suite is given adversarial observations, fed through the real result protocol; the real feedback page
 is rendered, and the characters of the child's values found on it are counted, per rule and per TODO note.
 """

@@ -1,4 +1,4 @@
-"""lab.schedule against seed 002/003 numbers, input validation and properties."""
+"""lab.schedule against the numbers of the source chapters on continuous batching and budgets, input validation and properties."""
 import math
 from fractions import Fraction
 

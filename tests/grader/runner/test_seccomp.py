@@ -1,4 +1,4 @@
-"""Issue 19, item 2: what namespaces do not separate is closed in every sandbox (seccomp filter, fresh session
+"""What namespaces do not separate is closed in every sandbox (seccomp filter, fresh session
 keyring, a sweep of what sandbox uids leave in the kernel). Each check has a control that shows it can fail."""
 import ctypes
 import json

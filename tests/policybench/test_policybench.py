@@ -1,4 +1,4 @@
-"""Issue 14: the event-driven engine agrees with notebook 03's teaching engine; policies, workloads, grid, report."""
+"""The event-driven engine agrees with notebook 03's teaching engine; policies, workloads, grid, report."""
 from __future__ import annotations
 
 import csv

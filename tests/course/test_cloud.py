@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import nbformat
 import pytest
@@ -92,7 +91,7 @@ def text_of(cell):
 
 
 def setup_cell(nb):
-    """The first code cell (tests/test_course_setup.py checks that it holds the set-up code)."""
+    """The first code cell (tests/grader/test_course_setup.py checks that it holds the set-up code)."""
     return next(c for c in nb.cells if c.cell_type == "code")
 
 

@@ -1,4 +1,4 @@
-"""Issue 11: the 简体中文 edition. Drift guards on the catalogues, messages and plots in Chinese (or English
+"""The 简体中文 edition. Drift guards on the catalogues, messages and plots in Chinese (or English
 when no CJK font can draw them), and grading that gives a Chinese submission the English one's score."""
 import ast
 import copy
@@ -8,7 +8,6 @@ import json
 import re
 import warnings
 import zipfile
-from pathlib import Path
 
 import jupytext
 import matplotlib

@@ -1,6 +1,6 @@
-"""Seed 000's nine mechanism tests, logic unchanged (comments and messages translated).
+"""The Decode Scheduling chapter's nine mechanism tests, logic unchanged (comments and messages translated).
 
-`DecodeSchedulerSim` is injected by tests/test_assignment_decode.py before these run.
+`DecodeSchedulerSim` is injected by tests/course/test_assignment_decode.py before these run.
 """
 DecodeSchedulerSim = None  # set by the caller
 

@@ -76,7 +76,7 @@ SEED_SIGNATURES = {
 
 
 def test_student_api_is_the_seeds():
-    """Names, parameters and defaults of DecodeSchedulerSim are exactly seed 000's."""
+    """Names, parameters and defaults of DecodeSchedulerSim are exactly the Decode Scheduling chapter's."""
     cls = reference.namespace()["DecodeSchedulerSim"]
     for name, expected in SEED_SIGNATURES.items():
         params = list(inspect.signature(getattr(cls, name)).parameters.values())[1:]

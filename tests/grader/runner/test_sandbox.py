@@ -1,4 +1,4 @@
-"""Issue 9: the sandbox holds. One test per root cause, each with code that tries it; controls keep their scores."""
+"""The sandbox holds. One test per root cause, each with code that tries it; controls keep their scores."""
 import csv
 import hashlib
 import json
@@ -176,7 +176,7 @@ def test_protocol_accepts_exactly_the_expected_records():
         assert feed(broken).error, broken
     huge = feed([{"kind": "cells", "errors": {"todo1": "x" * 10_000}}, {**good[1], "obs": ["y" * 10_000]}])
     assert huge.records[0]["errors"]["todo1"] == "an error" and schema.error_name("RuntimeError: the reference") == "RuntimeError"
-    assert huge.records[1]["obs"] == f"invalid observation: a string of 10000 characters"
+    assert huge.records[1]["obs"] == "invalid observation: a string of 10000 characters"
     deep = []
     for _ in range(50):
         deep = [deep]

@@ -1,4 +1,4 @@
-"""Issue 23: one Chinese term per concept. grader/glossary.zh.yml names the term and its forbidden variants;
+"""One Chinese term per concept. grader/glossary.zh.yml names the term and its forbidden variants;
 every zh text a student reads is checked against it, and the checker and the fixer are shown to bite."""
 import json
 
