@@ -1,4 +1,4 @@
-"""Which common mistake a failing TODO behaves like: the mutants of grader/mutants.py as signatures.
+"""Which common mistake a failing TODO behaves like: the mutants of each assignment (its mutants.py) as signatures.
 
 A TODO's signature is the set of rules its answer fails and, for each, what the answer did at its first
 departure from the reference on the first failing scenario (RuleResult.seen, which grader/grade.py sets from
