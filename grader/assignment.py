@@ -121,8 +121,7 @@ class Assignment:
     @cached_property
     def hidden_snippets(self) -> list[str]:
         """Lines of the hidden tests, which no page may show (grader/feedback.py)."""
-        from .feedback import hidden_snippets
-        return hidden_snippets(self.nbgrader_source)
+        return masters.hidden_snippets(self.nbgrader_source)
 
     # --- the released student editions (notebooks/, built by `make notebooks`) ---
     def release_path(self, language: str = "en") -> Path:

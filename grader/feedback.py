@@ -188,16 +188,6 @@ def scrub_outputs(nb, extra: list[Path] = ()) -> None:
                 output["evalue"] = scrub_paths(output["evalue"], extra)
 
 
-def hidden_snippets(source) -> list[str]:
-    """Lines found only in hidden-test regions (long enough to be distinctive)."""
-    hidden, visible = set(), set()
-    for cell in source.cells:
-        for region in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", cell.source, re.S):
-            hidden |= {line.strip() for line in region.splitlines()}
-        visible |= {line.strip() for line in masters.strip_hidden(cell.source).splitlines()}
-    return sorted(line for line in hidden - visible if len(line) >= 20)
-
-
 def redact(nb, verdicts, hidden: list[str], language: str = "en") -> None:
     """Test cells lose their hidden region; their outputs become the sandboxed verdict, in `language`."""
     from . import i18n

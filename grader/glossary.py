@@ -289,10 +289,11 @@ def fix_promises(name: str) -> int:
 
 
 def mistakes_problems(name: str) -> list[str]:
-    """What grader/diagnose.py finds wrong in <name>/mistakes.yml (check_all keeps the Chinese variants)."""
-    from .diagnose import problems
-
-    return problems(name)
+    """Forbidden variants in the Chinese of <name>/mistakes.yml (grader/diagnose.py checks the rest of the file)."""
+    path = assignment_dir(name) / "mistakes.yml"
+    said = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
+    return [f"{mutant}: zh {part}: {v}" for mutant, entry in said.items() if isinstance(entry, dict)
+            for part, text in (entry.get("zh") or {}).items() if isinstance(text, str) for v in violations(text)]
 
 
 def check_all(notebooks: bool = True) -> list[str]:
@@ -302,7 +303,7 @@ def check_all(notebooks: bool = True) -> list[str]:
         found += [f"{name}.zh.yml [{key}]: {v}" for key, text, en in catalogue_texts(name) for v in violations(text, en)]
         found += [f"{name}.py glossary line {i + 1}: {v}" for i, line in master_glossary_lines(name) for v in violations(line)]
         found += [f"{name}.promises.yml line {i + 1}: {v}" for i, line in promise_lines(name) for v in violations(line)]
-        found += [f"{name}/mistakes.yml: {p}" for p in mistakes_problems(name) if ": zh " in p]  # grader/diagnose.py
+        found += [f"{name}/mistakes.yml: {p}" for p in mistakes_problems(name)]
     for path in PY_CATALOGUES:
         found += [f"{path.relative_to(ROOT)}: {v}" for _, _, text, key in python_strings(path.read_text(encoding="utf-8"))
                   for v in violations(text, key)]

@@ -118,3 +118,13 @@ def reference_of(nb) -> dict[str, str]:
     """grade_id -> the source of each answer cell of a master notebook, solution markers removed."""
     return {gid: strip_solution_marks(cells[0].source) for gid, cells in cells_by_grade_id(nb).items()
             if nbgrader_meta(cells[0]).get("solution")}
+
+
+def hidden_snippets(source) -> list[str]:
+    """Lines found only in hidden-test regions (long enough to be distinctive)."""
+    hidden, visible = set(), set()
+    for cell in source.cells:
+        for region in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", cell.source, re.S):
+            hidden |= {line.strip() for line in region.splitlines()}
+        visible |= {line.strip() for line in strip_hidden(cell.source).splitlines()}
+    return sorted(line for line in hidden - visible if len(line) >= 20)

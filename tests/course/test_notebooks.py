@@ -10,7 +10,7 @@ from nbclient import NotebookClient
 
 from conftest import FONT_STATES, ROOT, font_env, stand_in_cjk_font_env
 from grader import course, masters, translation
-from grader.feedback import hidden_snippets
+from grader.masters import hidden_snippets
 from grader.paths import assignment_names
 
 NAMES = assignment_names()

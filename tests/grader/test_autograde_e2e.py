@@ -12,7 +12,8 @@ import pytest
 
 from conftest import ROOT
 from grader import autograde, examples, masters
-from grader.feedback import hidden_snippets, visible_text
+from grader.feedback import visible_text
+from grader.masters import hidden_snippets
 
 NAME = "02_decode_scheduling"
 

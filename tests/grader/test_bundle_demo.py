@@ -7,7 +7,7 @@ import zipfile
 
 from conftest import ROOT
 from grader import bundle, course, demo, masters
-from grader.feedback import hidden_snippets
+from grader.masters import hidden_snippets
 from lab import __version__
 
 

@@ -128,7 +128,7 @@ def task_of(grader: Grader, scenarios: list):
 def page_lines(assignment: str, verdicts) -> list[str]:
     """The verdict text of the rendered, sanitised feedback page, line by line."""
     nb = examples.release(assignment)
-    feedback.redact(nb, verdicts, feedback.hidden_snippets(masters.nbgrader_source(assignment)))
+    feedback.redact(nb, verdicts, masters.hidden_snippets(masters.nbgrader_source(assignment)))
     page, why = sanitize.clean_page(feedback.render(nb, assignment, verdicts))
     assert page is not None, why
     return feedback.visible_text(page).splitlines()

@@ -11,7 +11,8 @@ import pytest
 import hostile
 from conftest import ROOT
 from grader import build, examples, masters
-from grader.feedback import hidden_snippets, visible_text
+from grader.feedback import visible_text
+from grader.masters import hidden_snippets
 from grader.mutants import MUTANTS, mutated_answers
 from grader.pipeline import grader_for
 from grader.submission import answers_of
