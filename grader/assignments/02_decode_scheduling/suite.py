@@ -260,7 +260,7 @@ def todo3_rules(rng: random.Random) -> list[Rule]:
              seeded("victim choice", 16, lambda i: capacity_state(rng, admitted=rng.randint(2, 5), free=rng.randint(0, 1),
                                                                    challenger={"request_id": 99, "prompt_len": 3, "priority": rng.randint(3, 7),
                                                                                "required_blocks": rng.randint(1, 4)}))
-             + [{"name": "equal priority: the holder of more blocks goes, though its id is higher", "ops": MOST_BLOCKS_VICTIM}]
+             + [{"name": "equal priority, the holder of more blocks goes though its id is higher", "ops": MOST_BLOCKS_VICTIM}]
              + seeded("equal priority, different blocks", 9, lambda i: tied_victims(tie_rng, POLICIES[i % 3]))),
         Rule("aging counts: effective priority decides who may be preempted",
              [{"name": "two victims ranked by effective priority", "ops": AGING_VICTIMS}]

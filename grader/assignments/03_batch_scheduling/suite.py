@@ -68,7 +68,7 @@ VLLM_RESUME = _vllm("test_priority_scheduling_preemption_and_resumption_when_out
 
 
 # vLLM test_schedule_order's numbers, chunking off, but the second prompt is exactly the 224 tokens left: it is admitted.
-EXACT_FIT = {"name": "chunking off: a prompt exactly the size of the budget left is admitted",
+EXACT_FIT = {"name": "chunking off, a prompt exactly the size of the budget left is admitted",
              "ops": [sched(max_num_batched_tokens=1024, max_num_seqs=3, enable_chunked_prefill=False),
                      add(1, 800), add(2, 224), add(3, 10), ["schedule"]]}
 
