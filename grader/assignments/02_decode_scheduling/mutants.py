@@ -21,6 +21,8 @@ MUTANTS = [
            '    victim.preemptions += 1\n    victim.generated_len = 0\n    victim.phase = "prefill"\n'),
     Mutant("todo3", "prefers the highest id among victims", "-req.required_blocks, req.request_id)",
            "-req.required_blocks, -req.request_id)"),
+    Mutant("todo3", "prefers the victim holding the fewest blocks", "-req.required_blocks, req.request_id)",
+           "req.required_blocks, req.request_id)"),
     Mutant("todo3", "ranks the victims by raw priority", "victims.sort(key=lambda req: (self._effective_priority(req),",
            "victims.sort(key=lambda req: (req.priority,", passes_visible=True),  # the visible rankings run without aging
     Mutant("todo4", "advances the first candidate even if it was not admitted",

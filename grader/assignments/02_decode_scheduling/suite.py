@@ -92,6 +92,31 @@ def capacity_state(rng: random.Random, policy: str = "fixed_priority", challenge
     return ops
 
 
+def tied_victims(rng: random.Random, policy: str) -> list:
+    """Two or three holders tie on the lowest effective priority with different block counts, each making room alone."""
+    interval, low, free = rng.randint(1, 3), rng.randint(0, 3), rng.randint(0, 1)
+    tied = rng.sample(range(1, 5), rng.randint(2, 3))  # distinct block counts: only "most blocks" decides
+    holders = [{"priority": low, "required_blocks": b, "wait": 0} for b in tied]
+    holders += [{"priority": low + rng.randint(1, 3), "required_blocks": rng.randint(1, 4), "wait": 0}
+                for _ in range(rng.randint(0, 2))]
+    if policy == "aging":  # equal effective priority from different raw priorities and waits
+        for holder in holders[:len(tied)]:
+            raw = rng.randint(0, low)
+            holder.update(priority=raw, wait=(low - raw) * interval + rng.randint(0, interval - 1))
+    rng.shuffle(holders)
+    ids = rand_ids(rng, len(holders) + 1)
+    ops = [new(policy=policy, free_kv_blocks=free + sum(h["required_blocks"] for h in holders), aging_interval=interval)]
+    for index, (rid, holder) in enumerate(zip(ids, holders)):
+        ops.append(enq(request_id=rid, prompt_len=rng.randint(1, 9), max_new_tokens=rng.randint(2, 5),
+                       priority=holder["priority"], required_blocks=holder["required_blocks"]))
+        ops += [["set", index, "admitted", True], ["set", index, "status", "running"], ["set", index, "phase", "decode"],
+                ["set", index, "wait_steps", holder["wait"]]]
+    ops.append(["set_sim", "free_kv_blocks", free])
+    ops.append(enq(request_id=ids[-1], prompt_len=3, priority=low + rng.randint(4, 6),
+                   required_blocks=rng.randint(free + 1, free + min(tied))))  # does not fit the free blocks alone
+    return ops + [["ensure", len(holders)]]
+
+
 SEED_ENQUEUE_CONTRACT = [new(), enq(request_id=1, prompt_len=2, max_new_tokens=2, priority=2, cache_hit=True)]
 SEED_DECISION_ORDER = [
     [new(), enq(request_id=1, prompt_len=4, max_new_tokens=1, priority=0), enq(request_id=2, prompt_len=4, max_new_tokens=1, priority=9, cache_hit=True),
@@ -121,6 +146,14 @@ AGING_VICTIMS = [new(policy="aging", free_kv_blocks=4, aging_interval=1),
                                                                                 ("phase", "decode"))],
                  ["set", 0, "wait_steps", 3], ["set_sim", "free_kv_blocks", 0],
                  enq(request_id=99, prompt_len=3, max_new_tokens=1, priority=5, required_blocks=2), ["ensure", 2]]
+# Request 1 and request 2 tie on priority and each makes room alone: request 2 holds more blocks, so it is the
+# victim although its id is higher (choosing the fewest blocks, or the lowest id first, takes request 1).
+MOST_BLOCKS_VICTIM = [new(free_kv_blocks=4), enq(request_id=1, prompt_len=4, max_new_tokens=3, priority=1, required_blocks=1),
+                      enq(request_id=2, prompt_len=4, max_new_tokens=3, priority=1, required_blocks=3),
+                      *[["set", i, field, value] for i in (0, 1) for field, value in (("admitted", True), ("status", "running"),
+                                                                                     ("phase", "decode"))],
+                      ["set_sim", "free_kv_blocks", 0],
+                      enq(request_id=99, prompt_len=3, max_new_tokens=1, priority=5, required_blocks=1), ["ensure", 2]]
 # An answer that only returns None must fail these: the first call admits, then a victim appears.
 ADMITTED_BY_FIRST_CALL = [new(free_kv_blocks=4), enq(request_id=1, prompt_len=2, priority=2, required_blocks=3),
                           ["ensure", 0], ["ensure", 0]]  # the second call keeps it running, charges nothing
@@ -193,6 +226,9 @@ def todo2_rules(rng: random.Random) -> list[Rule]:
 
 
 def todo3_rules(rng: random.Random) -> list[Rule]:
+    # The tied-victims scenarios came later: they draw from their own generator, so the other scenarios stay as they were.
+    tie_rng = random.Random(hash(rng.getstate()[1]) ^ 0x71E5)
+
     def already_admitted(i):
         ops = capacity_state(rng)
         return ops[:-1] + [["ensure", 0], ["ensure", 0]]
@@ -223,7 +259,9 @@ def todo3_rules(rng: random.Random) -> list[Rule]:
         Rule("the victim has the lowest effective priority, then most blocks, then lowest id, and makes room",
              seeded("victim choice", 16, lambda i: capacity_state(rng, admitted=rng.randint(2, 5), free=rng.randint(0, 1),
                                                                    challenger={"request_id": 99, "prompt_len": 3, "priority": rng.randint(3, 7),
-                                                                               "required_blocks": rng.randint(1, 4)}))),
+                                                                               "required_blocks": rng.randint(1, 4)}))
+             + [{"name": "equal priority, the holder of more blocks goes though its id is higher", "ops": MOST_BLOCKS_VICTIM}]
+             + seeded("equal priority, different blocks", 9, lambda i: tied_victims(tie_rng, POLICIES[i % 3]))),
         Rule("aging counts: effective priority decides who may be preempted",
              [{"name": "two victims ranked by effective priority", "ops": AGING_VICTIMS}]
              + seeded("aging victims", 8, lambda i: capacity_state(rng, policy="aging", free=0,

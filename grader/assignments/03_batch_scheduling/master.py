@@ -146,7 +146,7 @@ print("after its prefill step:", seq.num_tokens, "tokens,", seq.num_computed_tok
 #    does not look past it for a smaller one. If the first pass preempted anyone, the second pass is **skipped**.
 #
 # With `enable_chunked_prefill=False`, a waiting request whose remaining tokens exceed the budget left also
-# ends admission (it is never cut).
+# ends admission (it is never cut); one whose remaining tokens exactly equal the budget left does not.
 #
 # **Prefill-first vs mixed steps.** nano-vllm's `Scheduler.schedule` (`nanovllm/engine/scheduler.py`, as of
 # November 2026) runs a step of waiting prefills whenever one can be admitted, and decodes only in steps
@@ -210,7 +210,7 @@ fig = lab.engine.plot_batch_composition(
 #    with `self._peek_waiting()` (it serves the queue's order: FCFS, or priority then arrival, or a key
 #    function) and compute its `n = self._num_new_tokens(seq, batch.token_budget)`, as in the first pass: the
 #    long-prefill threshold caps a waiting request too. Stop if chunked prefill is off and its remaining tokens
-#    (`num_tokens − num_computed_tokens`) exceed the budget left, or if
+#    (`num_tokens − num_computed_tokens`) exceed the budget left (an exact fit does not stop it), or if
 #    `self.block_manager.can_allocate(seq, n)` is false (head-of-line: do not look past it for a smaller one).
 #    Otherwise `self._pop_waiting()`, `self.block_manager.allocate(seq, n)`, set its status to
 #    `SequenceStatus.RUNNING`, append it to `self.running` and `batch.add(seq, n)`.

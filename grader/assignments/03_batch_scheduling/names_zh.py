@@ -44,5 +44,6 @@ SCENARIOS = {
     "key-function victims": "键函数策略下的被抢占者", "latencies": "时延", "no values": "没有数据", "percentile": "百分位数",
     "preempt": "抢占", "priority victims": "priority 下的被抢占者", "refused": "拒绝", "scheduled victims": "已调度的被抢占者",
     "self victim": "自己成为被抢占者", "single tokens": "单词元请求", "summary": "汇总", "tight KV": "KV 紧张",
-    "max_num_seqs": "max_num_seqs 上限",
+    "max_num_seqs": "max_num_seqs 上限", "chunking off, exact fit": "不分块，恰好放得下",
+    "chunking off, a prompt exactly the size of the budget left is admitted": "不分块，恰好等于剩余预算的提示词被准入",
 }

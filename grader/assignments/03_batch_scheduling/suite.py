@@ -67,6 +67,28 @@ VLLM_RESUME = _vllm("test_priority_scheduling_preemption_and_resumption_when_out
                      ["step"], ["step"], ["step"]])
 
 
+# vLLM test_schedule_order's numbers, chunking off, but the second prompt is exactly the 224 tokens left: it is admitted.
+EXACT_FIT = {"name": "chunking off, a prompt exactly the size of the budget left is admitted",
+             "ops": [sched(max_num_batched_tokens=1024, max_num_seqs=3, enable_chunked_prefill=False),
+                     add(1, 800), add(2, 224), add(3, 10), ["schedule"]]}
+
+
+def exact_fit_script(rng: random.Random) -> list:
+    """Chunking off: some requests decode, then waiting prompts add up to exactly the budget left, then one more."""
+    budget, decoding = rng.randint(12, 80), rng.randint(0, 3)
+    left = budget - decoding
+    cuts = sorted(rng.sample(range(1, left), rng.randint(0, min(2, left - 1))))
+    parts = [b - a for a, b in zip([0, *cuts], [*cuts, left])]
+    ops = [sched(max_num_batched_tokens=budget, max_num_seqs=decoding + len(parts) + rng.randint(1, 2),
+                 enable_chunked_prefill=False, policy=rng.choice(["fcfs", "priority"]))]
+    ops += [add(sid, rng.randint(1, budget // 4), max_tokens=8, arrival_us=sid) for sid in range(decoding)]
+    if decoding:
+        ops.append(["step"])  # they are decoding now: one token each in the next step's running pass
+    ops += [add(decoding + k, part, max_tokens=3, arrival_us=100 + k) for k, part in enumerate(parts)]
+    ops.append(add(90, rng.randint(1, budget), max_tokens=3, arrival_us=200))
+    return ops + [["step"]] * 3
+
+
 def rand_requests(rng: random.Random, n: int, max_prompt: int = 40, max_out: int = 6, priorities: bool = False) -> list[dict]:
     ids = rng.sample(range(1, 90), n)
     return [{"seq_id": sid, "num_prompt_tokens": rng.randint(1, max_prompt), "max_tokens": rng.randint(1, max_out),
@@ -103,6 +125,9 @@ def engine_script(rng: random.Random, tight: bool, policy: str | None = None) ->
 
 
 def todo1_rules(rng: random.Random) -> list[Rule]:
+    # The exact-fit scenarios came later: they draw from their own generator, so the other scenarios stay as they were.
+    fit_rng = random.Random(hash(rng.getstate()[1]) ^ 0xF17)
+
     def ample(i):
         return step_script(rng, tight=False)
 
@@ -125,7 +150,9 @@ def todo1_rules(rng: random.Random) -> list[Rule]:
              [*VLLM_PRIORITY_ORDER, VLLM_HEAP]),
         Rule("running requests first, then the waiting ones, under the token budget (ample KV)", seeded("ample KV", 14, ample)),
         Rule("max_num_seqs bounds the running set", seeded("max_num_seqs", 8, seqs_bound)),
-        Rule("the first waiting request that does not fit ends admission", seeded("head-of-line", 8, head_of_line)),
+        Rule("the first waiting request that does not fit ends admission",
+             seeded("head-of-line", 8, head_of_line) + [EXACT_FIT]
+             + seeded("chunking off, exact fit", 8, lambda i: exact_fit_script(fit_rng))),
         Rule("under KV pressure: nobody is admitted in a step that preempted",
              [VLLM_PREEMPTION, VLLM_RESUME] + seeded("tight KV", 14, lambda i: step_script(rng, tight=True))),
         Rule("whole engine runs match the reference", seeded("engine run", 8, lambda i: engine_script(rng, tight=rng.random() < 0.5))),
