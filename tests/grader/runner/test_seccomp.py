@@ -398,6 +398,7 @@ def test_two_sandboxes_at_the_same_time_relay_nothing(zygote, channel):
 IN_LOGIN_KEYRING = r'''
 import ctypes, json, os, struct, sys
 sys.path.insert(0, %(root)r)
+sys.path.insert(0, %(helpers)r)
 sys.path.insert(0, %(tests)r)
 import test_seccomp as t
 from grader.runner import Limits, Warm, run_sandboxed
@@ -446,7 +447,7 @@ print(json.dumps(seen))
 
 @bwrap_only
 def test_a_sandbox_does_not_possess_the_graders_session_keyring():
-    code = IN_LOGIN_KEYRING % {"root": str(ROOT), "tests": str(ROOT / "tests"), "uid": UID_BASE + 13}
+    code = IN_LOGIN_KEYRING % {"root": str(ROOT), "tests": str(Path(__file__).parent), "helpers": str(ROOT / "tests"), "uid": UID_BASE + 13}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT, env=os.environ)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
