@@ -102,6 +102,7 @@ bench-policies: $(STAMP)
 
 notebooks: $(STAMP)
 	$(PY) -m grader.build all $(ASSIGNMENTS)
+	$(PY) -m grader.build mistakes $(ASSIGNMENTS)
 
 release: $(STAMP)
 	$(PY) -m grader.build release

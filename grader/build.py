@@ -111,7 +111,7 @@ def build_solutions(names: list[str], out: Path, language: str = "en") -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["all", "release", "solutions"])
+    parser.add_argument("what", choices=["all", "release", "solutions", "mistakes"])
     parser.add_argument("assignments", nargs="*", help="default: every assignment")
     parser.add_argument("--out", type=Path, help="write both editions under this folder instead of the repo")
     parser.add_argument("--language", choices=LANGUAGES, action="append", help="default: every language")
@@ -120,6 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = args.out / "notebooks" if args.out else NOTEBOOKS_DIR
     solutions = args.out / "solutions" if args.out else SOLUTIONS_DIR
     print(f"building {', '.join(names)}")
+    if args.what == "mistakes":  # each mutant graded once: the common mistakes' signatures ship with the assignment
+        from .diagnose import write_shipped
+        from .grade import Grader
+
+        for name in names:
+            print(f"  common mistakes -> {write_shipped(Grader(name))}")
+        return 0
     for language in args.language or LANGUAGES:
         translated = [name for name in names if language in languages(name)]
         if not translated:

@@ -1,4 +1,6 @@
 """Misconception diagnosis (grader/diagnose.py): every mutant is named, correct answers and other bugs are not."""
+import json
+
 import nbformat
 import pytest
 
@@ -181,3 +183,19 @@ def test_a_mutant_that_cannot_be_graded_is_left_out_and_nothing_is_cached(tmp_pa
     assert stale.name not in names and names == {m.name for m in MUTANTS[name]}
     assert not list(tmp_path.iterdir()), "an incomplete catalogue is not cached"
     assert "1 mutant(s) could not be graded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_the_shipped_catalogue_is_current_and_spares_a_class_the_mutants_runs(assignment, tmp_path, monkeypatch):
+    """make notebooks writes <name>/mistakes.signatures.json; a change to the suite, mutants or code makes it stale."""
+    grader = grader_for(assignment)
+    data = json.loads(diagnose.shipped(assignment).read_text(encoding="utf-8"))
+    assert data["key"] == diagnose._key(grader), "stale: run make notebooks (python -m grader.build mistakes)"
+    monkeypatch.setattr(diagnose, "CACHE_DIR", tmp_path)
+    monkeypatch.setattr(diagnose, "_CATALOGUES", {})
+    graded = []
+    monkeypatch.setattr(diagnose, "_compute", lambda g: graded.append(g) or ({}, []))
+    assert diagnose.catalogue(grader) == data["catalogue"] and graded == [], "the shipped file is used as it is"
+    monkeypatch.setattr(diagnose, "_CATALOGUES", {})
+    monkeypatch.setattr(diagnose, "_key", lambda g: "another seed or changed code")
+    assert diagnose.catalogue(grader) == {} and graded == [grader], "a stale file is never trusted"
