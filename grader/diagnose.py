@@ -108,8 +108,12 @@ def problems(assignment: str, said: dict | None = None) -> list[str]:
     return found
 
 
+@lru_cache(maxsize=None)
 def _key(grader) -> str:
-    """A digest of everything a mutant's signature depends on: a change to any of it computes them again."""
+    """A digest of everything a mutant's signature depends on: a change to any of it computes them again.
+
+    Once per Grader (it is fixed once built): it reads three sources and hashes every scenario, and each
+    failing TODO of every student asks for it under the lock."""
     suite = Path(grader.assignment.suite.__file__)
     parts = [grader.assignment.name, grader.seed, grader.reference, grader.expected,
              [(t.answer_id, [(r.name, [sc["ops"] for sc in r.scenarios]) for r in t.rules]) for t in grader.tasks],
