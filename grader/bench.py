@@ -2,18 +2,14 @@
 from __future__ import annotations
 
 import gc
-import os
 import random
-import resource
 import shutil
 import sys
 import time
-from pathlib import Path
 
 from lab import schedule
 
-from . import autograde, build, examples, masters, pipeline
-from .runner import sandbox_level, shared
+from . import autograde, build, examples, masters, pipeline, throughput
 from .paths import BUILD_DIR, assignment_names
 
 ASSIGNMENT = "02_decode_scheduling"
@@ -67,48 +63,14 @@ def bench_notebook() -> None:
         print(f"  {name}: {seconds:.1f} s (kernel start included)")
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and of every child it has waited for (a sandbox's runs included)."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
-
-
-def stock_nbgrader(subs: dict, work: Path) -> float:
-    """Seconds for stock `nbgrader autograde` (one process, its own kernel per notebook) on our course folder."""
-    shutil.rmtree(work, ignore_errors=True)
-    course = build.make_course(work, [ASSIGNMENT], with_db=True)
-    for sid, nb in subs.items():
-        examples.write({ASSIGNMENT: nb}, course / "submitted" / sid / ASSIGNMENT)
-    seconds, _ = timed(build.nbgrader, course, "autograde", ASSIGNMENT, "--force", "--log-level=WARN", timeout=3600)
-    return seconds
-
-
 def bench_autograde() -> None:
-    print("\n== autograde: the same 8 submissions (perfect, blank, 6 with one bug), stock nbgrader vs ours, one run ==")
-    subs = examples.class_submissions(ASSIGNMENT)
-    folder = BUILD_DIR / "bench" / "submissions"
-    shutil.rmtree(folder, ignore_errors=True)
-    examples.write(subs, folder)
-    cpu0 = cpu_seconds()
-    stock = stock_nbgrader(subs, BUILD_DIR / "bench" / "stock-course")
-    cpu1 = cpu_seconds()
-    print(f"  stock nbgrader autograde (no sandbox, no per-TODO verdicts, no feedback page): {stock:.1f} s = "
-          f"{stock / len(subs):.2f} s each; CPU {(cpu1 - cpu0) / len(subs):.2f} s each")
-    ours, outcomes = timed(autograde.run, ASSIGNMENT, folder, BUILD_DIR / "bench" / "grades", jobs=0)
-    warm = shared(sandbox_level())
-    cpu2 = cpu_seconds() + warm.cpu_seconds()  # the warm parent has waited for its runs: their time is in its own
-    warm.close()
-    each = sorted(o.seconds for o in outcomes)
-    print(f"  make autograde (sandbox {sandbox_level()}, all cores, set-up included, feedback pages): {ours:.1f} s = "
-          f"{ours / len(subs):.2f} s each; CPU {(cpu2 - cpu1) / len(subs):.2f} s each "
-          f"(one submission alone: {each[0]:.1f}-{each[-1]:.1f} s)")
-    print(f"  throughput: {stock / ours:.1f}x stock nbgrader's (CPU time per submission: {(cpu1 - cpu0) / (cpu2 - cpu1):.1f}x less; "
-          f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    throughput.main()
     print("\n== a hang: an infinite loop in TODO 1 beside a correct notebook, one worker ==")
+    subs = examples.class_submissions(ASSIGNMENT)
     folder = BUILD_DIR / "bench" / "hang"
     shutil.rmtree(folder, ignore_errors=True)
     examples.write({"normal": subs["perfect"], "hangs_in_todo1": examples.hanging(ASSIGNMENT, "todo1")}, folder)
-    pipeline.forget()  # a fresh grader: no verdict is reused from the class above
+    pipeline.forget()  # a fresh grader: no verdict is reused from the classes above
     _, outcomes = timed(autograde.run, ASSIGNMENT, folder, BUILD_DIR / "bench" / "hang-grades", jobs=1)
     took = {o.student_id: o.seconds for o in outcomes}
     print(f"  normal {took['normal']:.1f} s, infinite loop {took['hangs_in_todo1']:.1f} s: "

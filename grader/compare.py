@@ -20,6 +20,8 @@ def _number(value) -> bool:
 
 def same(expected, actual) -> bool:
     """True when `actual` counts as `expected`: floats (or an int and a float) within the tolerance, the rest exactly."""
+    if expected is actual:   # the protocol hands over the reference's own observation for a record equal to its line
+        return True
     if type(expected) is float or type(actual) is float:
         if not (_number(expected) and _number(actual)):
             return False

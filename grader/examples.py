@@ -71,6 +71,32 @@ def class_submissions(assignment: str, bugs: int = 6) -> dict[str, nbformat.Note
     return subs
 
 
+def varied_class(assignment: str, size: int) -> dict[str, nbformat.NotebookNode]:
+    """`size` submissions in which no two answer cells are the same text, as in a real class. In turn a correct
+    notebook (the reference, then each independent answer of corpus/, both languages) and one with a common
+    mistake (each mutant in turn); every 8th is blank. Each answer cell is signed by its student (a comment),
+    so no verdict can be reused from another student."""
+    a = get(assignment)
+    reference = dict(a.reference)
+    correct = [("ref", filled(assignment, reference)), *((p.stem.split("-")[0], nbformat.read(p, as_version=4)) for p in sorted(a.corpus))]
+    wrong = [(f"m{i:02d}", filled(assignment, reference | {m.answer_id: m.apply(reference[m.answer_id])})) for i, m in enumerate(a.mutants)]
+    subs, turns = {}, {True: 0, False: 0}
+    for index in range(size):
+        if index % 8 == 7:
+            kind, base = "blank", release(assignment)
+        else:
+            right = index % 2 == 0 or not wrong
+            pool = correct if right else wrong
+            kind, base = pool[turns[right] % len(pool)]
+            turns[right] += 1
+        nb = copy.deepcopy(base)
+        for cell in nb.cells:
+            if masters.grade_id(cell) in a.answer_ids:
+                cell.source = cell.source.rstrip("\n") + f"\n# student s{index:03d}\n"
+        subs[f"s{index:03d}_{kind}"] = nb
+    return subs
+
+
 def hanging(assignment: str, answer_id: str) -> nbformat.NotebookNode:
     """The reference with an infinite loop at the top of one TODO's function."""
     reference = dict(get(assignment).reference)

@@ -44,6 +44,8 @@ def template_config():
 # Exporters no render is using. nbconvert's exporters are not written for concurrent use, so each render takes
 # its own (one per concurrent render at most); no lock, so a slow page holds up no other student's.
 _IDLE: queue.SimpleQueue = queue.SimpleQueue()
+_MARKDOWN: dict[str, str] = {}   # markdown cell source -> its HTML (a cell without attachments renders the same everywhere)
+MARKDOWN_CACHE = 4096
 ALT = re.compile(r"<img(?![^>]*\balt=)")
 
 
@@ -83,7 +85,13 @@ def _exporter():
         @pass_context
         def markdown2html(self, context, source):
             self.in_time()
-            return super().markdown2html(context, source)
+            if context.get("cell", {}).get("attachments"):
+                return super().markdown2html(context, source)
+            if source not in _MARKDOWN:   # most prose is the release's, the same on every page of a class
+                if len(_MARKDOWN) >= MARKDOWN_CACHE:
+                    _MARKDOWN.clear()
+                _MARKDOWN[source] = super().markdown2html(context, source)
+            return _MARKDOWN[source]
 
         def timed_ansi2html(self, text):
             self.in_time()

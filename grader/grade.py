@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,7 +22,7 @@ from .assignment import Assignment, get
 from .compare import same
 from .config import DEFAULTS
 from .diagnose import fingerprint
-from .runner import BRIDGE_SOURCE, CHILD, ChildRun, Limits, run_child, run_pair, sandbox_level, shared
+from .runner import BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, run_child, run_pair, sandbox_level, shared
 from .schema import Budget, problem, short_text
 from .suites.base import Task
 
@@ -159,11 +160,15 @@ class Grader:
         # The reference runs in a fresh child while the warm parent starts up beside it.
         self.warm = None
         warm_parent = shared(self.sandbox).start() if warm else None
+        self.known = {}   # no student's run is read yet: the reference's own is checked in full
         self.expected = self._reference_observations()
+        self.known = expected_lines(self.expected)
         self.warm = warm_parent
         self._known: dict[tuple[str, str], TaskVerdict] = {}
+        self._whole_known: dict[str, list[TaskVerdict]] = {}
         self._lock = threading.Lock()
         self.reused = 0   # verdicts taken from an identical answer graded earlier in this process
+        self.whole = 0    # submissions whose verdicts came from one run of the whole notebook (see whole_notebook)
 
     @staticmethod
     def _key(task: Task, rule_index: int, scenario_index: int) -> str:
@@ -177,7 +182,7 @@ class Grader:
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict], timeout: float | None = None) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout}
-        return run_child(payload, self._limits(timeout), self.warm)
+        return run_child(payload, self._limits(timeout), self.warm, known=self.known)
 
     def _limits(self, timeout: float | None) -> Limits:
         return dataclasses.replace(self.limits, wall=timeout) if timeout else self.limits
@@ -195,7 +200,7 @@ class Grader:
                  "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout,
                  "cells": [(gid, answer_source if gid == k else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": self.exports[k], "parity": 1}}
-        return run_pair(child, server, self._limits(timeout), self.warm)
+        return run_pair(child, server, self._limits(timeout), self.warm, self.known)
 
     def _reference_observations(self) -> dict[str, object]:
         cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
@@ -217,8 +222,8 @@ class Grader:
         key = (task.answer_id, hashlib.sha256(answer_source.encode("utf-8", "surrogatepass")).hexdigest())
         with self._lock:
             known = self._known.get(key)
+            self.reused += known is not None
         if known is not None:
-            self.reused += 1
             return copy.deepcopy(known)
         verdict = self._grade_task(task, answer_source)
         if not verdict.hung and "grading child" not in verdict.note and "grading error" not in verdict.note:
@@ -327,12 +332,50 @@ class Grader:
         return tuple({rec["name"]: rec.get("obs") for rec in r.records if rec.get("kind") == "scenario"}
                      for r in (reference[0], run))
 
+    def whole_notebook(self, answers: dict[str, str]) -> list[TaskVerdict] | None:
+        """Full marks on every TODO if the student's answers, run together in one child (no reference anywhere near
+        them), behave like the reference on every scenario of the suite; else None, and each TODO is graded apart.
+
+        One run instead of a bridged pair per TODO: most of a class is right on most TODOs. The verdicts are those
+        the per-TODO runs give, except for a notebook whose bugs cancel out on every scenario of the suite (a key
+        that sorts backwards and a step that takes the last): the per-TODO runs fail the TODO that compensates."""
+        if set(answers) != set(self.answer_ids):
+            return None
+        key = hashlib.sha256(json.dumps([answers[gid] for gid in self.answer_ids]).encode("utf-8", "surrogatepass")).hexdigest()
+        with self._lock:
+            known = self._whole_known.get(key)
+            self.reused += len(known or ())
+        if known is not None:
+            return copy.deepcopy(known)
+        run = self._run([(gid, answers[gid]) for gid in self.answer_ids], [sc for task in self.tasks for sc in self._named(task)])
+        if run.status != "ok" or not run.records or run.records[0].get("errors"):
+            return None
+        observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
+        for task in self.tasks:
+            for ri, rule in enumerate(task.rules):
+                for si, scenario in enumerate(rule.scenarios):
+                    name = self._key(task, ri, si)
+                    if name not in observed:
+                        return None
+                    if judged(rule.judge, observed[name], scenario) if rule.judge is not None else not same(self.expected[name], observed[name]):
+                        return None
+        verdicts = [TaskVerdict(t.task_id, t.answer_id, t.test_id, t.points, t.points, [RuleResult(r.name, True) for r in t.rules])
+                    for t in self.tasks]
+        with self._lock:
+            self._whole_known[key] = copy.deepcopy(verdicts)
+            self.whole += 1
+        return verdicts
+
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
 
-        The TODOs' children run one after another, never at the same time: each holds the reference answers of
-        the other TODOs, and two that ran together could relay them through what the kernel shares (see
-        grader/runner/seccomp.py). Other submissions still run in parallel (autograde's workers)."""
+        First the whole notebook in one child (whole_notebook); unless every TODO passes there, each TODO in its
+        own child beside a reference server, one after another, never at the same time: none holds another TODO's
+        reference, but two that met could still trade what they learn from their servers. Other submissions still
+        run in parallel (autograde's workers)."""
+        whole = self.whole_notebook(answers)
+        if whole is not None:
+            return whole
         def one(task: Task) -> TaskVerdict:
             source = answers.get(task.answer_id)
             if source is None:

@@ -122,9 +122,16 @@ def _label(nb, index: int, short: bool = False) -> str:
     return f"cell {index}" if short else f"cell {index} ({inert(first, 40)})"
 
 
-def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *,
+def unused_later(nb, index: int) -> bool:
+    """True when no later code cell names anything cell `index` defines (so not running it changes no other cell)."""
+    names = defined_names(nb.cells[index].source)
+    return not any(_uses(c.source, names, set()) for c in nb.cells[index + 1:] if c.cell_type == "code")
+
+
+def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *, unneeded: frozenset[str] = frozenset(),
             cell_cpu: float = CELL_CPU, cell_wall: float = CELL_WALL, budget: float = BUDGET) -> list[str]:
-    """Run `nb` in place (outputs filled in); `hung`: answer grade_id -> why it is known to hang.
+    """Run `nb` in place (outputs filled in); `hung`: answer grade_id -> why it is known to hang; `unneeded`: grade_ids
+    of cells whose outputs the page replaces anyway, left out (without a note) when no later cell uses them.
 
     Returns one note per cell that was interrupted or not run."""
     deps = dependents(nb, answer_ids)
@@ -133,6 +140,9 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
     for gid, why in (hung or {}).items():
         for later in deps.get(by_gid.get(gid, -1), []):
             skip.setdefault(later, f"not run: {gid} {why}, and this cell uses it")
+    quiet = {i for gid, i in by_gid.items()
+             if gid in unneeded and i not in skip and nb.cells[i].cell_type == "code" and unused_later(nb, i)}
+    skip.update({i: "" for i in quiet})
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
                "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
@@ -144,7 +154,9 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
     notes, count, not_run = [], 0, {}
     for index in code:
         cell, rec = nb.cells[index], records.get(index)
-        if rec is None:
+        if index in quiet:
+            cell.outputs, cell.execution_count = [], None
+        elif rec is None:
             why = limits.stopped or ("the run ended early" if not done.timed_out else "the run was stopped")
             cell.outputs, cell.execution_count = [_note(f"not run: {why}")], None
             not_run.setdefault(f"not run: {why}", []).append(_label(nb, index, short=True))

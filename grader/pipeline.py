@@ -165,8 +165,10 @@ def strip_hidden(a: Prepared, w: Work, c: Config) -> None:
 def execute(a: Prepared, w: Work, c: Config) -> None:
     """The notebook run for feedback in a fork of the warm sandboxed parent; known hangs are skipped."""
     hung = {v.answer_id: "ran past its time limit when graded" for v in w.verdicts if v.hung}
+    # A test cell's outputs become its verdict (redact), and at full marks there is no disagreement to flag: not run.
+    full = frozenset(v.test_id for v in w.verdicts if v.score == v.points) if not w.nbgrader else frozenset()
     try:
-        w.notes += notebook_run.execute(a.grader.warm, w.nb, a.answer_ids, hung, cell_wall=c.cell_timeout,
+        w.notes += notebook_run.execute(a.grader.warm, w.nb, a.answer_ids, hung, unneeded=full, cell_wall=c.cell_timeout,
                                         cell_cpu=c.cell_cpu, budget=c.feedback_wall)
         w.notes += disagreements(w.nb, w.verdicts)
     except Exception as exc:  # noqa: BLE001 - the verdicts stand; only the feedback run is lost
@@ -228,7 +230,8 @@ def page_of(a: Prepared, w: Work, cap: int) -> str:
     # A verdict's failing case is shown on purpose (built from scenario data) and may coincide with a line of a
     # hidden test, a bare constructor call say: as in feedback.redact, such a line is no leak.
     on_purpose = {line.strip() for v in w.verdicts for rule in v.rules for line in rule.snippet.splitlines()}
-    if [line for line in a.hidden_snippets if line not in on_purpose and line in feedback.visible_text(page)]:
+    seen = feedback.visible_text(page)
+    if [line for line in a.hidden_snippets if line not in on_purpose and line in seen]:
         raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
     page, why = sanitize.clean_page(page, cap)
     if page is None:

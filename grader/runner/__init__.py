@@ -10,11 +10,11 @@
 """
 from .cold import Cold, run_sandboxed, sandbox_level
 from .limits import CPU_MARGIN, Limits
-from .protocol import BRIDGE_SOURCE, CHILD, SERVER_GRACE, ChildRun, Pair, Protocol, parse_child_output, run_child, run_pair
+from .protocol import BRIDGE_SOURCE, CHILD, SERVER_GRACE, ChildRun, Pair, Protocol, expected_lines, parse_child_output, run_child, run_pair
 from .sandbox import UID_BASE, UID_COUNT, leftovers, python_view, sandbox_argv, sweep, sweep_all
 from .warm import Warm, shared
 from .watch import Finished, Watcher
 
 __all__ = ["BRIDGE_SOURCE", "CHILD", "CPU_MARGIN", "SERVER_GRACE", "ChildRun", "Cold", "Finished", "Limits", "Pair", "Protocol", "UID_BASE",
-           "UID_COUNT", "Warm", "Watcher", "leftovers", "parse_child_output", "python_view", "run_child", "run_pair",
+           "UID_COUNT", "Warm", "Watcher", "expected_lines", "leftovers", "parse_child_output", "python_view", "run_child", "run_pair",
            "run_sandboxed", "sandbox_argv", "sandbox_level", "shared", "sweep", "sweep_all"]

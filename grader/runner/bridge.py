@@ -43,6 +43,16 @@ class Abort(BaseException):
 
 
 SCALARS = {int, str, bool, type(None)}   # JSON carries these as they are
+CONTAINERS = {list, dict, set, collections.deque}
+FLAT = SCALARS | {float}
+
+
+def _flat(values):
+    """True when every value is a JSON scalar or a finite float: a record that can cross as it is."""
+    kinds = set(map(type, values))
+    if kinds <= SCALARS:
+        return True
+    return kinds <= FLAT and all(math.isfinite(v) for v in values if type(v) is float)
 
 
 class Mirror:
@@ -87,13 +97,15 @@ class Bridge:
         self.ns, self.parity, self.timeout_error = namespace, parity, timeout_error
         self.owned = {}
         self.exchange, self.depth = 0, 0
+        # Kept for the pair's life: module:qualname -> what it names; class -> the names its instances' fields may
+        # not take, whether its objects travel field by field, field names found settable. The server's namespace and
+        # classes are fixed once its cells have run (it runs no student code, and no message writes a class or a
+        # namespace); the child's may change, but they are the student's own.
+        self.resolved, self.hidden, self.travelling, self.settable = {}, {}, {}, {}
         self._reset()
 
     def _reset(self):
         self.objs, self.ids, self.next_id = {}, {}, self.parity
-        # per exchange (a namespace or a class can change between two): module:qualname -> what it names; class -> the
-        # names its instances' fields may not take, whether its objects travel field by field, field names found settable
-        self.resolved, self.hidden, self.travelling, self.settable = {}, {}, {}, {}
 
     # -- what a message may name -----------------------------------------------------------------
     def _resolve(self, qual):
@@ -190,6 +202,8 @@ class Bridge:
             return value
         if kind is float:
             return value if math.isfinite(value) else {"f": repr(value)}
+        if kind in CONTAINERS or self.travelling.get(kind):   # the common case first: an object that crosses by reference
+            return self._reference(value, graph)
         if kind is tuple:
             return {"t": [self.encode(v, graph) for v in value]}
         if kind is frozenset:
@@ -212,6 +226,10 @@ class Bridge:
         elif isinstance(value, types.FunctionType) and self._defined(value):
             module = value.__module__
             return {"g": value.__qualname__} if module == self.ns.get("__name__") else {"fn": _qual(value)}
+        return self._reference(value, graph)
+
+    def _reference(self, value, graph):
+        """{"r": id}, with the object's contents in `graph` the first time this message meets it."""
         rid = self.ids.get(id(value))
         if rid is None or self.objs.get(rid) is not value:
             rid = self._new_id(value)
@@ -245,7 +263,10 @@ class Bridge:
             return {"k": "set", "v": [self.encode(v, graph) for v in value]}
         if not self._travels(value):   # it stays on its side; the other side holds a placeholder that comes back as it
             return {"k": "opaque", **({"call": 1} if callable(value) else {})}
-        return {"k": "obj", "c": _qual(kind), "v": {str(k): self.encode(v, graph) for k, v in value.__dict__.items()}}
+        fields = value.__dict__
+        if _flat(fields.values()):   # a record of numbers and strings (a request): its fields as they are
+            return {"k": "obj", "c": _qual(kind), "s": list(fields.items())}
+        return {"k": "obj", "c": _qual(kind), "v": {str(k): self.encode(v, graph) for k, v in fields.items()}}
 
     def decode(self, value):
         if not isinstance(value, dict):
@@ -326,6 +347,15 @@ class Bridge:
         if kind == "opaque":
             return
         if kind == "obj":
+            if "s" in spec:   # plain fields, sent as they are
+                fields = dict(spec["s"])
+                if not set(map(type, fields)) <= {str} or not _flat(fields.values()):
+                    raise BridgeError("a plain object holds something else")
+                if not self._settable(obj, fields):
+                    raise BridgeError("a field that is not data of its class")
+                obj.__dict__.clear()
+                obj.__dict__.update(fields)
+                return
             if not self._settable(obj, spec["v"]):
                 raise BridgeError("a field that is not data of its class")
             fields = {k: self.decode(v) for k, v in spec["v"].items()}

@@ -29,8 +29,9 @@ SERVER_GRACE = 1.0   # wall seconds a reference server has to end by itself once
 class Protocol:
     """The exact record sequence of one child: cells, then each named scenario in order, then done."""
 
-    def __init__(self, cell_ids: list[str], names: list[str]):
+    def __init__(self, cell_ids: list[str], names: list[str], known: dict[str, tuple[bytes, object]] | None = None):
         self.cell_ids, self.names = set(cell_ids), names
+        self.known = known or {}   # scenario name -> (the reference's record line, its observation): see expected_lines
         self.records: list[dict] = []
         self.error = ""
 
@@ -50,13 +51,17 @@ class Protocol:
             return "a record after the end"
         if len(line) > MAX_LINE:
             return f"a record of {len(line)} bytes"
+        done = len(self.records)
+        if 0 < done <= len(self.names) and self.known.get(self.names[done - 1], (None,))[0] == line:
+            name = self.names[done - 1]   # byte for byte the reference's record: trusted as it is, nothing to check
+            self.records.append({"kind": "scenario", "name": name, "obs": self.known[name][1]})
+            return ""
         try:
             record = json.loads(line)
         except (UnicodeDecodeError, ValueError, RecursionError):
             return "something that is not a result record"
         if type(record) is not dict:
             return "a malformed result record"
-        done = len(self.records)
         if done == 0:
             return self._cells(record)
         if done <= len(self.names):
@@ -96,14 +101,22 @@ class ChildRun:
     elapsed: float = 0.0        # wall seconds it ran
 
 
+def expected_lines(observations: dict[str, object]) -> dict[str, tuple[bytes, object]]:
+    """The record line a child writes for each of the reference's observations (as child.py writes it), and the
+    observation: a student's line equal to it byte for byte is taken without parsing, checking or comparing."""
+    return {name: (json.dumps({"kind": "scenario", "name": name, "obs": obs}, default=repr).encode(), obs)
+            for name, obs in observations.items()}
+
+
 def run_child(payload: dict, limits: Limits = CHILD, runner=None, *, bridge_fds: tuple[int, int] = (),
-              watcher: Watcher | None = None) -> ChildRun:
+              watcher: Watcher | None = None, known: dict[str, tuple[bytes, object]] | None = None) -> ChildRun:
     """Run grader/runner/child.py on `payload` in the sandbox; never raises for anything the child does.
 
     `runner`: a warm.Warm to fork the run from (default: a cold run, a fresh interpreter).
-    `bridge_fds`: the run's end of the bridge to its reference server (bridge.py); `watcher`: see Pair."""
+    `bridge_fds`: the run's end of the bridge to its reference server (bridge.py); `watcher`: see Pair;
+    `known`: expected_lines() of the reference's observations."""
     done = (runner or Cold()).run("grade", payload, limits, watcher=watcher, bridge_fds=bridge_fds)
-    protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]])
+    protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]], known)
     return parse_child_output(done, protocol, limits)
 
 
@@ -124,7 +137,8 @@ def parse_child_output(done: Finished, protocol: Protocol, limits: Limits) -> Ch
     return run
 
 
-def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None) -> tuple[ChildRun, ChildRun]:
+def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None,
+             known: dict[str, tuple[bytes, object]] | None = None) -> tuple[ChildRun, ChildRun]:
     """A grading child and its reference server, bridged and watched as one run (see Pair); returns both runs.
 
     The server gets no limit of its own on progress (its CPU counts as the child's) and a wall limit past the child's."""
@@ -135,7 +149,7 @@ def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None) -> 
         server, server_limits, runner, bridge_fds=(to_server[0], from_server[1]), watcher=pair.server)))
     thread.start()
     try:
-        run = run_child(child, limits, runner, bridge_fds=(from_server[0], to_server[1]), watcher=pair.child)
+        run = run_child(child, limits, runner, bridge_fds=(from_server[0], to_server[1]), watcher=pair.child, known=known)
     finally:
         pair.child_ended()
         thread.join()

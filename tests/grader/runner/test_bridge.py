@@ -316,6 +316,50 @@ def test_data_fields_still_cross_as_they_are(no_timer):
     assert vars(clock) == {"tick_size": 5, "extra": (1,)} and job.key.__name__ == "todo"
 
 
+def flat(cls, fields):
+    """An object in the bridge's flat form: its fields as [name, value] pairs, sent as they are."""
+    return {"k": "obj", "c": f"{__name__}:{cls.__qualname__}", "s": [[k, v] for k, v in fields.items()]}
+
+
+@pytest.mark.parametrize("field", ["tick", "later", "doubled", "make", "kind", "__class__", "__dict__", "__init__"])
+def test_the_flat_form_may_not_hide_what_a_class_defines_either(no_timer, field):
+    reply, got = served({"peek": lambda *a: "seen"}, call("peek", [{"r": 3}], {"3": flat(Clock, {field: 1})}))
+    assert reply["op"] == "raise" and reply["error"] == "BridgeError" and got == []
+
+
+@pytest.mark.parametrize("value", [{"r": 5}, {"fn": "lab.decode:todo"}, [1], {"t": [1]}])
+def test_the_flat_form_carries_only_numbers_and_strings(no_timer, value):
+    """A reference or a function in the flat form would skip the checks decode makes: it is refused, not decoded."""
+    graph = {"3": flat(Clock, {"tick_size": value}), "5": obj(Clock, {})}
+    reply, got = served({"peek": lambda *a: "seen"}, call("peek", [{"r": 3}], graph))
+    assert reply["op"] == "raise" and reply["error"] == "BridgeError" and got == []
+
+
+def test_a_record_of_plain_fields_crosses_in_the_flat_form_and_back(no_timer):
+    """The control: a request-like object travels as its [name, value] pairs, and the callee's change comes back."""
+    def bump(job):
+        job.size += 1
+        return job.size
+
+    reply, got = served({"bump": bump}, call("bump", [{"r": 3}], {"3": flat(Job, {"size": 2, "name": "a", "w": 0.5})}))
+    assert reply["op"] == "return" and reply["roots"][2] == 3 and vars(got[0][0]) == {"size": 3, "name": "a", "w": 0.5}
+    assert reply["graph"]["3"] == flat(Job, {"size": 3, "name": "a", "w": 0.5}), "a flat record is sent flat"
+
+
+def test_a_field_accepted_once_does_not_open_the_way_for_a_method_shaped_one(no_timer):
+    """What the server learns about a class is kept between calls; a later message still may not hide a method."""
+    client, server, thread = pair({"peek": lambda *a: "seen"})
+    server.ns.update(Clock=Clock, Job=Job)
+    thread.start()
+    client.send(call("peek", [{"r": 3}], {"3": flat(Clock, {"tick_size": 5})}))
+    first = client.receive()
+    client.send({**call("peek", [{"r": 7}], {"7": flat(Clock, {"tick_size": 5, "tick": 1})}), "x": 4})
+    second = client.receive()
+    os.close(client.wfile.fileno())
+    thread.join(5)
+    assert first["op"] == "return" and second["op"] == "raise" and second["error"] == "BridgeError"
+
+
 def test_both_sides_refuse_a_field_that_hides_a_method():
     """The same rule on the child's side: a reply may not plant a method-shaped field in the child's objects either."""
     r, w = os.pipe()

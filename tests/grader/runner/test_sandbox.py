@@ -22,7 +22,9 @@ from grader import autograde, masters, safe_io, safe_text, sanitize, schema
 from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.assignment import load
-from grader.runner import UID_BASE, UID_COUNT, Limits, Protocol, leftovers, python_view, run_sandboxed, sandbox_level
+from grader.compare import same
+from grader.runner import (UID_BASE, UID_COUNT, Limits, Protocol, expected_lines, leftovers, python_view, run_sandboxed,
+                           sandbox_level)
 
 NAME = "02_decode_scheduling"
 judge_double_gain = load("01_continuous_batching").suite.judge_double_gain
@@ -187,7 +189,29 @@ def test_protocol_accepts_exactly_the_expected_records():
     assert schema.error_name("\u6f22" * 20 + ": x") == "an error" == schema.error_name("E" * 41)
 
 
+def test_a_record_equal_to_the_references_line_is_the_references_and_any_other_is_checked():
+    """The fast path for the common case (a student's observation equals the reference's): byte for byte only."""
+    expected = {"a": [1, {"x": 0.1, "s": "é"}], "b": {"x": True}}
+    known = expected_lines(expected)
+    cells = json.dumps({"kind": "cells", "errors": {}}).encode()
+    written = json.dumps({"kind": "scenario", "name": "a", "obs": [1, {"x": 0.1, "s": "é"}]}, default=repr).encode()
+    assert written == known["a"][0], "the line a grading child writes (child.py's emit) for the same observation"
+    protocol = Protocol(["todo1"], ["a", "b"], known)
+    for line in (cells, written, json.dumps({"kind": "scenario", "name": "b", "obs": {"x": 1}}).encode()):
+        assert protocol.feed(line)
+    assert protocol.records[1]["obs"] is expected["a"], "taken as the reference's own object, unparsed"
+    assert protocol.records[2]["obs"] == {"x": 1} and not same(expected["b"], protocol.records[2]["obs"]), \
+        "True written as 1 differs by one byte: parsed, checked and compared, and it is not the same"
+    out_of_order = Protocol(["todo1"], ["a", "b"], known)
+    assert out_of_order.feed(cells) and out_of_order.feed(known["b"][0]) is False, "b's line where a belongs"
+    hostile_line = Protocol(["todo1"], ["a"], known)
+    hostile_line.feed(cells)
+    hostile_line.feed(json.dumps({"kind": "scenario", "name": "a", "obs": ["y" * 10_000]}).encode())
+    assert hostile_line.records[1]["obs"] == "invalid observation: a string of 10000 characters"
+
+
 # --- cause 5: inert feedback -------------------------------------------------------------------------
+
 
 def test_feedback_pages_are_inert():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(hostile.XSS_MARKDOWN),

@@ -1,0 +1,206 @@
+"""`make bench`'s grading section: stock `nbgrader autograde` against `make autograde` on classes whose answers
+all differ, where each CPU second of ours goes, and how the time grows with the class. Nothing here asserts a time.
+
+    python -m grader.bench autograde
+
+The class (examples.varied_class) signs every answer cell with its student, so no verdict is reused; the reuse
+case (the same 8 as before, most sharing answers) is a second line. Each figure is from one run on this machine.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import shutil
+import time
+from collections import defaultdict
+
+from . import autograde, build, examples, pipeline, report
+from .grade import Grader
+from .paths import BUILD_DIR
+from .runner import sandbox_level, shared, warm
+
+ASSIGNMENTS = ("02_decode_scheduling", "03_batch_scheduling")
+CLASS = 8
+SCALES = (8, 32, 128)
+OUT = BUILD_DIR / "bench" / "throughput"
+
+
+def own_cpu() -> float:
+    """CPU time of this process and of every child it has waited for."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def all_cpu() -> float:
+    """This process's CPU time and the warm sandbox parent's, with every run it has forked (they are its children)."""
+    return own_cpu() + shared(sandbox_level()).cpu_seconds()
+
+
+def fresh() -> None:
+    """A new grader and warm parent: nothing is reused from an earlier class, and set-up is paid again."""
+    pipeline.forget()
+    shared(sandbox_level()).close()
+
+
+def stock_nbgrader(name: str, subs: dict) -> float:
+    """Seconds for stock `nbgrader autograde` (one process, its own kernel per notebook) on our course folder."""
+    work = OUT / f"stock-{name[:2]}"
+    shutil.rmtree(work, ignore_errors=True)
+    course = build.make_course(work, [name], with_db=True)
+    for sid, nb in subs.items():
+        examples.write({name: nb}, course / "submitted" / sid / name)
+    started = time.perf_counter()
+    build.nbgrader(course, "autograde", name, "--force", "--log-level=WARN", timeout=3600)
+    return time.perf_counter() - started
+
+
+def ours(name: str, subs: dict, label: str, **changes) -> tuple[float, float, Grader]:
+    """(wall seconds, CPU seconds, its Grader) for `make autograde` on `subs`, set-up and reports included."""
+    folder, out = OUT / f"{label}-subs", OUT / f"{label}-grades"
+    shutil.rmtree(folder, ignore_errors=True)
+    examples.write(subs, folder)
+    fresh()
+    cpu, started = all_cpu(), time.perf_counter()
+    with contextlib.redirect_stdout(open(os.devnull, "w")):
+        autograde.run(name, folder, out, **changes)
+    wall = time.perf_counter() - started
+    grader = pipeline.grader_for(name)
+    return wall, all_cpu() - cpu, grader
+
+
+def reused_share(grader: Grader, count: int) -> str:
+    verdicts = count * len(grader.tasks)
+    return f"{grader.reused} of {verdicts} TODO verdicts reused ({grader.reused / verdicts:.0%})"
+
+
+def bench_ratio(name: str) -> None:
+    subs = examples.varied_class(name, CLASS)
+    stock = stock_nbgrader(name, subs)
+    wall, cpu, grader = ours(name, subs, f"varied-{name[:2]}")
+    print(f"  {name}, {CLASS} submissions, no two answers alike: stock nbgrader {stock:.1f} s, ours {wall:.1f} s "
+          f"-> {stock / wall:.1f}x stock  ({reused_share(grader, CLASS)}; {grader.whole} graded in one whole-notebook "
+          f"run; our CPU {cpu / CLASS:.2f} s per submission; sandbox {grader.sandbox})")
+
+
+def bench_reuse(name: str) -> None:
+    subs = examples.class_submissions(name)
+    stock = stock_nbgrader(name, subs)
+    wall, cpu, grader = ours(name, subs, f"reuse-{name[:2]}")
+    print(f"  {name}, the {len(subs)} of the reuse case (perfect, blank, 6 with one bug: most answers shared): stock "
+          f"{stock:.1f} s, ours {wall:.1f} s -> {stock / wall:.1f}x  ({reused_share(grader, len(subs))})")
+
+
+class Ledger:
+    """CPU seconds by part of the work, measured around each part in a one-worker run (so each delta is its own)."""
+
+    def __init__(self):
+        self.parts: dict[str, float] = defaultdict(float)
+        self.cells: dict[str, float] = defaultdict(float)
+        self.patches: list[tuple[object, str, object]] = []
+
+    def wrap(self, owner, attr: str, label) -> None:
+        original = getattr(owner, attr)
+
+        def timed(*args, **kwargs):
+            name = label(*args, **kwargs) if callable(label) else label
+            if name is None:   # counted by the part that calls it
+                return original(*args, **kwargs)
+            before = all_cpu()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.parts[name] += all_cpu() - before
+
+        self.patches.append((owner, attr, original))
+        setattr(owner, attr, timed)
+
+    def cell_times(self, owner) -> None:
+        """Read each feedback cell's own CPU time from the notebook runner's records."""
+        original = owner.run
+
+        def run(runner, kind, payload, limits, **kwargs):
+            done = original(runner, kind, payload, limits, **kwargs)
+            if kind == "notebook":
+                self._cells(payload, done.output)
+            return done
+
+        self.patches.append((owner, "run", original))
+        owner.run = run
+
+    def _cells(self, payload: dict, output: bytes) -> None:
+        sources = {cell["index"]: cell["source"] for cell in payload["cells"]}
+        for line in output.split(b"\n"):
+            with contextlib.suppress(ValueError):
+                rec = json.loads(line)
+                if isinstance(rec, dict) and rec.get("kind") == "cell" and "cpu" in rec:
+                    self.cells[cell_kind(sources.get(rec["index"], ""), rec.get("outputs", []))] += rec["cpu"]
+
+    def undo(self) -> None:
+        for owner, attr, original in reversed(self.patches):
+            setattr(owner, attr, original)
+
+
+def cell_kind(source: str, outputs: list) -> str:
+    if any("image/png" in (o.get("data") or {}) for o in outputs if isinstance(o, dict)):
+        return "cells that draw plots"
+    if source.lstrip().startswith(("import ", "from ", "# Set-up", "#Set-up")) or "import lab" in source:
+        return "set-up and imports"
+    return "cells that run code (answers, checks, experiments)"
+
+
+def bench_breakdown(name: str) -> None:
+    """Where the CPU goes, per submission, for the varied class graded by one worker."""
+    ledger = Ledger()
+    ledger.wrap(Grader, "whole_notebook", "grading: whole-notebook run (one child)")
+    ledger.wrap(autograde.Batch, "__init__", "set-up: hidden suite, reference observations, warm sandbox parent (once)")
+    ledger.wrap(Grader, "_run_bridged", lambda g, task, src, scenarios=None, timeout=None:
+                f"grading: {task.task_id} child and its reference server" if scenarios is None else None)
+    ledger.wrap(Grader, "_shrink", "grading: cutting down failing cases to show")
+    ledger.wrap(report, "write_outputs", "grades, report and class report (once per class)")
+    for step in ("execute", "sanitise", "redact", "render"):
+        ledger.wrap(pipeline, step, f"feedback: {step}")
+    pipeline.run.__defaults__ = (pipeline.run.__defaults__[0], tuple(getattr(pipeline, s.__name__) for s in pipeline.STEPS))
+    ledger.cell_times(warm.Warm)
+    try:
+        subs = examples.varied_class(name, CLASS)
+        _, cpu, grader = ours(name, subs, f"breakdown-{name[:2]}", jobs=1)
+    finally:
+        ledger.undo()
+        pipeline.run.__defaults__ = (pipeline.run.__defaults__[0], pipeline.STEPS)
+    parts = dict(ledger.parts)
+    rest = cpu - sum(parts.values())
+    print(f"\n  {name}: CPU seconds per submission, {CLASS} varied submissions, one worker (total {cpu / CLASS:.2f} s; "
+          f"{grader.whole} of {CLASS} graded in one whole-notebook run)")
+    for label, seconds in sorted(parts.items()):
+        print(f"    {label:<78} {seconds / CLASS:6.3f}")
+        if label == "feedback: execute":
+            for kind, cell_cpu in sorted(ledger.cells.items()):
+                print(f"      {kind:<76} {cell_cpu / CLASS:6.3f}")
+            print(f"      {'kernel start, cell runner, records':<76} {(seconds - sum(ledger.cells.values())) / CLASS:6.3f}")
+    print(f"    {'the rest: reading, layout repair, verdict bookkeeping, the watchers of each run':<78} {rest / CLASS:6.3f}")
+    print("    nbgrader's own steps: none (make autograde runs grader/pipeline.py; the page is nbgrader's template, in render)")
+
+
+def bench_scaling(name: str) -> None:
+    print(f"\n  {name}: ours alone on larger varied classes (each run from a fresh grader; all cores)")
+    first = None
+    for size in SCALES:
+        wall, cpu, grader = ours(name, examples.varied_class(name, size), f"scale-{name[:2]}-{size}")
+        first = first or wall / size
+        print(f"    {size:>4} submissions: {wall:6.1f} s = {wall / size:.2f} s each ({wall / size / first:.2f}x the per-"
+              f"submission time at {SCALES[0]}); CPU {cpu / size:.2f} s each; {reused_share(grader, size)}")
+
+
+def main() -> None:
+    print(f"\n== autograde throughput: stock nbgrader vs ours, one run each, {os.cpu_count()} cores ==")
+    for name in ASSIGNMENTS:
+        bench_ratio(name)
+    bench_reuse(ASSIGNMENTS[0])
+    for name in ASSIGNMENTS:
+        bench_breakdown(name)
+    bench_scaling(ASSIGNMENTS[0])
+    fresh()
+    print(f"  (load average now {os.getloadavg()[0]:.1f}; outputs under {OUT})")
+

@@ -1,0 +1,98 @@
+"""One run of the whole notebook grades a notebook that is right everywhere; anything else is graded TODO by TODO.
+
+grader/grade.py's whole_notebook: the student's answers run together in one child, with no reference near them.
+It may only ever give full marks, and only when every observation of the suite equals the reference's; these
+tests show it never accepts a catalogued mistake, accepts every independently written correct notebook, agrees
+with the per-TODO runs, and reads a correct child's records without parsing them.
+"""
+import nbformat
+import pytest
+
+from grader import examples, masters, pipeline, submission
+from grader.feedback import visible_text
+from grader.assignment import get
+from grader.paths import assignment_names
+
+
+@pytest.fixture(scope="module", params=assignment_names())
+def grader(request):
+    return pipeline.grader_for(request.param)
+
+
+def answers(grader, nb) -> dict[str, str]:
+    return submission.answers_of(nb, grader.answer_ids)
+
+
+def test_a_correct_notebook_gets_full_marks_from_one_run_as_from_the_per_todo_runs(grader):
+    reference = {gid: src + "\n# written by me\n" for gid, src in grader.reference.items()}
+    whole = grader.whole_notebook(reference)
+    apart = [grader.grade_task(task, reference[task.answer_id]) for task in grader.tasks]
+    assert whole is not None and [v.score for v in whole] == [v.score for v in apart] == [t.points for t in grader.tasks]
+    assert [[(r.name, r.passed) for r in v.rules] for v in whole] == [[(r.name, r.passed) for r in v.rules] for v in apart]
+
+
+def test_every_catalogued_mistake_is_graded_todo_by_todo(grader):
+    """The soundness check: a notebook with any one mutant is never given the whole run's full marks."""
+    reference = dict(grader.reference)
+    accepted = [m.name for m in get(grader.assignment.name).mutants
+                if grader.whole_notebook(reference | {m.answer_id: m.apply(reference[m.answer_id])}) is not None]
+    assert accepted == []
+
+
+def test_every_independent_correct_notebook_is_graded_in_one_run(grader):
+    corpus = sorted(get(grader.assignment.name).corpus)
+    assert corpus
+    for path in corpus:
+        verdicts = grader.whole_notebook(answers(grader, nbformat.read(path, as_version=4)))
+        assert verdicts is not None, path.name
+        assert all(v.score == v.points for v in verdicts)
+
+
+def test_a_blank_or_incomplete_notebook_is_graded_todo_by_todo(grader):
+    stubs = examples.release_answers(grader.assignment.name)
+    assert grader.whole_notebook(stubs) is None
+    missing = dict(grader.reference)
+    missing.pop(grader.answer_ids[-1])
+    assert grader.whole_notebook(missing) is None, "a missing answer cell scores 0 on its TODO: no whole run"
+
+
+def test_a_correct_childs_records_are_the_references_own_not_parsed_again(grader):
+    """The protocol's fast path really meets a real child's lines: every observation of a correct run is taken as is."""
+    cells = [(gid, grader.reference[gid] + "\n# mine\n") for gid in grader.answer_ids]
+    run = grader._run(cells, [sc for task in grader.tasks for sc in grader._named(task)])
+    scenarios = [rec for rec in run.records if rec["kind"] == "scenario"]
+    assert run.status == "ok" and scenarios
+    assert all(rec["obs"] is grader.expected[rec["name"]] for rec in scenarios)
+
+
+def test_the_benchmark_class_reuses_no_answer():
+    """make bench's varied class: no two students share an answer cell, so no verdict can be reused."""
+    for name in ("02_decode_scheduling", "03_batch_scheduling"):
+        subs = examples.varied_class(name, 24)
+        ids = get(name).answer_ids
+        sources = [submission.answers_of(nb, ids) for nb in subs.values()]
+        for gid in ids:
+            texts = [s[gid] for s in sources]
+            assert len(set(texts)) == len(texts), gid
+        kinds = {sid.split("_", 1)[1] for sid in subs}
+        assert {"ref", "blank", "m00"} <= kinds and any(k.startswith("w") for k in kinds)
+
+
+def test_a_test_cell_at_full_marks_is_not_run_for_the_page_and_one_below_is(tmp_path):
+    """Its outputs become the verdict on the page anyway; below full marks it runs, to flag a disagreement."""
+    from grader import autograde
+
+    name = "03_batch_scheduling"
+    reference = dict(get(name).reference)
+    mutant = next(m for m in get(name).mutants if m.answer_id == "todo5")
+    nb = examples.filled(name, reference | {mutant.answer_id: mutant.apply(reference[mutant.answer_id])})
+    examples.write({"kim": nb}, tmp_path / "subs")
+    autograde.run(name, tmp_path / "subs", tmp_path / "out", jobs=1)
+    page = (tmp_path / "out" / "feedback" / "kim.html").read_text()
+    work = pipeline.run(pipeline.prepare(name), pipeline.Work(path=tmp_path / "subs" / "kim.ipynb"))
+    runs = {masters.grade_id(c): c.get("execution_count") for c in work.nb.cells if masters.grade_id(c)}
+    assert runs["todo2_tests"] is None and runs["todo4_tests"] is None, runs
+    assert runs["todo1_tests"] is not None, "it defines a class a later cell uses (BudgetOnly): it still runs"
+    assert runs["todo5_tests"] is not None, "below full marks: run, so a disagreement could be flagged"
+    assert "TODO 2: 2 / 2 points" in visible_text(page) and "TODO 5: 2 / 2 points" not in visible_text(page)
+    assert not [n for n in work.notes if "todo2_tests" in n], work.notes
