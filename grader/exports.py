@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 BRIDGE_NAME = "__bridge__"   # the child's and the server's Bridge, in the notebook namespace
 
@@ -46,3 +47,43 @@ def stand_in(source: str) -> str:
         lines += [f"def {node.name}(*args, **kwargs):",
                   f"    return {BRIDGE_NAME}.call({export!r}, args, kwargs)", "", ""]
     return "\n".join(lines)
+
+
+def defined(source: str) -> set[str]:
+    """Every top-level name a cell binds (functions, classes, assignments, imports), and 'Cls.fn' for add_to_class."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            owner = _owner(node) if isinstance(node, ast.FunctionDef) else None
+            names |= {f"{owner}.{node.name}"} if owner else set()
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        else:
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names
+
+
+def coupling(answers: dict[str, str], owned: dict[str, list[str]], given: list[str]) -> str:
+    """How the answer cells lean on one another beyond what each TODO exports ('' if they do not): a name one
+    answer cell binds, other than its TODO's exports, that another uses; or an answer that redefines another
+    TODO's export. Graded apart (stand-ins for the other TODOs), such a cell would not see those names.
+
+    `owned`: each answer's exports (the reference's); `given`: the given cells' sources (their names are everyone's)."""
+    common = set().union(*(defined(src) for src in given))
+    binds = {gid: defined(src) for gid, src in answers.items()}
+    for gid, source in answers.items():
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source)) - binds[gid]
+        for other, names in binds.items():
+            if other == gid:
+                continue
+            private = {n for n in names if "." not in n} - set(owned.get(other, ())) - {e.rpartition(".")[2] for e in owned.get(other, ())} - common
+            if words & private:
+                return f"{gid} uses {sorted(words & private)[0]} from {other}'s cell"
+            if binds[gid] & set(owned.get(other, ())) - common:
+                return f"{gid} defines {sorted(binds[gid] & set(owned.get(other, ())))[0]}, which {other} exports"
+    return ""

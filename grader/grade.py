@@ -338,8 +338,10 @@ class Grader:
 
         One run instead of a bridged pair per TODO: most of a class is right on most TODOs. The verdicts are those
         the per-TODO runs give, except for a notebook whose bugs cancel out on every scenario of the suite (a key
-        that sorts backwards and a step that takes the last): the per-TODO runs fail the TODO that compensates."""
-        if set(answers) != set(self.answer_ids):
+        that sorts backwards and a step that takes the last): the per-TODO runs fail the TODO that compensates.
+        Answer cells that lean on one another (a helper of one used by another, an export defined again) are
+        graded apart, as they always were: there each TODO sees only the others' exports."""
+        if set(answers) != set(self.answer_ids) or exports.coupling(answers, self.exports, self.setup):
             return None
         key = hashlib.sha256(json.dumps([answers[gid] for gid in self.answer_ids]).encode("utf-8", "surrogatepass")).hexdigest()
         with self._lock:
@@ -359,8 +361,8 @@ class Grader:
                         return None
                     if judged(rule.judge, observed[name], scenario) if rule.judge is not None else not same(self.expected[name], observed[name]):
                         return None
-        verdicts = [TaskVerdict(t.task_id, t.answer_id, t.test_id, t.points, t.points, [RuleResult(r.name, True) for r in t.rules])
-                    for t in self.tasks]
+        verdicts = [TaskVerdict(t.task_id, t.answer_id, t.test_id, t.points, round(t.points * len(t.rules) / len(t.rules), 2),
+                                [RuleResult(r.name, True) for r in t.rules]) for t in self.tasks]
         with self._lock:
             self._whole_known[key] = copy.deepcopy(verdicts)
             self.whole += 1
@@ -411,8 +413,8 @@ def judged(judge, observed, scenario: dict) -> str:
     """A property judge's verdict on a student's value (judge(observed, scenario)); it runs here, so a failure is contained."""
     if problem(observed):  # the protocol already replaced it, but a judge must never see unchecked data
         return f"the value could not be judged: {problem(observed)}"
-    try:
-        return short_text(judge(observed, scenario), 300)
+    try:   # a copy: the value may be the reference's own observation (protocol.expected_lines), shared by every student
+        return short_text(judge(copy.deepcopy(observed), scenario), 300)
     except Exception as exc:  # noqa: BLE001 - MemoryError, RecursionError: the rule fails, the batch goes on
         return f"the value could not be judged ({type(exc).__name__})"
 

@@ -100,11 +100,11 @@ class Ledger:
         self.cells: dict[str, float] = defaultdict(float)
         self.patches: list[tuple[object, str, object]] = []
 
-    def wrap(self, owner, attr: str, label) -> None:
+    def wrap(self, owner, attr: str, part) -> None:
         original = getattr(owner, attr)
 
         def timed(*args, **kwargs):
-            name = label(*args, **kwargs) if callable(label) else label
+            name = part(*args, **kwargs) if callable(part) else part
             if name is None:   # counted by the part that calls it
                 return original(*args, **kwargs)
             before = all_cpu()

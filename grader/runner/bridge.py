@@ -32,6 +32,7 @@ import types
 
 MAX_DEPTH = 60          # nested calls across the bridge; deeper is a runaway recursion
 MAX_MESSAGE = 32 << 20  # bytes of one message
+CACHE_LIMIT = 4096      # names a side remembers per cache (a flood of fresh names from the other side starts it again)
 
 
 class BridgeError(RuntimeError):
@@ -116,6 +117,8 @@ class Bridge:
         if not isinstance(qual, str):
             return None
         if qual not in self.resolved:
+            if len(self.resolved) >= CACHE_LIMIT:   # kept for the pair's life: a flood of names must not grow it
+                self.resolved.clear()
             self.resolved[qual] = self._lookup(qual)
         return self.resolved[qual]
 
@@ -187,7 +190,8 @@ class Bridge:
         hidden, own = (set(), {}) if cls is Mirror else (self._hidden(cls), vars(obj))
         if any(name in hidden and name not in own for name in fresh):
             return False
-        known.update(name for name in fresh if name not in hidden)
+        if len(known) < CACHE_LIMIT:
+            known.update(name for name in fresh if name not in hidden)
         return True
 
     # -- values --------------------------------------------------------------------------------

@@ -96,3 +96,25 @@ def test_a_test_cell_at_full_marks_is_not_run_for_the_page_and_one_below_is(tmp_
     assert runs["todo5_tests"] is not None, "below full marks: run, so a disagreement could be flagged"
     assert "TODO 2: 2 / 2 points" in visible_text(page) and "TODO 5: 2 / 2 points" not in visible_text(page)
     assert not [n for n in work.notes if "todo2_tests" in n], work.notes
+
+
+def test_answer_cells_that_lean_on_one_another_are_graded_apart_as_before():
+    """Graded apart, a TODO sees only the others' exports: a helper of another cell, or an export defined again in
+    a later cell, is not there. The whole run would see them; so such a notebook is graded apart, as it always was."""
+    from grader import exports
+
+    name = "01_continuous_batching"
+    grader = pipeline.grader_for(name)
+    reference = dict(grader.reference)
+    first, second = grader.answer_ids[0], grader.answer_ids[1]
+    helper = reference | {first: reference[first] + "\n\ndef my_helper_x(value):\n    return value\n",
+                          second: reference[second] + "\n\nUSED = my_helper_x(1)\n"}
+    assert "my_helper_x" in exports.coupling(helper, grader.exports, grader.setup)
+    assert grader.whole_notebook(helper) is None
+    export = grader.exports[first][0]
+    again = reference | {grader.answer_ids[-1]: reference[grader.answer_ids[-1]] + "\n\n" + reference[first]}
+    assert exports.coupling(again, grader.exports, grader.setup), export
+    assert grader.whole_notebook(again) is None
+    own = reference | {first: reference[first] + "\n\nimport math\n", second: reference[second] + "\n\nimport math\n"}
+    assert exports.coupling(own, grader.exports, grader.setup) == "", "each cell's own import is its own"
+    assert grader.whole_notebook(own) is not None
