@@ -20,7 +20,7 @@ import time
 
 import nbformat
 
-from . import masters
+from . import exports, masters
 from .config import DEFAULTS
 from .safe_text import inert
 from .runner import CPU_MARGIN, Limits, Warm, Watcher
@@ -122,9 +122,21 @@ def _label(nb, index: int, short: bool = False) -> str:
     return f"cell {index}" if short else f"cell {index} ({inert(first, 40)})"
 
 
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def unused_later(nb, index: int) -> bool:
-    """True when no later code cell names anything cell `index` defines (so not running it changes no other cell)."""
-    names = defined_names(nb.cells[index].source)
+    """True when no later code cell names anything cell `index` binds at top level (an import, a loop variable too),
+    so not running it changes no other cell; a cell that does not parse is run."""
+    source = masters.strip_solution_marks(nb.cells[index].source)
+    names = exports.defined(source)
+    if not names and source.strip() and not _parses(source):
+        return False
     return not any(_uses(c.source, names, set()) for c in nb.cells[index + 1:] if c.cell_type == "code")
 
 

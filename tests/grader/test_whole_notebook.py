@@ -118,3 +118,17 @@ def test_answer_cells_that_lean_on_one_another_are_graded_apart_as_before():
     own = reference | {first: reference[first] + "\n\nimport math\n", second: reference[second] + "\n\nimport math\n"}
     assert exports.coupling(own, grader.exports, grader.setup) == "", "each cell's own import is its own"
     assert grader.whole_notebook(own) is not None
+
+
+@pytest.mark.parametrize("binding", ["import numpy as np", "np, other = 1, 2", "for np in range(3):\n    pass",
+                                     "with open('/dev/null') as np:\n    pass", "def np():\n    pass"])
+def test_a_cell_whose_names_a_later_cell_uses_is_never_left_out(binding):
+    from grader.notebook_run import unused_later
+
+    cells = [nbformat.v4.new_code_cell(binding), nbformat.v4.new_code_cell("print(np)")]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    assert not unused_later(nb, 0)
+    nb.cells[1].source = "print('nothing of it')"
+    assert unused_later(nb, 0)
+    nb.cells[0].source = "%time x = 1\nnp ="   # does not parse: run, whatever it would bind
+    assert not unused_later(nb, 0)
