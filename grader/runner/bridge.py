@@ -33,7 +33,6 @@ import types
 MAX_DEPTH = 60          # nested calls across the bridge; deeper is a runaway recursion
 MAX_MESSAGE = 32 << 20  # bytes of one message
 CACHE_LIMIT = 4096      # names a side remembers per cache (a flood of fresh names from the other side starts it again)
-OBJECT_LIMIT = 50_000   # objects kept across calls before the caller starts afresh
 
 
 class BridgeError(RuntimeError):
@@ -104,13 +103,10 @@ class Bridge:
         # classes are fixed once its cells have run (it runs no student code, and no message writes a class or a
         # namespace); the child's may change, but they are the student's own.
         self.resolved, self.hidden, self.travelling, self.settable = {}, {}, {}, {}
-        self._forget()
+        self._reset()
 
-    def _forget(self):
-        """Start the object tables afresh. Both sides keep the objects of earlier exchanges, and what each last
-        held (`synced`), so a call sends only the objects that changed; any exchange that ends abnormally makes
-        a side forget, and the caller then marks its next call "fresh" so the other side forgets too."""
-        self.objs, self.ids, self.next_id, self.synced, self.stale = {}, {}, self.parity, {}, True
+    def _reset(self):
+        self.objs, self.ids, self.next_id = {}, {}, self.parity
 
     # -- what a message may name -----------------------------------------------------------------
     def _resolve(self, qual):
@@ -260,7 +256,7 @@ class Bridge:
         if kind in (list, collections.deque) and set(map(type, value)) <= SCALARS:  # block tables, free lists: as they are
             return {"k": "list" if kind is list else "deque", "s": list(value), **({"n": value.maxlen} if kind is not list else {})}
         if kind is dict and set(map(type, value)) <= SCALARS and set(map(type, value.values())) <= SCALARS:
-            return {"k": "dict", "s": list(map(list, value.items()))}   # events, per-step counts: as they are
+            return {"k": "dict", "s": list(value.items())}   # events, per-step counts: as they are
         if kind is list:
             return {"k": "list", "v": [self.encode(v, graph) for v in value]}
         if kind is collections.deque:
@@ -273,7 +269,7 @@ class Bridge:
             return {"k": "opaque", **({"call": 1} if callable(value) else {})}
         fields = value.__dict__
         if _flat(fields.values()):   # a record of numbers and strings (a request): its fields as they are
-            return {"k": "obj", "c": _qual(kind), "s": list(map(list, fields.items()))}
+            return {"k": "obj", "c": _qual(kind), "s": list(fields.items())}
         return {"k": "obj", "c": _qual(kind), "v": {str(k): self.encode(v, graph) for k, v in fields.items()}}
 
     def decode(self, value):
@@ -329,7 +325,6 @@ class Bridge:
                 raise BridgeError("an object sent back as something else")
         for rid, spec in graph.items():
             self._fill(self.objs[rid], spec)
-            self.synced[rid] = spec
 
     def _empty(self, spec):
         kind = spec["k"]
@@ -409,9 +404,7 @@ class Bridge:
     def _pack(self, op, roots, **extra):
         graph = {}
         encoded = [self.encode(root, graph) for root in roots]
-        changed = {rid: spec for rid, spec in graph.items() if self.synced.get(rid) != spec}   # the other side has the rest
-        self.synced.update(changed)
-        return {"x": self.exchange, "op": op, "roots": encoded, "graph": changed, **extra}
+        return {"x": self.exchange, "op": op, "roots": encoded, "graph": graph, **extra}
 
     def _unpack(self, message, count):
         try:
@@ -428,17 +421,14 @@ class Bridge:
     def call(self, target, args, kwargs):
         """Run export `target` on the other side; nested calls are served meanwhile."""
         top = self.depth == 0
-        fresh = {}
         if top:
             self.exchange += 2
-            if self.stale or len(self.objs) > OBJECT_LIMIT:
-                self._forget()
-                self.stale, fresh = False, {"fresh": 1}
+            self._reset()
         if self.depth >= MAX_DEPTH:
             raise RecursionError("calls nest too deep across TODOs")
         self.depth += 1
         try:
-            self.send(self._pack("call", [args, kwargs], target=target, **fresh))
+            self.send(self._pack("call", [args, kwargs], target=target))
             while True:
                 message = self.receive()
                 if message.get("x") != self.exchange:
@@ -454,20 +444,18 @@ class Bridge:
                 if op == "raise":
                     if message.get("roots"):
                         self._unpack(message, 2)
-                    else:
-                        self._forget()   # it ended without its state: the other side has forgotten
                     raise self._error(message.get("error"), message.get("text"))
         except (Abort, BridgeError, EOFError):
-            self._forget()
             raise
         except BaseException:
             self._abort()   # the other side is waiting on this exchange: tell it to unwind
             raise
         finally:
             self.depth -= 1
+            if top:
+                self._reset()
 
     def _abort(self):
-        self._forget()
         try:
             self.send({"x": self.exchange, "op": "abort"})
         except OSError:
@@ -519,8 +507,7 @@ class Bridge:
         self.send(self._pack("return", [args, kwargs, result]))
 
     def _fail(self, error, text=""):
-        """End this exchange with an error and no state sent back (a timeout, a malformed call); both sides forget."""
-        self._forget()
+        """End this exchange with an error and no state sent back (a timeout, a malformed call)."""
         self.send({"x": self.exchange, "op": "raise", "roots": [], "graph": {}, "error": error, "text": text})
 
     def serve_forever(self, cpu_limit, timer):
@@ -545,19 +532,14 @@ class Bridge:
         except BridgeError:
             return True   # not a call: there is no exchange to answer
         if message.get("op") != "call":
-            self._forget()   # an abort the child sent after this side had answered: it has forgotten
             return True
         self.exchange = message.get("x")
-        if message.get("fresh"):
-            self._forget()
-        elif len(self.objs) > 4 * OBJECT_LIMIT:   # only a child that never starts afresh gets here
-            self._fail("BridgeError", "too many objects kept across calls")
-            return True
+        self._reset()
         signal.setitimer(timer, cpu_limit)
         try:
             self._serve(message)
         except Abort:
-            self._forget()
+            pass
         except self.timeout_error:
             self._fail("timeout")
         except OSError:
@@ -566,4 +548,5 @@ class Bridge:
             self._fail("BridgeError", f"a malformed exchange ({type(exc).__name__})")
         finally:
             signal.setitimer(timer, 0)
+            self._reset()
         return True

@@ -127,8 +127,6 @@ def grade(payload, emit):
             signal.setitimer(TIMER, 0)
         consecutive_timeouts = consecutive_timeouts + 1 if observed == "timeout" else 0
         emit({"kind": "scenario", "name": scenario["name"], "obs": observed})
-        if bridge is not None:
-            bridge.stale = True   # the next scenario's calls start afresh: no object outlives its scenario on either side
     emit({"kind": "done"})
 
 
