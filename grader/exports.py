@@ -3,8 +3,19 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 
 BRIDGE_NAME = "__bridge__"   # the child's and the server's Bridge, in the notebook namespace
+
+# CPython 3.11 builds AST objects with a per-interpreter recursion counter that two threads can corrupt
+# ("SystemError: AST constructor recursion depth mismatch", python/cpython#106905): grading threads parse in turn.
+_PARSING = threading.Lock()
+
+
+def parse(source: str) -> ast.Module:
+    """ast.parse, one thread at a time."""
+    with _PARSING:
+        return ast.parse(source)
 
 
 def _owner(node: ast.FunctionDef) -> str | None:
@@ -21,7 +32,7 @@ def exports(source: str) -> list[str]:
     Only function definitions may carry an answer: any other top-level statement (an assignment, a class)
     could not be stood in for, so it is refused here, when the grader starts, not met by a student."""
     names = []
-    for node in ast.parse(source).body:
+    for node in parse(source).body:
         if isinstance(node, ast.FunctionDef):
             owner = _owner(node)
             names.append(f"{owner}.{node.name}" if owner else node.name)
@@ -38,7 +49,7 @@ def stand_in(source: str) -> str:
 
     It keeps the decorators (given lines the student edition shows) and none of the body."""
     lines = []
-    for node in ast.parse(source).body:
+    for node in parse(source).body:
         if not isinstance(node, ast.FunctionDef):
             continue
         owner = _owner(node)
@@ -52,7 +63,7 @@ def stand_in(source: str) -> str:
 def defined(source: str) -> set[str]:
     """Every top-level name a cell binds (functions, classes, assignments, imports), and 'Cls.fn' for add_to_class."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError):
         return set()
     names = set()

@@ -37,7 +37,7 @@ LIMITS = Limits(memory_bytes=4 << 30, processes=512)   # a feedback run's rlimit
 def defined_names(source: str) -> set[str]:
     """Top-level functions, classes and assigned names of a cell (empty if it does not parse)."""
     try:
-        tree = ast.parse(masters.strip_solution_marks(source))
+        tree = exports.parse(masters.strip_solution_marks(source))
     except (SyntaxError, ValueError):
         return set()
     names = set()
@@ -124,7 +124,7 @@ def _label(nb, index: int, short: bool = False) -> str:
 
 def _parses(source: str) -> bool:
     try:
-        ast.parse(source)
+        exports.parse(source)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -132,3 +132,34 @@ def test_a_cell_whose_names_a_later_cell_uses_is_never_left_out(binding):
     assert unused_later(nb, 0)
     nb.cells[0].source = "%time x = 1\nnp ="   # does not parse: run, whatever it would bind
     assert not unused_later(nb, 0)
+
+
+def test_grading_threads_build_syntax_trees_one_at_a_time(monkeypatch):
+    """CPython 3.11's AST construction is not thread-safe (python/cpython#106905: "AST constructor recursion depth
+    mismatch", met in CI with four grading workers): every parse the workers make goes through one lock."""
+    import ast
+    import threading
+    import time
+
+    from grader import exports, notebook_run
+
+    inside, most, real = [0], [0], ast.parse
+
+    def watched(source, *args, **kwargs):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.01)
+        inside[0] -= 1
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", watched)
+    grader = pipeline.grader_for("02_decode_scheduling")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("print(x)")])
+    work = [lambda: exports.coupling(dict(grader.reference), grader.exports, grader.setup),
+            lambda: notebook_run.dependents(nb, ["a"]), lambda: notebook_run.unused_later(nb, 0)] * 3
+    threads = [threading.Thread(target=job) for job in work]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1
