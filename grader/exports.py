@@ -61,11 +61,15 @@ def stand_in(source: str) -> str:
 
 
 def defined(source: str) -> set[str]:
-    """Every top-level name a cell binds (functions, classes, assignments, imports), and 'Cls.fn' for add_to_class."""
+    """Every top-level name a cell binds (empty if it does not parse): see bound()."""
     try:
-        tree = parse(source)
+        return bound(parse(source))
     except (SyntaxError, ValueError):
         return set()
+
+
+def bound(tree: ast.Module) -> set[str]:
+    """Every top-level name a module binds (functions, classes, assignments, imports), and 'Cls.fn' for add_to_class."""
     names = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -276,7 +276,7 @@ class Grader:
         note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
         if run.status != "ok":
             note = "; ".join(filter(None, [note, f"grading child {run.status}: {run.detail}"]))
-        score = round(task.points * passed / len(results), 2)
+        score = score_of(task.points, passed, len(results))
         hung = run.status == "timeout" or "ran past the time limit" in str(cell_error) or any(
             obs == "timeout" or str(obs).startswith("skipped after") for obs in observed.values())
         # Cases too long to read are cut down; the score is already fixed, and an answer that hung is not run again.
@@ -361,7 +361,7 @@ class Grader:
                         return None
                     if judged(rule.judge, observed[name], scenario) if rule.judge is not None else not same(self.expected[name], observed[name]):
                         return None
-        verdicts = [TaskVerdict(t.task_id, t.answer_id, t.test_id, t.points, round(t.points * len(t.rules) / len(t.rules), 2),
+        verdicts = [TaskVerdict(t.task_id, t.answer_id, t.test_id, t.points, score_of(t.points, len(t.rules), len(t.rules)),
                                 [RuleResult(r.name, True) for r in t.rules]) for t in self.tasks]
         with self._lock:
             self._whole_known[key] = copy.deepcopy(verdicts)
@@ -387,6 +387,11 @@ class Grader:
             return self.grade_task(task, source)
 
         return [one(task) for task in self.tasks]
+
+
+def score_of(points: float, passed: int, rules: int) -> float:
+    """A TODO's score: its points times the share of its rules that hold, to the hundredth."""
+    return round(points * passed / rules, 2)
 
 
 def up_to_departure(ops: list, expected, actual) -> tuple[list, object, object]:

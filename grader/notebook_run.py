@@ -122,20 +122,12 @@ def _label(nb, index: int, short: bool = False) -> str:
     return f"cell {index}" if short else f"cell {index} ({inert(first, 40)})"
 
 
-def _parses(source: str) -> bool:
-    try:
-        exports.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
 def unused_later(nb, index: int) -> bool:
     """True when no later code cell names anything cell `index` binds at top level (an import, a loop variable too),
     so not running it changes no other cell; a cell that does not parse is run."""
-    source = masters.strip_solution_marks(nb.cells[index].source)
-    names = exports.defined(source)
-    if not names and source.strip() and not _parses(source):
+    try:
+        names = exports.bound(exports.parse(masters.strip_solution_marks(nb.cells[index].source)))
+    except (SyntaxError, ValueError):
         return False
     return not any(_uses(c.source, names, set()) for c in nb.cells[index + 1:] if c.cell_type == "code")
 
