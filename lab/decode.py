@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import types
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Literal
 
@@ -184,6 +185,12 @@ class TodoNotFinished(RuntimeError):
 def todo(task_id: str) -> Callable[[Callable], Callable]:
     """Decorator: an unfilled stub's bare NotImplementedError names its task."""
     def decorate(fn: Callable) -> Callable:
+        _BLANK_TODOS.discard(task_id)  # a new definition has not failed yet
+        code = getattr(fn, "__code__", None)
+        if code is not None and not _names(code, "NotImplementedError"):
+            fn.task_id = task_id  # an answer with no stub left in it runs as written: no wrapper on every call
+            return fn
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             try:
@@ -197,9 +204,13 @@ def todo(task_id: str) -> Callable[[Callable], Callable]:
                     "replace `raise NotImplementedError()` with your code.",
                     task_id=task_id, name=fn.__name__)) from None
         wrapper.task_id = task_id
-        _BLANK_TODOS.discard(task_id)  # a new definition has not failed yet
         return wrapper
     return decorate
+
+
+def _names(code: types.CodeType, name: str) -> bool:
+    """True if `code`, or a function or comprehension nested in it, uses the global or attribute `name`."""
+    return name in code.co_names or any(_names(c, name) for c in code.co_consts if isinstance(c, types.CodeType))
 
 
 def require_todos(*task_ids: str) -> None:

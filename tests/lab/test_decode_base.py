@@ -125,3 +125,38 @@ def test_require_todos_names_only_the_blank_ones_in_one_line():
 
     require_todos("TODO 8")  # a new definition is not blank until it fails
     assert blank() == 2
+
+
+def test_todo_wraps_only_an_answer_that_still_raises_not_implemented():
+    """A finished answer runs as written (no extra frame on each of the simulator's calls); one that still has its
+    stub, even in a nested function, is wrapped, and a finished one calling a blank one shows the blank one's name."""
+    def answer(x):
+        return x + 1
+
+    def partial(x):
+        if x:
+            return x
+        raise NotImplementedError()
+
+    def nested(x):
+        return [NotImplementedError for _ in range(x)]
+
+    assert todo("TODO 7")(answer) is answer and answer.task_id == "TODO 7"
+    wrapped = todo("TODO 7")(partial)
+    assert wrapped is not partial and wrapped(3) == 3 and wrapped.task_id == "TODO 7"
+    with pytest.raises(NotImplementedError, match=r"TODO 7 \(partial\) is not implemented yet"):
+        wrapped(0)
+    assert todo("TODO 7")(nested) is not nested
+
+    @todo("TODO 6")
+    def blank():
+        raise NotImplementedError()
+
+    @todo("TODO 5")
+    def caller():
+        return blank()
+
+    with pytest.raises(NotImplementedError, match=r"TODO 6 \(blank\) is not implemented yet"):
+        caller()
+    with pytest.raises(TodoNotFinished, match=r"needs TODO 6 first"):
+        require_todos("TODO 5", "TODO 6")
