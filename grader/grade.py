@@ -153,6 +153,7 @@ class Grader:
         self.reference = assignment.reference
         self.exports = {gid: exports.exports(self.reference[gid]) for gid in self.answer_ids}
         self.stand_ins = {gid: exports.stand_in(self.reference[gid]) for gid in self.answer_ids}
+        self.order = exports.callers_last(self.tasks, {t.answer_id: self.reference[t.answer_id] for t in self.tasks}, self.exports)
         self.cases = assignment.cases
         self.driver = assignment.driver_source
         self.sandbox = sandbox_level()
@@ -165,10 +166,11 @@ class Grader:
         self.known = expected_lines(self.expected)
         self.warm = warm_parent
         self._known: dict[tuple[str, str], TaskVerdict] = {}
-        self._whole_known: dict[str, list[TaskVerdict]] = {}
+        self._whole_known: dict[str, dict[str, TaskVerdict]] = {}
         self._lock = threading.Lock()
         self.reused = 0   # verdicts taken from an identical answer graded earlier in this process
-        self.whole = 0    # submissions whose verdicts came from one run of the whole notebook (see whole_notebook)
+        self.whole = 0    # submissions whose verdicts all came from one run of the whole notebook (see whole_notebook)
+        self.whole_todos = 0   # TODO verdicts that came from it
 
     @staticmethod
     def _key(task: Task, rule_index: int, scenario_index: int) -> str:
@@ -190,16 +192,22 @@ class Grader:
     def _run_bridged(self, task: Task, answer_source: str, scenarios: list[dict] | None = None,
                      timeout: float | None = None) -> tuple[ChildRun, ChildRun]:
         """The student's child for `task` (its scenarios, or these), with a reference server for the other TODOs beside it."""
-        k = task.answer_id
-        others = [e for gid in self.answer_ids if gid != k for e in self.exports[gid]]
-        limit = max([self.scenario_timeout, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
+        return self._run_split({task.answer_id: answer_source}, [task], self._named(task) if scenarios is None else scenarios, timeout)
+
+    def _run_split(self, student: dict[str, str], tasks: list[Task], scenarios: list[dict],
+                   timeout: float | None = None) -> tuple[ChildRun, ChildRun]:
+        """A child that holds the student's answers `student` and stand-ins for the other TODOs, beside a reference
+        server that holds the reference of those others and stand-ins for `student`'s: each side calls the other's."""
+        mine = [e for gid in self.answer_ids if gid in student for e in self.exports[gid]]
+        others = [e for gid in self.answer_ids if gid not in student for e in self.exports[gid]]
+        limit = max([self.scenario_timeout, *(sc.get("cpu_seconds", 0) for task in tasks for sc in task.scenarios)])
         server = {"setup": self.setup, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
-                  "cells": [(gid, self.stand_ins[gid] if gid == k else self.reference[gid]) for gid in self.answer_ids],
+                  "cells": [(gid, self.stand_ins[gid] if gid in student else self.reference[gid]) for gid in self.answer_ids],
                   "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0}}
-        child = {"setup": self.setup, "driver": self.driver, "scenarios": self._named(task) if scenarios is None else scenarios,
+        child = {"setup": self.setup, "driver": self.driver, "scenarios": scenarios,
                  "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout,
-                 "cells": [(gid, answer_source if gid == k else self.stand_ins[gid]) for gid in self.answer_ids],
-                 "bridge": {"source": BRIDGE_SOURCE, "owned": self.exports[k], "parity": 1}}
+                 "cells": [(gid, student.get(gid, self.stand_ins[gid])) for gid in self.answer_ids],
+                 "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1}}
         return run_pair(child, server, self._limits(timeout), self.warm, self.known)
 
     def _reference_observations(self) -> dict[str, object]:
@@ -332,17 +340,19 @@ class Grader:
         return tuple({rec["name"]: rec.get("obs") for rec in r.records if rec.get("kind") == "scenario"}
                      for r in (reference[0], run))
 
-    def whole_notebook(self, answers: dict[str, str]) -> list[TaskVerdict] | None:
-        """Full marks on every TODO if the student's answers, run together in one child (no reference anywhere near
-        them), behave like the reference on every scenario of the suite; else None, and each TODO is graded apart.
+    def whole_notebook(self, answers: dict[str, str]) -> dict[str, TaskVerdict]:
+        """{answer_id: full marks} for each TODO that behaves like the reference on every one of its scenarios when
+        the student's answers run together in one child (no reference anywhere near them); the other TODOs are
+        graded apart (grade_task). This may only ever give full marks, never take a point.
 
-        One run instead of a bridged pair per TODO: most of a class is right on most TODOs. The verdicts are those
-        the per-TODO runs give, except for a notebook whose bugs cancel out on every scenario of the suite (a key
-        that sorts backwards and a step that takes the last): the per-TODO runs fail the TODO that compensates.
-        Answer cells that lean on one another (a helper of one used by another, an export defined again) are
-        graded apart, as they always were: there each TODO sees only the others' exports."""
+        One run instead of a bridged pair per TODO: most of a class is right on most TODOs. A TODO taken here gets
+        the verdict its own run gives, except when its bug is cancelled by another's on every one of its scenarios
+        (a key that sorts backwards and a step that takes the last): graded apart, the compensating TODO fails.
+        A TODO whose cell raised is graded apart. Answer cells that lean on one another (a helper of one used by
+        another, an export defined again) are all graded apart, as they always were: there each TODO sees only the
+        others' exports."""
         if set(answers) != set(self.answer_ids) or exports.coupling(answers, self.exports, self.setup):
-            return None
+            return {}
         key = hashlib.sha256(json.dumps([answers[gid] for gid in self.answer_ids]).encode("utf-8", "surrogatepass")).hexdigest()
         with self._lock:
             known = self._whole_known.get(key)
@@ -350,43 +360,79 @@ class Grader:
         if known is not None:
             return copy.deepcopy(known)
         run = self._run([(gid, answers[gid]) for gid in self.answer_ids], [sc for task in self.tasks for sc in self._named(task)])
-        if run.status != "ok" or not run.records or run.records[0].get("errors"):
-            return None
+        if run.status == "garbled" or not run.records:   # records before a hang or a crash are as good as any
+            return {}
+        errors = run.records[0].get("errors") or {}
         observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
-        for task in self.tasks:
-            for ri, rule in enumerate(task.rules):
-                for si, scenario in enumerate(rule.scenarios):
-                    name = self._key(task, ri, si)
-                    if name not in observed:
-                        return None
-                    if judged(rule.judge, observed[name], scenario) if rule.judge is not None else not same(self.expected[name], observed[name]):
-                        return None
-        verdicts = [TaskVerdict(t.task_id, t.answer_id, t.test_id, t.points, score_of(t.points, len(t.rules), len(t.rules)),
-                                [RuleResult(r.name, True) for r in t.rules]) for t in self.tasks]
+        verdicts = {t.answer_id: full_marks(t) for t in self.tasks if t.answer_id not in errors and self._holds(t, observed)}
         with self._lock:
-            self._whole_known[key] = copy.deepcopy(verdicts)
-            self.whole += 1
+            if run.status == "ok":   # as grade_task: a run that ended abnormally is not remembered
+                self._whole_known[key] = copy.deepcopy(verdicts)
+            self.whole += len(verdicts) == len(self.tasks)
+            self.whole_todos += len(verdicts)
         return verdicts
+
+    def _holds(self, task: Task, observed: dict) -> bool:
+        """Every scenario of `task` was observed and behaves as the reference's (or satisfies its rule's judge)."""
+        for ri, rule in enumerate(task.rules):
+            for si, scenario in enumerate(rule.scenarios):
+                name = self._key(task, ri, si)
+                if name not in observed:
+                    return False
+                if judged(rule.judge, observed[name], scenario) if rule.judge is not None else not same(self.expected[name], observed[name]):
+                    return False
+        return True
+
+    def leave_out(self, answers: dict[str, str], wrong: list[str], tasks: list[Task]) -> dict[str, TaskVerdict]:
+        """{answer_id: full marks} for each of `tasks` that behaves like the reference on every one of its scenarios
+        when the student's answers run together with the reference standing in (across the bridge) for the TODOs
+        `wrong`, those found below full marks: as whole_notebook, once the wrong ones are out of the way."""
+        student = {gid: answers[gid] for gid in self.answer_ids if gid not in wrong}
+        run, server = self._run_split(student, tasks, [sc for task in tasks for sc in self._named(task)])
+        if run.status == "garbled" or server.status != "ok" or not run.records:
+            return {}
+        errors = run.records[0].get("errors") or {}
+        observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
+        taken = {t.answer_id: full_marks(t) for t in tasks if t.answer_id not in errors and self._holds(t, observed)}
+        with self._lock:
+            self.whole_todos += len(taken)
+        return taken
 
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
 
-        First the whole notebook in one child (whole_notebook); unless every TODO passes there, each TODO in its
-        own child beside a reference server, one after another, never at the same time: none holds another TODO's
-        reference, but two that met could still trade what they learn from their servers. Other submissions still
-        run in parallel (autograde's workers)."""
-        whole = self.whole_notebook(answers)
-        if whole is not None:
-            return whole
-        def one(task: Task) -> TaskVerdict:
+        First the whole notebook in one child (whole_notebook). Each TODO not at full marks there is graded in its
+        own child beside a reference server (grade_task), the TODOs that use others last (self.order). Once one of
+        them is found below full marks, the TODOs still to grade run once more together with the reference in
+        place of the wrong ones (leave_out): a bug in enqueue fails every scenario that enqueues, in any TODO.
+        One child at a time, never two at once: none holds another TODO's reference, but two that met could still
+        trade what they learn from their servers. Other submissions still run in parallel (autograde's workers)."""
+        done = self.whole_notebook(answers)
+        together = len(done) < len(self.tasks) and set(answers) == set(self.answer_ids) \
+            and not exports.coupling(answers, self.exports, self.setup)
+        wrong: list[str] = []
+        for task in self.order:
+            if task.answer_id in done:
+                continue
             source = answers.get(task.answer_id)
             if source is None:
-                return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
-                                   [RuleResult(r.name, False, "no answer cell", quotes=self._quotes(task, r.name)) for r in task.rules],
-                                   "the answer cell is missing")
-            return self.grade_task(task, source)
+                done[task.answer_id] = TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
+                                                   [RuleResult(r.name, False, "no answer cell", quotes=self._quotes(task, r.name)) for r in task.rules],
+                                                   "the answer cell is missing")
+                continue
+            done[task.answer_id] = verdict = self.grade_task(task, source)
+            if verdict.score < verdict.points:
+                wrong.append(task.answer_id)
+                # A stub left in an answer fails in any company: those are not run together again.
+                rest = [t for t in self.order if t.answer_id not in done and "NotImplementedError" not in answers[t.answer_id]]
+                if together and rest:
+                    done |= self.leave_out(answers, wrong, rest)
+        return [done[task.answer_id] for task in self.tasks]
 
-        return [one(task) for task in self.tasks]
+
+def full_marks(task: Task) -> TaskVerdict:
+    return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score_of(task.points, len(task.rules), len(task.rules)),
+                       [RuleResult(r.name, True) for r in task.rules])
 
 
 def score_of(points: float, passed: int, rules: int) -> float:

@@ -75,13 +75,18 @@ def reused_share(grader: Grader, count: int) -> str:
     return f"{grader.reused} of {verdicts} TODO verdicts reused ({grader.reused / verdicts:.0%})"
 
 
+def together(grader: Grader, count: int) -> str:
+    return (f"{grader.whole} graded in one whole-notebook run; {grader.whole_todos} of {count * len(grader.tasks)} TODO "
+            "verdicts from a run with the student's other answers")
+
+
 def bench_ratio(name: str) -> None:
     subs = examples.varied_class(name, CLASS)
     stock = stock_nbgrader(name, subs)
     wall, cpu, grader = ours(name, subs, f"varied-{name[:2]}")
     print(f"  {name}, {CLASS} submissions, no two answers alike: stock nbgrader {stock:.1f} s, ours {wall:.1f} s "
-          f"-> {stock / wall:.1f}x stock  ({reused_share(grader, CLASS)}; {grader.whole} graded in one whole-notebook "
-          f"run; our CPU {cpu / CLASS:.2f} s per submission; sandbox {grader.sandbox})")
+          f"-> {stock / wall:.1f}x stock  ({reused_share(grader, CLASS)}; {together(grader, CLASS)}; "
+          f"our CPU {cpu / CLASS:.2f} s per submission; sandbox {grader.sandbox})")
 
 
 def bench_reuse(name: str) -> None:
@@ -154,6 +159,7 @@ def bench_breakdown(name: str) -> None:
     """Where the CPU goes, per submission, for the varied class graded by one worker."""
     ledger = Ledger()
     ledger.wrap(Grader, "whole_notebook", "grading: whole-notebook run (one child)")
+    ledger.wrap(Grader, "leave_out", "grading: the TODOs left, run together with the reference for the wrong ones")
     ledger.wrap(autograde.Batch, "__init__", "set-up: hidden suite, reference observations, warm sandbox parent (once)")
     ledger.wrap(Grader, "_run_bridged", lambda g, task, src, scenarios=None, timeout=None:
                 f"grading: {task.task_id} child and its reference server" if scenarios is None else None)
@@ -172,7 +178,7 @@ def bench_breakdown(name: str) -> None:
     parts = dict(ledger.parts)
     rest = cpu - sum(parts.values())
     print(f"\n  {name}: CPU seconds per submission, {CLASS} varied submissions, one worker (total {cpu / CLASS:.2f} s; "
-          f"{grader.whole} of {CLASS} graded in one whole-notebook run)")
+          f"{together(grader, CLASS)})")
     for label, seconds in sorted(parts.items()):
         print(f"    {label:<78} {seconds / CLASS:6.3f}")
         if label == "feedback: execute":

@@ -1,10 +1,12 @@
-"""One run of the whole notebook grades a notebook that is right everywhere; anything else is graded TODO by TODO.
+"""One run of the whole notebook gives full marks to each TODO that is right there; the others are graded TODO by TODO.
 
 grader/grade.py's whole_notebook: the student's answers run together in one child, with no reference near them.
-It may only ever give full marks, and only when every observation of the suite equals the reference's; these
-tests show it never accepts a catalogued mistake, accepts every independently written correct notebook, agrees
-with the per-TODO runs, and reads a correct child's records without parsing them.
+It may only ever give full marks, and to a TODO only when every observation of its scenarios equals the
+reference's; these tests show it never takes a catalogued mistake's TODO, takes every TODO of an independently
+written correct notebook, agrees with the per-TODO runs, and reads a correct child's records without parsing them.
 """
+import dataclasses
+
 import nbformat
 import pytest
 
@@ -25,18 +27,85 @@ def answers(grader, nb) -> dict[str, str]:
 
 def test_a_correct_notebook_gets_full_marks_from_one_run_as_from_the_per_todo_runs(grader):
     reference = {gid: src + "\n# written by me\n" for gid, src in grader.reference.items()}
-    whole = grader.whole_notebook(reference)
+    whole = list(grader.whole_notebook(reference).values())
     apart = [grader.grade_task(task, reference[task.answer_id]) for task in grader.tasks]
-    assert whole is not None and [v.score for v in whole] == [v.score for v in apart] == [t.points for t in grader.tasks]
+    assert [v.score for v in whole] == [v.score for v in apart] == [t.points for t in grader.tasks]
     assert [[(r.name, r.passed) for r in v.rules] for v in whole] == [[(r.name, r.passed) for r in v.rules] for v in apart]
 
 
 def test_every_catalogued_mistake_is_graded_todo_by_todo(grader):
-    """The soundness check: a notebook with any one mutant is never given the whole run's full marks."""
+    """The soundness check: the TODO of any one mutant never gets the whole run's full marks."""
     reference = dict(grader.reference)
-    accepted = [m.name for m in get(grader.assignment.name).mutants
-                if grader.whole_notebook(reference | {m.answer_id: m.apply(reference[m.answer_id])}) is not None]
-    assert accepted == []
+    taken, others = [], 0
+    for m in get(grader.assignment.name).mutants:
+        whole = grader.whole_notebook(reference | {m.answer_id: m.apply(reference[m.answer_id])})
+        taken += [m.name] if m.answer_id in whole else []
+        others += len(whole)
+    assert taken == []
+    assert others, "positive control: some right TODO beside a mutant is taken from the whole run"
+
+
+def test_no_catalogued_mistake_is_taken_when_run_together_with_the_reference_for_another_todo(grader):
+    """leave_out's soundness: with the reference standing in for any other TODO, a mutant's TODO still fails."""
+    reference = dict(grader.reference)
+    taken, others = [], 0
+    for m in get(grader.assignment.name).mutants:
+        wrong = next(t.answer_id for t in grader.order if t.answer_id != m.answer_id)
+        rest = [t for t in grader.order if t.answer_id != wrong]
+        found = grader.leave_out(reference | {m.answer_id: m.apply(reference[m.answer_id])}, [wrong], rest)
+        taken += [m.name] if m.answer_id in found else []
+        others += len(found)
+    assert taken == []
+    assert others, "positive control: the right TODOs beside the mutant are taken"
+
+
+def _counted(grader, monkeypatch) -> dict[str, int]:
+    runs = {"apart": 0, "together": 0}
+    apart, together = type(grader)._grade_task, type(grader).leave_out
+
+    def count_apart(self, *args, **kwargs):
+        runs["apart"] += 1
+        return apart(self, *args, **kwargs)
+
+    def count_together(self, *args, **kwargs):
+        runs["together"] += 1
+        return together(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(grader), "_grade_task", count_apart)
+    monkeypatch.setattr(type(grader), "leave_out", count_together)
+    return runs
+
+
+@pytest.mark.parametrize("name, bugs", [("02_decode_scheduling", ["admits at enqueue"]),
+                                        ("02_decode_scheduling", ["admits at enqueue", "serves the largest key first"]),
+                                        ("03_batch_scheduling", ["floor instead of ceiling division"]),
+                                        ("03_batch_scheduling", ["floor instead of ceiling division", "FCFS order"])])
+def test_a_notebook_with_one_or_two_bugs_gets_the_per_todo_verdicts(name, bugs, monkeypatch):
+    """The TODOs taken from a run together and those graded apart give exactly what grading every TODO apart gives;
+    a bug that fails every TODO's scenarios (enqueue admits at once) costs one run apart and one together, not four."""
+    grader = pipeline.grader_for(name)
+    notebook = dict(grader.reference)
+    mutants = [next(m for m in get(name).mutants if m.name.startswith(bug)) for bug in bugs]
+    for m in mutants:
+        notebook[m.answer_id] = m.apply(notebook[m.answer_id])
+    apart = [type(grader)._grade_task(grader, task, notebook[task.answer_id]) for task in grader.tasks]
+    runs = _counted(grader, monkeypatch)
+    graded = grader.grade(notebook)
+    assert [dataclasses.asdict(v) for v in graded] == [dataclasses.asdict(v) for v in apart]
+    assert [v.score < v.points for v in graded] == [t.answer_id in {m.answer_id for m in mutants} for t in grader.tasks]
+    assert runs["apart"] < len(grader.tasks), runs
+    if len(bugs) == 1:
+        assert runs == {"apart": 1, "together": 1}, runs
+
+
+def test_a_todo_whose_cell_raises_is_graded_apart(grader):
+    """Its cell raised after defining everything right: the whole run's scenarios pass, but the page must say so."""
+    first = grader.answer_ids[0]
+    notebook = dict(grader.reference) | {first: grader.reference[first] + "\n\nraise ValueError('after the answer')\n"}
+    whole = grader.whole_notebook(notebook)
+    assert first not in whole and set(whole) == set(grader.answer_ids) - {first}
+    verdict = grader.grade(notebook)[0]
+    assert "ValueError" in verdict.note
 
 
 def test_every_independent_correct_notebook_is_graded_in_one_run(grader):
@@ -44,16 +113,16 @@ def test_every_independent_correct_notebook_is_graded_in_one_run(grader):
     assert corpus
     for path in corpus:
         verdicts = grader.whole_notebook(answers(grader, nbformat.read(path, as_version=4)))
-        assert verdicts is not None, path.name
-        assert all(v.score == v.points for v in verdicts)
+        assert list(verdicts) == grader.answer_ids, path.name
+        assert all(v.score == v.points for v in verdicts.values())
 
 
 def test_a_blank_or_incomplete_notebook_is_graded_todo_by_todo(grader):
     stubs = examples.release_answers(grader.assignment.name)
-    assert grader.whole_notebook(stubs) is None
+    assert grader.whole_notebook(stubs) == {}
     missing = dict(grader.reference)
     missing.pop(grader.answer_ids[-1])
-    assert grader.whole_notebook(missing) is None, "a missing answer cell scores 0 on its TODO: no whole run"
+    assert grader.whole_notebook(missing) == {}, "a missing answer cell scores 0 on its TODO: no whole run"
 
 
 def test_a_correct_childs_records_are_the_references_own_not_parsed_again(grader):
@@ -110,14 +179,14 @@ def test_answer_cells_that_lean_on_one_another_are_graded_apart_as_before():
     helper = reference | {first: reference[first] + "\n\ndef my_helper_x(value):\n    return value\n",
                           second: reference[second] + "\n\nUSED = my_helper_x(1)\n"}
     assert "my_helper_x" in exports.coupling(helper, grader.exports, grader.setup)
-    assert grader.whole_notebook(helper) is None
+    assert grader.whole_notebook(helper) == {}
     export = grader.exports[first][0]
     again = reference | {grader.answer_ids[-1]: reference[grader.answer_ids[-1]] + "\n\n" + reference[first]}
     assert exports.coupling(again, grader.exports, grader.setup), export
-    assert grader.whole_notebook(again) is None
+    assert grader.whole_notebook(again) == {}
     own = reference | {first: reference[first] + "\n\nimport math\n", second: reference[second] + "\n\nimport math\n"}
     assert exports.coupling(own, grader.exports, grader.setup) == "", "each cell's own import is its own"
-    assert grader.whole_notebook(own) is not None
+    assert list(grader.whole_notebook(own)) == grader.answer_ids
 
 
 @pytest.mark.parametrize("binding", ["import numpy as np", "np, other = 1, 2", "for np in range(3):\n    pass",
