@@ -13,9 +13,11 @@ as `lab.require_todos` takes it). That may over-approximate; the page says when 
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import json
 import re
+import threading
 import time
 
 import nbformat
@@ -132,10 +134,81 @@ def unused_later(nb, index: int) -> bool:
     return not any(_uses(c.source, names, set()) for c in nb.cells[index + 1:] if c.cell_type == "code")
 
 
+# Figures the release's worked examples draw before the first answer cell, by the release's code cells up to
+# each one: in a fresh kernel they are the same for every submission that has those cells, so each is drawn once
+# per process and reused (the run leaves the cell out). Only a cell that draws and binds nothing a later cell reads.
+_DRAWN: dict[tuple[str, ...], list[dict]] = {}
+_DRAWN_LOCK = threading.Lock()
+READS_ALL = {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__import__"}
+
+
+def forget() -> None:
+    """Draw every figure again (a fresh grader reuses nothing)."""
+    with _DRAWN_LOCK:
+        _DRAWN.clear()
+
+
+def release_prefix(release, answer_ids: list[str]) -> tuple[str, ...]:
+    """The sources of the release's code cells before its first answer cell."""
+    prefix = []
+    for cell in release.cells:
+        if masters.grade_id(cell) in answer_ids:
+            break
+        if cell.cell_type == "code":
+            prefix.append(cell.source)
+    return tuple(prefix)
+
+
+def unread_later(nb, index: int) -> bool:
+    """True when no later code cell can read a name cell `index` binds before binding it again itself (or when it
+    binds none); a cell that does not parse, or that reads names indirectly (globals(), eval, ...), reads them all."""
+    try:
+        names = exports.bound(exports.parse(nb.cells[index].source))
+    except (SyntaxError, ValueError):
+        return False
+    for cell in nb.cells[index + 1:]:
+        if not names:
+            return True
+        if cell.cell_type != "code" or not _uses(cell.source, names | READS_ALL, set()):
+            continue
+        try:
+            tree = exports.parse(cell.source)
+        except (SyntaxError, ValueError):
+            return False
+        for node in tree.body:
+            loads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+            loads |= {n.target.id for n in ast.walk(node) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+            if loads & (names | READS_ALL) or any(isinstance(n, ast.Attribute) and n.attr in READS_ALL for n in ast.walk(node)):
+                return False
+            if isinstance(node, ast.Assign):   # bound again before any read: what the cell bound is gone
+                names -= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return True
+
+
+def _only_draws(outputs: list[dict]) -> bool:
+    return bool(outputs) and all(o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for o in outputs)
+
+
+def _drawn(nb, code: list[int], prefix: tuple[str, ...]) -> tuple[dict[int, tuple[str, ...]], dict[int, list[dict]]]:
+    """({index: key} of the leading code cells that are the release's own, {index: outputs} of those to reuse)."""
+    keys, reuse = {}, {}
+    for position, index in enumerate(code):
+        if position >= len(prefix) or nb.cells[index].source != prefix[position]:
+            break
+        keys[index] = prefix[: position + 1]
+    with _DRAWN_LOCK:
+        known = {index: _DRAWN[key] for index, key in keys.items() if key in _DRAWN}
+    for index, outputs in known.items():
+        if unread_later(nb, index):
+            reuse[index] = copy.deepcopy(outputs)
+    return keys, reuse
+
+
 def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *, unneeded: frozenset[str] = frozenset(),
-            cell_cpu: float = CELL_CPU, cell_wall: float = CELL_WALL, budget: float = BUDGET) -> list[str]:
+            prefix: tuple[str, ...] = (), cell_cpu: float = CELL_CPU, cell_wall: float = CELL_WALL, budget: float = BUDGET) -> list[str]:
     """Run `nb` in place (outputs filled in); `hung`: answer grade_id -> why it is known to hang; `unneeded`: grade_ids
-    of cells whose outputs the page replaces anyway, left out (without a note) when no later cell uses them.
+    of cells whose outputs the page replaces anyway, left out (without a note) when no later cell uses them;
+    `prefix`: release_prefix() of the release: a figure of its worked examples is drawn once per process (_DRAWN).
 
     Returns one note per cell that was interrupted or not run."""
     deps = dependents(nb, answer_ids)
@@ -148,6 +221,8 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
              if gid in unneeded and i not in skip and nb.cells[i].cell_type == "code" and unused_later(nb, i)}
     skip.update({i: "" for i in quiet})
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    keys, reused = _drawn(nb, code, prefix)
+    skip.update({i: "" for i in reused})
     payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
                "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
                "labels": {str(i): masters.grade_id(nb.cells[i]) for i in deps}}
@@ -160,6 +235,9 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
         cell, rec = nb.cells[index], records.get(index)
         if index in quiet:
             cell.outputs, cell.execution_count = [], None
+        elif index in reused:
+            count += 1
+            cell.outputs, cell.execution_count = [nbformat.from_dict(o) for o in reused[index]], count
         elif rec is None:
             why = limits.stopped or ("the run ended early" if not done.timed_out else "the run was stopped")
             cell.outputs, cell.execution_count = [_note(f"not run: {why}")], None
@@ -172,8 +250,14 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
             count += 1
             cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
             cell.execution_count = count
+            for output in cell.outputs:   # the kernel's own count skips the cells left out
+                if output.get("output_type") == "execute_result":
+                    output.execution_count = count
             if index in limits.interrupted:
                 notes.append(f"{_label(nb, index)} {limits.interrupted[index]}")
+            elif index in keys and rec["status"] == "ok" and _only_draws(rec["outputs"]):
+                with _DRAWN_LOCK:
+                    _DRAWN.setdefault(keys[index], copy.deepcopy(rec["outputs"]))
     # One note per reason, naming the cells: "todo1_tests, todo3_tests, cell 28 not run: todo1 ran past ..."
     return notes + [f"{', '.join(cells)} {why}" for why, cells in not_run.items()]
 

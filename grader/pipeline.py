@@ -58,12 +58,21 @@ class Prepared:
     def release(self, language: str) -> nbformat.NotebookNode:
         return self.assignment.release(language)
 
+    def prefix(self, language: str) -> tuple[str, ...]:
+        """The release's code cells before its first answer cell (their figures are drawn once: notebook_run._DRAWN)."""
+        return _prefix(self.assignment, language)
+
 
 @functools.lru_cache(maxsize=None)
 def _grader(assignment: Assignment, seed: int, scenario_cpu: float, retry_cpu: float, child_wall: float,
             shrink_seconds: float) -> Grader:
     return Grader(assignment, seed=seed, child_timeout=child_wall, scenario_timeout=scenario_cpu,
                   retry_timeout=retry_cpu, shrink_seconds=shrink_seconds)
+
+
+@functools.lru_cache(maxsize=None)
+def _prefix(assignment: Assignment, language: str) -> tuple[str, ...]:
+    return notebook_run.release_prefix(assignment.release(language), assignment.answer_ids)
 
 
 def grader_for(assignment: Assignment | str, config: Config = DEFAULTS) -> Grader:
@@ -90,6 +99,7 @@ def forget() -> None:
     """Drop the prepared assignments and Graders (a fresh grader reuses no verdict)."""
     _prepare.cache_clear()
     _grader.cache_clear()
+    notebook_run.forget()
 
 
 def use_sandbox(level: str) -> None:
@@ -168,8 +178,8 @@ def execute(a: Prepared, w: Work, c: Config) -> None:
     # A test cell's outputs become its verdict (redact), and at full marks there is no disagreement to flag: not run.
     full = frozenset(v.test_id for v in w.verdicts if v.score == v.points) if not w.nbgrader else frozenset()
     try:
-        w.notes += notebook_run.execute(a.grader.warm, w.nb, a.answer_ids, hung, unneeded=full, cell_wall=c.cell_timeout,
-                                        cell_cpu=c.cell_cpu, budget=c.feedback_wall)
+        w.notes += notebook_run.execute(a.grader.warm, w.nb, a.answer_ids, hung, unneeded=full, prefix=a.prefix(w.language),
+                                        cell_wall=c.cell_timeout, cell_cpu=c.cell_cpu, budget=c.feedback_wall)
         w.notes += disagreements(w.nb, w.verdicts)
     except Exception as exc:  # noqa: BLE001 - the verdicts stand; only the feedback run is lost
         w.ran = False

@@ -1,0 +1,84 @@
+"""A worked example's figure before the first answer cell is drawn once per process, then reused (notebook_run._DRAWN).
+
+Such a cell is the release's own, after only the release's cells, in a fresh kernel: its figure is the same in every
+submission. It is left out of the run only when it draws and binds nothing a later cell reads; these tests show that
+leaving it out changes no other cell's outputs, in both languages, and that any change before it, or any later read of
+what it binds, makes it run again.
+"""
+import nbformat
+import pytest
+
+from grader import examples, notebook_run, pipeline
+from grader.assignment import get
+from grader.runner import warm as warm_module
+
+
+def _run(name: str, language: str, nb, monkeypatch) -> tuple[list, set[int]]:
+    """The cells' outputs after the feedback run, and the cells the run was told to leave out."""
+    prepared = pipeline.prepare(name)
+    left_out: set[int] = set()
+    real = warm_module.Warm.run
+
+    def spy(runner, kind, payload, limits, **kwargs):
+        left_out.update(int(i) for i, why in payload.get("skip", {}).items() if why == "")
+        return real(runner, kind, payload, limits, **kwargs)
+
+    monkeypatch.setattr(warm_module.Warm, "run", spy)
+    notebook_run.execute(prepared.grader.warm, nb, prepared.answer_ids, prefix=prepared.prefix(language))
+    monkeypatch.setattr(warm_module.Warm, "run", real)
+    return [(c.get("outputs"), c.get("execution_count")) for c in nb.cells], left_out
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("name", ["02_decode_scheduling", "03_batch_scheduling"])
+def test_a_drawn_worked_example_is_reused_and_changes_no_other_cell(name, language, monkeypatch):
+    """02 draws two figures before TODO 1; 03's one figure there (the worked example's steps) binds names that
+    later cells read, so it always runs."""
+    notebook_run.forget()
+    reference = dict(get(name).reference)
+    first, drawn_first = _run(name, language, examples.filled(name, reference, language), monkeypatch)
+    assert drawn_first == set() and notebook_run._DRAWN, "the first run draws every figure and keeps the worked examples'"
+    again, drawn_again = _run(name, language, examples.filled(name, reference, language), monkeypatch)
+    assert len(drawn_again) == (2 if name.startswith("02") else 0), drawn_again
+    assert again == first, "reusing a figure changes no cell's outputs, its own included"
+    code = [i for i, c in enumerate(examples.filled(name, reference, language).cells) if c.cell_type == "code"]
+    assert all(code.index(i) < len(pipeline.prepare(name).prefix(language)) for i in drawn_again)
+
+
+def _drawn_twice(name: str, monkeypatch) -> tuple[dict, list[int]]:
+    """A fresh process's second run of the solved notebook: (its answers, the cells it reused)."""
+    notebook_run.forget()
+    reference = dict(get(name).reference)
+    _run(name, "en", examples.filled(name, reference), monkeypatch)
+    drawn = sorted(_run(name, "en", examples.filled(name, reference), monkeypatch)[1])
+    assert drawn
+    return reference, drawn
+
+
+def test_a_changed_cell_before_it_makes_it_run_again(monkeypatch):
+    name = "02_decode_scheduling"
+    reference, drawn = _drawn_twice(name, monkeypatch)
+    nb = examples.filled(name, reference)
+    before = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and i > 2)
+    nb.cells[before].source += "\nexample = lab.FOUR_ON_TWO  # mine"
+    assert not _run(name, "en", nb, monkeypatch)[1] & {i for i in drawn if i > before}
+
+
+def test_a_later_read_of_what_it_binds_makes_it_run_again(monkeypatch):
+    name = "02_decode_scheduling"
+    reference, drawn = _drawn_twice(name, monkeypatch)
+    nb = examples.filled(name, reference)
+    last = max(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells[last].source = "print(fig)\n" + nb.cells[last].source
+    assert max(drawn) not in _run(name, "en", nb, monkeypatch)[1]
+
+
+@pytest.mark.parametrize("later, unread", [("fig = 2", True), ("for i in range(2):\n    fig = i", False),
+                                           ("print(fig)", False), ("fig += 1", False), ("fig = fig + 1", False),
+                                           ("del fig", False), ("x = globals()", False), ("def f():\n    return fig", False),
+                                           ("%matplotlib inline\nfig = 2", False), ("fig, ax = 1, 2\nprint(fig)", True)])
+def test_what_a_later_cell_reads(later, unread):
+    cells = [nbformat.v4.new_code_cell("fig = make()"), nbformat.v4.new_code_cell(later),
+             nbformat.v4.new_code_cell("print(fig)")]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    assert notebook_run.unread_later(nb, 0) is unread
