@@ -494,27 +494,30 @@ def test_the_sweep_removes_keys_ipc_and_processes_a_sandbox_uid_left():
 
 def test_one_submissions_todo_children_run_one_after_another(monkeypatch):
     """Two children of one submission (each with its reference server) are never alive together."""
-    from grader import grade, masters
+    from grader import examples, grade, masters
     from grader.assignment import get
     grader = grade.Grader("02_decode_scheduling")
     running, most, calls, lock = [0], [0], [0], threading.Lock()
-    real = grade.Grader._run_bridged
+    real = grade.Grader._run_split   # every bridged pair: a TODO graded apart, and the TODOs left run together
 
-    def counted(self, task, answer_source, *args, **kwargs):
+    def counted(self, student, *args, **kwargs):
         with lock:
             running[0] += 1
             calls[0] += 1
             most[0] = max(most[0], running[0])
         try:
             time.sleep(0.2)  # long enough for a sibling started in parallel to overlap
-            return real(self, task, answer_source, *args, **kwargs)
+            return real(self, student, *args, **kwargs)
         finally:
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(grade.Grader, "_run_bridged", counted)
+    monkeypatch.setattr(grade.Grader, "_run_split", counted)
     answers = masters.reference_answers("02_decode_scheduling")
     bug = next(m for m in get("02_decode_scheduling").mutants if m.answer_id == "todo1")   # so no whole-notebook run decides
     verdicts = grader.grade(answers | {"todo1": bug.apply(answers["todo1"])})
     assert [v.score == v.points for v in verdicts] == [False, True, True, True]
-    assert calls[0] >= 4 and most[0] == 1
+    assert calls[0] == 2 and most[0] == 1, "TODO 1 apart, then the three left together: one after the other"
+    stubs = grader.grade({gid: src + "\n# mine\n" for gid, src in examples.release_answers("02_decode_scheduling").items()})
+    assert all(v.score == 0 for v in stubs)
+    assert calls[0] >= 6 and most[0] == 1, "four stubs, each apart (and any failing case cut down)"
