@@ -186,8 +186,7 @@ def todo(task_id: str) -> Callable[[Callable], Callable]:
     """Decorator: an unfilled stub's bare NotImplementedError names its task."""
     def decorate(fn: Callable) -> Callable:
         _BLANK_TODOS.discard(task_id)  # a new definition has not failed yet
-        code = getattr(fn, "__code__", None)
-        if code is not None and not _names(code, "NotImplementedError"):
+        if isinstance(fn, types.FunctionType) and not _names(fn.__code__, "NotImplementedError"):
             fn.task_id = task_id  # an answer with no stub left in it runs as written: no wrapper on every call
             return fn
 

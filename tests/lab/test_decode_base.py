@@ -148,6 +148,13 @@ def test_todo_wraps_only_an_answer_that_still_raises_not_implemented():
         wrapped(0)
     assert todo("TODO 7")(nested) is not nested
 
+    class Thing:
+        def method(self):
+            return 1
+
+    bound = todo("TODO 7")(Thing().method)   # not a plain function: wrapped, as before
+    assert bound() == 1 and bound.task_id == "TODO 7"
+
     @todo("TODO 6")
     def blank():
         raise NotImplementedError()
