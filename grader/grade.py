@@ -166,7 +166,7 @@ class Grader:
         self.known = expected_lines(self.expected)
         self.warm = warm_parent
         self._known: dict[tuple[str, str], TaskVerdict] = {}
-        self._whole_known: dict[str, dict[str, TaskVerdict]] = {}
+        self._whole_known: dict[str, tuple[dict[str, TaskVerdict], frozenset[str]]] = {}
         self._lock = threading.Lock()
         self.reused = 0   # verdicts taken from an identical answer graded earlier in this process
         self.whole = 0    # submissions whose verdicts all came from one run of the whole notebook (see whole_notebook)
@@ -348,29 +348,42 @@ class Grader:
         One run instead of a bridged pair per TODO: most of a class is right on most TODOs. A TODO taken here gets
         the verdict its own run gives, except when its bug is cancelled by another's on every one of its scenarios
         (a key that sorts backwards and a step that takes the last): graded apart, the compensating TODO fails.
-        A TODO whose cell raised is graded apart. Answer cells that lean on one another (a helper of one used by
-        another, an export defined again) are all graded apart, as they always were: there each TODO sees only the
-        others' exports."""
-        if set(answers) != set(self.answer_ids) or exports.coupling(answers, self.exports, self.setup):
-            return {}
+        A TODO whose cell raised is graded apart. A run stopped by a hang or a crash still counts for the TODOs
+        whose scenarios all came before it. Answer cells that lean on one another (a helper of one used by another,
+        an export defined again) are all graded apart, as they always were: there each TODO sees only the others'
+        exports."""
+        return self._whole(answers)[0]
+
+    def _whole(self, answers: dict[str, str]) -> tuple[dict[str, TaskVerdict], frozenset[str]]:
+        """whole_notebook's verdicts, and the TODOs whose scenarios ran out of time there (or never ran)."""
+        every = frozenset(self.answer_ids)
+        if set(answers) != every or exports.coupling(answers, self.exports, self.setup):
+            return {}, frozenset()
         key = hashlib.sha256(json.dumps([answers[gid] for gid in self.answer_ids]).encode("utf-8", "surrogatepass")).hexdigest()
         with self._lock:
             known = self._whole_known.get(key)
-            self.reused += len(known or ())
+            self.reused += len(known[0]) if known else 0
         if known is not None:
             return copy.deepcopy(known)
         run = self._run([(gid, answers[gid]) for gid in self.answer_ids], [sc for task in self.tasks for sc in self._named(task)])
         if run.status == "garbled" or not run.records:   # records before a hang or a crash are as good as any
-            return {}
+            return {}, every
         errors = run.records[0].get("errors") or {}
         observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
         verdicts = {t.answer_id: full_marks(t) for t in self.tasks if t.answer_id not in errors and self._holds(t, observed)}
+        slow = frozenset(t.answer_id for t in self.tasks if not self._finished(t, observed))
         with self._lock:
             if run.status == "ok":   # as grade_task: a run that ended abnormally is not remembered
-                self._whole_known[key] = copy.deepcopy(verdicts)
+                self._whole_known[key] = copy.deepcopy((verdicts, slow))
             self.whole += len(verdicts) == len(self.tasks)
             self.whole_todos += len(verdicts)
-        return verdicts
+        return verdicts, slow
+
+    def _finished(self, task: Task, observed: dict) -> bool:
+        """Every scenario of `task` ran to an observation (none timed out, none was left out after timeouts)."""
+        names = [self._key(task, ri, si) for ri, rule in enumerate(task.rules) for si in range(len(rule.scenarios))]
+        return all(name in observed and not (isinstance(observed[name], str) and observed[name].startswith(STATUSES))
+                   for name in names)
 
     def _holds(self, task: Task, observed: dict) -> bool:
         """Every scenario of `task` was observed and behaves as the reference's (or satisfies its rule's judge)."""
@@ -383,16 +396,19 @@ class Grader:
                     return False
         return True
 
-    def leave_out(self, answers: dict[str, str], wrong: list[str], tasks: list[Task]) -> dict[str, TaskVerdict]:
+    def leave_out(self, answers: dict[str, str], wrong: list[str], tasks: list[Task]) -> dict[str, TaskVerdict] | None:
         """{answer_id: full marks} for each of `tasks` that behaves like the reference on every one of its scenarios
         when the student's answers run together with the reference standing in (across the bridge) for the TODOs
-        `wrong`, those found below full marks: as whole_notebook, once the wrong ones are out of the way."""
+        `wrong`, those found below full marks: as whole_notebook, once the wrong ones are out of the way.
+        None when the run timed out: nothing more of this notebook is run together."""
         student = {gid: answers[gid] for gid in self.answer_ids if gid not in wrong}
         run, server = self._run_split(student, tasks, [sc for task in tasks for sc in self._named(task)])
+        observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
+        if run.status == "timeout" or not all(self._finished(t, observed) for t in tasks):
+            return None
         if run.status == "garbled" or server.status != "ok" or not run.records:
             return {}
         errors = run.records[0].get("errors") or {}
-        observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
         taken = {t.answer_id: full_marks(t) for t in tasks if t.answer_id not in errors and self._holds(t, observed)}
         with self._lock:
             self.whole_todos += len(taken)
@@ -407,7 +423,8 @@ class Grader:
         place of the wrong ones (leave_out): a bug in enqueue fails every scenario that enqueues, in any TODO.
         One child at a time, never two at once: none holds another TODO's reference, but two that met could still
         trade what they learn from their servers. Other submissions still run in parallel (autograde's workers)."""
-        done = self.whole_notebook(answers)
+        done, slow = self._whole(answers)
+        # Run together only answers that may all be run together, and none that hung: a hang would be waited for again.
         together = len(done) < len(self.tasks) and set(answers) == set(self.answer_ids) \
             and not exports.coupling(answers, self.exports, self.setup)
         wrong: list[str] = []
@@ -421,12 +438,14 @@ class Grader:
                                                    "the answer cell is missing")
                 continue
             done[task.answer_id] = verdict = self.grade_task(task, source)
-            if verdict.score < verdict.points:
+            if verdict.score < verdict.points and together:
                 wrong.append(task.answer_id)
-                # A stub left in an answer fails in any company: those are not run together again.
-                rest = [t for t in self.order if t.answer_id not in done and "NotImplementedError" not in answers[t.answer_id]]
-                if together and rest:
-                    done |= self.leave_out(answers, wrong, rest)
+                # A stub left in an answer fails in any company, and a hang would be waited for again: not run together.
+                rest = [t for t in self.order if t.answer_id not in done and t.answer_id not in slow
+                        and "NotImplementedError" not in answers[t.answer_id]]
+                taken = self.leave_out(answers, wrong, rest) if rest else {}
+                together = taken is not None
+                done |= taken or {}
         return [done[task.answer_id] for task in self.tasks]
 
 

@@ -232,3 +232,41 @@ def test_grading_threads_build_syntax_trees_one_at_a_time(monkeypatch):
     for thread in threads:
         thread.join()
     assert most[0] == 1
+
+
+def test_a_missing_answer_beside_a_wrong_one_scores_zero_on_its_own_todo_only():
+    """Nothing is run together without every answer cell; the missing one scores 0 and the others are graded."""
+    name = "02_decode_scheduling"
+    grader = pipeline.grader_for(name)
+    bug = next(m for m in get(name).mutants if m.name.startswith("admits at enqueue"))
+    notebook = dict(grader.reference) | {"todo1": bug.apply(grader.reference["todo1"])}
+    notebook.pop("todo4")
+    verdicts = {v.answer_id: v for v in grader.grade(notebook)}
+    assert verdicts["todo4"].score == 0 and verdicts["todo4"].note == "the answer cell is missing"
+    assert verdicts["todo1"].score < verdicts["todo1"].points
+    assert verdicts["todo2"].score == verdicts["todo2"].points and verdicts["todo3"].score == verdicts["todo3"].points
+
+
+def test_a_todo_whose_cell_raises_is_not_taken_when_run_together_either(monkeypatch):
+    """TODO 1 is wrong (so the rest run together); TODO 3's cell defines the right answer, then raises."""
+    name = "02_decode_scheduling"
+    grader = pipeline.grader_for(name)
+    bug = next(m for m in get(name).mutants if m.name.startswith("admits at enqueue"))
+    notebook = dict(grader.reference) | {"todo1": bug.apply(grader.reference["todo1"]),
+                                         "todo3": grader.reference["todo3"] + "\n\nraise ValueError('after the answer')\n"}
+    runs = _counted(grader, monkeypatch)
+    taken = grader.leave_out(notebook, ["todo1"], [t for t in grader.order if t.answer_id != "todo1"])
+    assert set(taken) == {"todo2", "todo4"}, "the raising cell's TODO is graded apart, where its note says so"
+    verdicts = {v.answer_id: v for v in grader.grade(notebook)}
+    assert "ValueError" in verdicts["todo3"].note and runs["together"] == 2, runs
+
+
+def test_a_run_together_that_times_out_stops_running_together():
+    """A scenario that ran out of time means a hang that would be waited for again: None, and grade() stops."""
+    grader = pipeline.grader_for("02_decode_scheduling")
+    task = grader.tasks[1]
+    names = [grader._key(task, ri, si) for ri, rule in enumerate(task.rules) for si in range(len(rule.scenarios))]
+    assert grader._finished(task, {name: [] for name in names})
+    assert not grader._finished(task, {name: [] for name in names[1:]})
+    assert not grader._finished(task, {name: "timeout" for name in names})
+    assert not grader._finished(task, {name: "skipped after 3 timeouts in a row" for name in names})
