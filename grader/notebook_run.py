@@ -139,7 +139,7 @@ def unused_later(nb, index: int) -> bool:
 # per process and reused (the run leaves the cell out). Only a cell that draws and binds nothing a later cell reads.
 _DRAWN: dict[tuple[str, ...], list[dict]] = {}
 _DRAWN_LOCK = threading.Lock()
-READS_ALL = {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__import__"}
+READS_ALL = {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__import__", "__main__", "modules"}
 
 
 def forget() -> None:
@@ -160,29 +160,55 @@ def release_prefix(release, answer_ids: list[str]) -> tuple[str, ...]:
 
 
 def unread_later(nb, index: int) -> bool:
-    """True when no later code cell can read a name cell `index` binds before binding it again itself (or when it
-    binds none); a cell that does not parse, or that reads names indirectly (globals(), eval, ...), reads them all."""
+    """True when cell `index` only binds names (assignments of a call, calls, imports: no attribute set, no del)
+    and no other code cell can read one of them after it: a later cell before binding it again itself, or a
+    function of any cell. A cell that does not parse, or that reads names indirectly (globals(), eval, ...), reads
+    them all. (A cell whose new binding raises before it is made would read the old value: the page shows a
+    NameError there instead.)"""
     try:
-        names = exports.bound(exports.parse(nb.cells[index].source))
+        tree = exports.parse(nb.cells[index].source)
     except (SyntaxError, ValueError):
         return False
-    for cell in nb.cells[index + 1:]:
+    if not _only_binds(tree):
+        return False
+    names = exports.bound(tree)
+    later = [c for c in nb.cells[index + 1:] if c.cell_type == "code"]
+    earlier = [c for c in nb.cells[:index] if c.cell_type == "code" and _uses(c.source, names | READS_ALL, set())]
+    for cell in earlier:   # a function defined before may read them when a later cell calls it
+        try:
+            bodies = [n for n in ast.walk(exports.parse(cell.source)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+        except (SyntaxError, ValueError):
+            return False
+        if any(_reads(body, names) for body in bodies):
+            return False
+    for cell in later:
         if not names:
             return True
-        if cell.cell_type != "code" or not _uses(cell.source, names | READS_ALL, set()):
+        if not _uses(cell.source, names | READS_ALL, set()):
             continue
         try:
             tree = exports.parse(cell.source)
         except (SyntaxError, ValueError):
             return False
         for node in tree.body:
-            loads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-            loads |= {n.target.id for n in ast.walk(node) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
-            if loads & (names | READS_ALL) or any(isinstance(n, ast.Attribute) and n.attr in READS_ALL for n in ast.walk(node)):
+            if _reads(node, names):
                 return False
             if isinstance(node, ast.Assign):   # bound again before any read: what the cell bound is gone
                 names -= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return True
+
+
+def _only_binds(tree: ast.Module) -> bool:
+    """Assignments to plain names, bare expressions and imports: no attribute or item set, no del, no loop."""
+    return all(all(isinstance(t, ast.Name) for t in node.targets) if isinstance(node, ast.Assign)
+               else isinstance(node, (ast.Expr, ast.Import, ast.ImportFrom)) for node in tree.body)
+
+
+def _reads(node: ast.AST, names: set[str]) -> bool:
+    """Does `node` read one of `names`, or read names indirectly?"""
+    loads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    loads |= {n.target.id for n in ast.walk(node) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+    return bool(loads & (names | READS_ALL)) or any(isinstance(n, ast.Attribute) and n.attr in READS_ALL for n in ast.walk(node))
 
 
 def _only_draws(outputs: list[dict]) -> bool:
@@ -222,22 +248,24 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
     skip.update({i: "" for i in quiet})
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     keys, reused = _drawn(nb, code, prefix)
+    # Numbered as if every cell not left out ran: a reused figure keeps its number, and a traceback names the same.
+    numbers = {i: n for n, i in enumerate([i for i in code if i not in skip], 1)}
     skip.update({i: "" for i in reused})
     payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
                "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
-               "labels": {str(i): masters.grade_id(nb.cells[i]) for i in deps}}
+               "labels": {str(i): masters.grade_id(nb.cells[i]) for i in deps},
+               "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
     limits = CellLimits(cell_cpu, cell_wall, budget)
     run_limits = dataclasses.replace(LIMITS, wall=budget + 2 * GRACE, cpu_seconds=int(budget) + CPU_MARGIN)
     done = warm.run("notebook", payload, run_limits, watcher=limits)
     records = _records(done.output, set(code))
-    notes, count, not_run = [], 0, {}
+    notes, not_run = [], {}
     for index in code:
         cell, rec = nb.cells[index], records.get(index)
         if index in quiet:
             cell.outputs, cell.execution_count = [], None
         elif index in reused:
-            count += 1
-            cell.outputs, cell.execution_count = [nbformat.from_dict(o) for o in reused[index]], count
+            cell.outputs, cell.execution_count = [nbformat.from_dict(o) for o in reused[index]], numbers[index]
         elif rec is None:
             why = limits.stopped or ("the run ended early" if not done.timed_out else "the run was stopped")
             cell.outputs, cell.execution_count = [_note(f"not run: {why}")], None
@@ -247,12 +275,11 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
             cell.outputs, cell.execution_count = [_note(why)], None
             not_run.setdefault(why, []).append(_label(nb, index, short=True))
         else:
-            count += 1
             cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
-            cell.execution_count = count
-            for output in cell.outputs:   # the kernel's own count skips the cells left out
+            cell.execution_count = numbers[index]
+            for output in cell.outputs:   # the kernel was given the same number (payload "counts")
                 if output.get("output_type") == "execute_result":
-                    output.execution_count = count
+                    output.execution_count = numbers[index]
             if index in limits.interrupted:
                 notes.append(f"{_label(nb, index)} {limits.interrupted[index]}")
             elif index in keys and rec["status"] == "ok" and _only_draws(rec["outputs"]):

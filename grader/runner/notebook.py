@@ -2,7 +2,8 @@
 # Like child.py it imports nothing from grader/: the warm parent (boot.py) execs this text once, before it forks,
 # and calls run_notebook(payload, emit) in each fork; a cold run (cold.py) runs it as `python -I -c` on its stdin.
 #
-# payload: {cells: [{index, source}], skip: {index: why}, deps: {answer index: [later index]}, labels: {index: grade_id}}
+# payload: {cells: [{index, source}], skip: {index: why}, deps: {answer index: [later index]}, labels: {index: grade_id},
+#           counts: {index: the execution count the cell runs under (the page's In [n], and its tracebacks')}}
 # records: {"kind": "start", index} before a cell; {"kind": "cell", index, status, outputs[, cpu | why]} after it;
 # {"kind": "done", cpu} at the end. The grader interrupts a cell from outside with SIGINT (grader/notebook_run.py).
 import json
@@ -114,6 +115,7 @@ def run_notebook(payload, emit):
     skipped = {int(k): v for k, v in payload.get("skip", {}).items()}
     deps = {int(k): v for k, v in payload.get("deps", {}).items()}
     labels = {int(k): v for k, v in payload.get("labels", {}).items()}
+    counts = {int(k): v for k, v in payload.get("counts", {}).items() if type(v) is int}
     by_count = {}
     for cell in payload["cells"]:
         index = cell["index"]
@@ -122,6 +124,7 @@ def run_notebook(payload, emit):
             continue
         emit({"kind": "start", "index": index})
         OUT.items = []
+        SHELL.execution_count = counts.get(index, SHELL.execution_count)
         by_count[SHELL.execution_count] = index
         stack = []
         state["in_cell"] = True

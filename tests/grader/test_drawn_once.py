@@ -73,12 +73,45 @@ def test_a_later_read_of_what_it_binds_makes_it_run_again(monkeypatch):
     assert max(drawn) not in _run(name, "en", nb, monkeypatch)[1]
 
 
+@pytest.mark.parametrize("earlier, cell, unread", [("", "fig = make()", True),
+                                                   ("def show():\n    print(fig)", "fig = make()", False),
+                                                   ("", "cfg.rate = 3\nfig = make()", False),
+                                                   ("", "for i in range(2):\n    fig = make()", False),
+                                                   ("", "fig, ax = make()", False)])
+def test_what_a_cell_left_out_may_be(earlier, cell, unread):
+    """Only names bound, none read by a function that another cell calls later; nothing else changed."""
+    cells = [nbformat.v4.new_code_cell(earlier), nbformat.v4.new_code_cell(cell), nbformat.v4.new_code_cell("fig = 1")]
+    assert notebook_run.unread_later(nbformat.v4.new_notebook(cells=cells), 1) is unread
+
+
 @pytest.mark.parametrize("later, unread", [("fig = 2", True), ("for i in range(2):\n    fig = i", False),
                                            ("print(fig)", False), ("fig += 1", False), ("fig = fig + 1", False),
                                            ("del fig", False), ("x = globals()", False), ("def f():\n    return fig", False),
+                                           ("import __main__\nprint(__main__.fig)", False),
                                            ("%matplotlib inline\nfig = 2", False), ("fig, ax = 1, 2\nprint(fig)", True)])
 def test_what_a_later_cell_reads(later, unread):
     cells = [nbformat.v4.new_code_cell("fig = make()"), nbformat.v4.new_code_cell(later),
              nbformat.v4.new_code_cell("print(fig)")]
     nb = nbformat.v4.new_notebook(cells=cells)
     assert notebook_run.unread_later(nb, 0) is unread
+
+
+def test_each_language_draws_its_own_figures(monkeypatch):
+    """The key is the release's cells, whose set-up sets the language: a zh page never gets an en figure."""
+    name = "02_decode_scheduling"
+    _drawn_twice(name, monkeypatch)
+    reference = dict(get(name).reference)
+    assert _run(name, "zh", examples.filled(name, reference, "zh"), monkeypatch)[1] == set()
+
+
+def test_a_traceback_after_a_reused_figure_names_the_cell_as_the_page_numbers_it(monkeypatch):
+    name = "02_decode_scheduling"
+    reference, drawn = _drawn_twice(name, monkeypatch)
+    nb = examples.filled(name, reference)
+    last = max(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells[last].source = "1 / 0\n"
+    outputs, left_out = _run(name, "en", nb, monkeypatch)
+    assert set(drawn) <= left_out
+    errors, count = outputs[last]
+    trace = "\n".join(errors[0]["traceback"])
+    assert errors[0]["ename"] == "ZeroDivisionError" and f"In[{count}]" in trace, (count, trace[:300])
