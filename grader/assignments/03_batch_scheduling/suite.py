@@ -98,7 +98,9 @@ def rand_requests(rng: random.Random, n: int, max_prompt: int = 40, max_out: int
 def rand_config(rng: random.Random, requests: list[dict], tight: bool, policy: str | None = None) -> dict:
     block_size = rng.choice([2, 4, 8, 16])
     longest = max(r["num_prompt_tokens"] + r["max_tokens"] for r in requests)
-    num_blocks = -(-longest // block_size) + rng.randint(0, 3) if tight else 4096
+    # Ample: every request fits at once, twice over (a pool of thousands would cross the bridge in every call).
+    ample = 2 * sum(-(-(r["num_prompt_tokens"] + r["max_tokens"]) // block_size) for r in requests) + 4
+    num_blocks = -(-longest // block_size) + rng.randint(0, 3) if tight else ample
     chunked = rng.random() < 0.85
     return {"num_blocks": num_blocks, "block_size": block_size, "max_num_seqs": rng.randint(1, 6),
             "max_num_batched_tokens": rng.randint(6, 80), "policy": policy or rng.choice(["fcfs", "priority"]),
