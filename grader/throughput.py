@@ -158,7 +158,7 @@ def cell_kind(source: str, outputs: list) -> str:
 def bench_breakdown(name: str) -> None:
     """Where the CPU goes, per submission, for the varied class graded by one worker."""
     ledger = Ledger()
-    ledger.wrap(Grader, "whole_notebook", "grading: whole-notebook run (one child)")
+    ledger.wrap(Grader, "_whole", "grading: whole-notebook run (one child)")
     ledger.wrap(Grader, "leave_out", "grading: the TODOs left, run together with the reference for the wrong ones")
     ledger.wrap(autograde.Batch, "__init__", "set-up: hidden suite, reference observations, warm sandbox parent (once)")
     ledger.wrap(Grader, "_run_bridged", lambda g, task, src, scenarios=None, timeout=None:
