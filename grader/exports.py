@@ -12,6 +12,11 @@ BRIDGE_NAME = "__bridge__"   # the child's and the server's Bridge, in the noteb
 _PARSING = threading.Lock()
 
 
+def words(source: str) -> set[str]:
+    """Every identifier-like word of `source` (in code, comments and strings alike: an over-approximation of its names)."""
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
+
+
 def parse(source: str) -> ast.Module:
     """ast.parse, one thread at a time."""
     with _PARSING:
@@ -92,13 +97,13 @@ def coupling(answers: dict[str, str], owned: dict[str, list[str]], given: list[s
     common = set().union(*(defined(src) for src in given))
     binds = {gid: defined(src) for gid, src in answers.items()}
     for gid, source in answers.items():
-        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source)) - binds[gid]
+        used = words(source) - binds[gid]
         for other, names in binds.items():
             if other == gid:
                 continue
             private = {n for n in names if "." not in n} - set(owned.get(other, ())) - {e.rpartition(".")[2] for e in owned.get(other, ())} - common
-            if words & private:
-                return f"{gid} uses {sorted(words & private)[0]} from {other}'s cell"
+            if used & private:
+                return f"{gid} uses {sorted(used & private)[0]} from {other}'s cell"
             if binds[gid] & set(owned.get(other, ())) - common:
                 return f"{gid} defines {sorted(binds[gid] & set(owned.get(other, ())))[0]}, which {other} exports"
     return ""
@@ -108,6 +113,6 @@ def callers_last(tasks: list, references: dict[str, str], owned: dict[str, list[
     """`tasks` ordered by how many other TODOs' exports their reference answer names (fewest first, stable): a step
     that calls the key and the capacity check comes after them, so their verdicts are known when it is graded."""
     def calls(task) -> int:
-        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", references[task.answer_id]))
-        return sum(any(e.rpartition(".")[2] in words for e in names) for gid, names in owned.items() if gid != task.answer_id)
+        named = words(references[task.answer_id])
+        return sum(any(e.rpartition(".")[2] in named for e in names) for gid, names in owned.items() if gid != task.answer_id)
     return sorted(tasks, key=calls)

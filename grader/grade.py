@@ -261,7 +261,7 @@ class Grader:
             return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
                                [RuleResult(r.name, False, "not graded: grading error") for r in task.rules],
                                f"grading error, re-run ({fault})")
-        observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
+        observed = observations(run)
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
         results, cases = [], {}
         for ri, rule in enumerate(task.rules):
@@ -285,8 +285,7 @@ class Grader:
         if run.status != "ok":
             note = "; ".join(filter(None, [note, f"grading child {run.status}: {run.detail}"]))
         score = score_of(task.points, passed, len(results))
-        hung = run.status == "timeout" or "ran past the time limit" in str(cell_error) or any(
-            obs == "timeout" or str(obs).startswith("skipped after") for obs in observed.values())
+        hung = run.status == "timeout" or "ran past the time limit" in str(cell_error) or any(map(ran_out, observed.values()))
         # Cases too long to read are cut down; the score is already fixed, and an answer that hung is not run again.
         long = {ri: case for ri, case in cases.items() if not snippets.fits(results[ri].snippet) and isinstance(case[3], list)}
         if long and not hung and run.status == "ok":
@@ -337,8 +336,7 @@ class Grader:
             thread.join()
         if run.status != "ok" or server.status != "ok" or not reference or reference[0].status != "ok":
             return None
-        return tuple({rec["name"]: rec.get("obs") for rec in r.records if rec.get("kind") == "scenario"}
-                     for r in (reference[0], run))
+        return observations(reference[0]), observations(run)
 
     def whole_notebook(self, answers: dict[str, str]) -> dict[str, TaskVerdict]:
         """{answer_id: full marks} for each TODO that behaves like the reference on every one of its scenarios when
@@ -352,13 +350,15 @@ class Grader:
         whose scenarios all came before it. Answer cells that lean on one another (a helper of one used by another,
         an export defined again) are all graded apart, as they always were: there each TODO sees only the others'
         exports."""
-        return self._whole(answers)[0]
+        return self._whole(answers)[0] if self._together(answers) else {}
+
+    def _together(self, answers: dict[str, str]) -> bool:
+        """May these answers run together: every answer cell there, none leaning on another's (exports.coupling)?"""
+        return set(answers) == set(self.answer_ids) and not exports.coupling(answers, self.exports, self.setup)
 
     def _whole(self, answers: dict[str, str]) -> tuple[dict[str, TaskVerdict], frozenset[str]]:
-        """whole_notebook's verdicts, and the TODOs whose scenarios ran out of time there (or never ran)."""
-        every = frozenset(self.answer_ids)
-        if set(answers) != every or exports.coupling(answers, self.exports, self.setup):
-            return {}, frozenset()
+        """whole_notebook's verdicts (for answers that may run together), and the TODOs whose scenarios ran out of
+        time there (or never ran)."""
         key = hashlib.sha256(json.dumps([answers[gid] for gid in self.answer_ids]).encode("utf-8", "surrogatepass")).hexdigest()
         with self._lock:
             known = self._whole_known.get(key)
@@ -367,23 +367,28 @@ class Grader:
             return copy.deepcopy(known)
         run = self._run([(gid, answers[gid]) for gid in self.answer_ids], [sc for task in self.tasks for sc in self._named(task)])
         if run.status == "garbled" or not run.records:   # records before a hang or a crash are as good as any
-            return {}, every
-        errors = run.records[0].get("errors") or {}
-        observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
-        verdicts = {t.answer_id: full_marks(t) for t in self.tasks if t.answer_id not in errors and self._holds(t, observed)}
+            return {}, frozenset(self.answer_ids)
+        observed = observations(run)
+        verdicts = self._taken(run, self.tasks, observed)
         slow = frozenset(t.answer_id for t in self.tasks if not self._finished(t, observed))
         with self._lock:
             if run.status == "ok":   # as grade_task: a run that ended abnormally is not remembered
                 self._whole_known[key] = copy.deepcopy((verdicts, slow))
             self.whole += len(verdicts) == len(self.tasks)
-            self.whole_todos += len(verdicts)
         return verdicts, slow
+
+    def _taken(self, run: ChildRun, tasks: list[Task], observed: dict) -> dict[str, TaskVerdict]:
+        """Full marks for each of `tasks` whose cell did not raise in `run` and whose every scenario holds (_holds)."""
+        errors = run.records[0].get("errors") or {}
+        taken = {t.answer_id: full_marks(t) for t in tasks if t.answer_id not in errors and self._holds(t, observed)}
+        with self._lock:
+            self.whole_todos += len(taken)
+        return taken
 
     def _finished(self, task: Task, observed: dict) -> bool:
         """Every scenario of `task` ran to an observation (none timed out, none was left out after timeouts)."""
         names = [self._key(task, ri, si) for ri, rule in enumerate(task.rules) for si in range(len(rule.scenarios))]
-        return all(name in observed and not (isinstance(observed[name], str) and observed[name].startswith(STATUSES))
-                   for name in names)
+        return all(name in observed and not ran_out(observed[name]) for name in names)
 
     def _holds(self, task: Task, observed: dict) -> bool:
         """Every scenario of `task` was observed and behaves as the reference's (or satisfies its rule's judge)."""
@@ -403,16 +408,12 @@ class Grader:
         None when the run timed out: nothing more of this notebook is run together."""
         student = {gid: answers[gid] for gid in self.answer_ids if gid not in wrong}
         run, server = self._run_split(student, tasks, [sc for task in tasks for sc in self._named(task)])
-        observed = {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
+        observed = observations(run)
         if run.status == "timeout" or not all(self._finished(t, observed) for t in tasks):
             return None
         if run.status == "garbled" or server.status != "ok" or not run.records:
             return {}
-        errors = run.records[0].get("errors") or {}
-        taken = {t.answer_id: full_marks(t) for t in tasks if t.answer_id not in errors and self._holds(t, observed)}
-        with self._lock:
-            self.whole_todos += len(taken)
-        return taken
+        return self._taken(run, tasks, observed)
 
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
@@ -423,10 +424,8 @@ class Grader:
         place of the wrong ones (leave_out): a bug in enqueue fails every scenario that enqueues, in any TODO.
         One child at a time, never two at once: none holds another TODO's reference, but two that met could still
         trade what they learn from their servers. Other submissions still run in parallel (autograde's workers)."""
-        done, slow = self._whole(answers)
-        # Run together only answers that may all be run together, and none that hung: a hang would be waited for again.
-        together = len(done) < len(self.tasks) and set(answers) == set(self.answer_ids) \
-            and not exports.coupling(answers, self.exports, self.setup)
+        together = self._together(answers)
+        done, slow = self._whole(answers) if together else ({}, frozenset())
         wrong: list[str] = []
         for task in self.order:
             if task.answer_id in done:
@@ -447,6 +446,16 @@ class Grader:
                 together = taken is not None
                 done |= taken or {}
         return [done[task.answer_id] for task in self.tasks]
+
+
+def observations(run: ChildRun) -> dict[str, object]:
+    """Scenario name -> what the child observed, for the scenarios it reported."""
+    return {rec["name"]: rec.get("obs") for rec in run.records if rec.get("kind") == "scenario"}
+
+
+def ran_out(obs) -> bool:
+    """An observation that is the child's word that the scenario ran out of time (or was left out after three that did)."""
+    return obs == "timeout" or (isinstance(obs, str) and obs.startswith("skipped after"))
 
 
 def full_marks(task: Task) -> TaskVerdict:

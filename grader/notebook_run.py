@@ -13,7 +13,6 @@ as `lab.require_todos` takes it). That may over-approximate; the page says when 
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 import json
 import re
@@ -53,8 +52,7 @@ def defined_names(source: str) -> set[str]:
 
 
 def _uses(source: str, names: set[str], labels: set[str]) -> bool:
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
-    return bool(words & names) or any(re.search(re.escape(label) + r"\b", source) for label in labels)
+    return bool(exports.words(source) & names) or any(re.search(re.escape(label) + r"\b", source) for label in labels)
 
 
 def dependents(nb, answer_ids: list[str]) -> dict[int, list[int]]:
@@ -165,37 +163,39 @@ def unread_later(nb, index: int) -> bool:
     function of any cell. A cell that does not parse, or that reads names indirectly (globals(), eval, ...), reads
     them all. (A cell whose new binding raises before it is made would read the old value: the page shows a
     NameError there instead.)"""
-    try:
-        tree = exports.parse(nb.cells[index].source)
-    except (SyntaxError, ValueError):
-        return False
-    if not _only_binds(tree):
+    tree = _tree(nb.cells[index].source)
+    if tree is None or not _only_binds(tree):
         return False
     names = exports.bound(tree)
-    later = [c for c in nb.cells[index + 1:] if c.cell_type == "code"]
-    earlier = [c for c in nb.cells[:index] if c.cell_type == "code" and _uses(c.source, names | READS_ALL, set())]
-    for cell in earlier:   # a function defined before may read them when a later cell calls it
-        try:
-            bodies = [n for n in ast.walk(exports.parse(cell.source)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
-        except (SyntaxError, ValueError):
+    for cell in nb.cells[:index]:   # a function defined before may read them when a later cell calls it
+        if cell.cell_type != "code" or not _uses(cell.source, names | READS_ALL, set()):
+            continue
+        earlier = _tree(cell.source)
+        if earlier is None or any(_reads(n, names) for n in ast.walk(earlier)
+                                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))):
             return False
-        if any(_reads(body, names) for body in bodies):
-            return False
-    for cell in later:
+    for cell in nb.cells[index + 1:]:
         if not names:
             return True
-        if not _uses(cell.source, names | READS_ALL, set()):
+        if cell.cell_type != "code" or not _uses(cell.source, names | READS_ALL, set()):
             continue
-        try:
-            tree = exports.parse(cell.source)
-        except (SyntaxError, ValueError):
+        later = _tree(cell.source)
+        if later is None:
             return False
-        for node in tree.body:
+        for node in later.body:
             if _reads(node, names):
                 return False
             if isinstance(node, ast.Assign):   # bound again before any read: what the cell bound is gone
                 names -= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return True
+
+
+def _tree(source: str) -> ast.Module | None:
+    """The cell's syntax tree, or None if it does not parse (a magic, a typo)."""
+    try:
+        return exports.parse(source)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _only_binds(tree: ast.Module) -> bool:
@@ -217,16 +217,14 @@ def _only_draws(outputs: list[dict]) -> bool:
 
 def _drawn(nb, code: list[int], prefix: tuple[str, ...]) -> tuple[dict[int, tuple[str, ...]], dict[int, list[dict]]]:
     """({index: key} of the leading code cells that are the release's own, {index: outputs} of those to reuse)."""
-    keys, reuse = {}, {}
+    keys = {}
     for position, index in enumerate(code):
         if position >= len(prefix) or nb.cells[index].source != prefix[position]:
             break
         keys[index] = prefix[: position + 1]
-    with _DRAWN_LOCK:
+    with _DRAWN_LOCK:   # never changed once stored: each page gets its own nodes (nbformat.from_dict)
         known = {index: _DRAWN[key] for index, key in keys.items() if key in _DRAWN}
-    for index, outputs in known.items():
-        if unread_later(nb, index):
-            reuse[index] = copy.deepcopy(outputs)
+    reuse = {index: outputs for index, outputs in known.items() if unread_later(nb, index)}
     return keys, reuse
 
 
@@ -283,8 +281,8 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
             if index in limits.interrupted:
                 notes.append(f"{_label(nb, index)} {limits.interrupted[index]}")
             elif index in keys and rec["status"] == "ok" and _only_draws(rec["outputs"]):
-                with _DRAWN_LOCK:
-                    _DRAWN.setdefault(keys[index], copy.deepcopy(rec["outputs"]))
+                with _DRAWN_LOCK:   # the records are this run's own: nothing else holds them
+                    _DRAWN.setdefault(keys[index], rec["outputs"])
     # One note per reason, naming the cells: "todo1_tests, todo3_tests, cell 28 not run: todo1 ran past ..."
     return notes + [f"{', '.join(cells)} {why}" for why, cells in not_run.items()]
 
