@@ -84,8 +84,17 @@ def bound(tree: ast.Module) -> set[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
         else:
-            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            names |= _stored(node)
     return names
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """The names `node` stores to in its scope: not a comprehension's own variables (a walrus in one still binds here)."""
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return {n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr)}
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        return {node.id}
+    return set().union(*map(_stored, ast.iter_child_nodes(node)))
 
 
 def coupling(answers: dict[str, str], owned: dict[str, list[str]], given: list[str]) -> str:

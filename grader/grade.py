@@ -261,7 +261,12 @@ class Grader:
             return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
                                [RuleResult(r.name, False, "not graded: grading error") for r in task.rules],
                                f"grading error, re-run ({fault})")
-        observed = observations(run)
+        return self._verdict(task, answer_source, run)
+
+    def _verdict(self, task: Task, answer_source: str, run: ChildRun) -> TaskVerdict:
+        """The verdict on `task` from the observations of its scenarios in `run` (its own, or the whole notebook's)."""
+        names = {self._key(task, ri, si) for ri, rule in enumerate(task.rules) for si in range(len(rule.scenarios))}
+        observed = {name: obs for name, obs in observations(run).items() if name in names}
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
         results, cases = [], {}
         for ri, rule in enumerate(task.rules):
@@ -356,26 +361,37 @@ class Grader:
         """May these answers run together: every answer cell there, none leaning on another's (exports.coupling)?"""
         return set(answers) == set(self.answer_ids) and not exports.coupling(answers, self.exports, self.setup)
 
-    def _whole(self, answers: dict[str, str]) -> tuple[dict[str, TaskVerdict], frozenset[str]]:
-        """whole_notebook's verdicts (for answers that may run together), and the TODOs whose scenarios ran out of
-        time there (or never ran)."""
+    def _whole(self, answers: dict[str, str]) -> tuple[dict[str, TaskVerdict], frozenset[str], ChildRun | None]:
+        """whole_notebook's verdicts (for answers that may run together), the TODOs whose scenarios ran out of time
+        there (or never ran), and the run itself if it ended cleanly (grade() may judge the last wrong TODO from it)."""
         key = hashlib.sha256(json.dumps([answers[gid] for gid in self.answer_ids]).encode("utf-8", "surrogatepass")).hexdigest()
         with self._lock:
             known = self._whole_known.get(key)
             self.reused += len(known[0]) if known else 0
         if known is not None:
-            return copy.deepcopy(known)
+            verdicts, slow, run = known
+            return copy.deepcopy(verdicts), slow, run
         run = self._run([(gid, answers[gid]) for gid in self.answer_ids], [sc for task in self.tasks for sc in self._named(task)])
         if run.status == "garbled" or not run.records:   # records before a hang or a crash are as good as any
-            return {}, frozenset(self.answer_ids)
+            return {}, frozenset(self.answer_ids), None
         observed = observations(run)
         verdicts = self._taken(run, self.tasks, observed)
         slow = frozenset(t.answer_id for t in self.tasks if not self._finished(t, observed))
+        clean = run if run.status == "ok" else None
         with self._lock:
-            if run.status == "ok":   # as grade_task: a run that ended abnormally is not remembered
-                self._whole_known[key] = copy.deepcopy((verdicts, slow))
+            if clean:   # as grade_task: a run that ended abnormally is not remembered
+                self._whole_known[key] = (copy.deepcopy(verdicts), slow, clean)
             self.whole += len(verdicts) == len(self.tasks)
-        return verdicts, slow
+        return verdicts, slow, clean
+
+    def _others_right(self, task: Task, done: dict[str, TaskVerdict]) -> bool:
+        """Every other TODO is at full marks: then the whole run held the reference's behaviour around `task` (on every
+        scenario the TODO texts state), and `task`'s own scenarios there give the verdict a run apart would give.
+
+        So the last wrong TODO (callers are graded last: usually the step that calls all the others) costs no run of its
+        own. The others are proven right on their own scenarios only: where a wrong answer calls one of them in a way
+        no TODO text covers, the student's own code answers, as it does in their notebook."""
+        return all(gid in done and done[gid].score == done[gid].points for gid in self.answer_ids if gid != task.answer_id)
 
     def _taken(self, run: ChildRun, tasks: list[Task], observed: dict) -> dict[str, TaskVerdict]:
         """Full marks for each of `tasks` whose cell did not raise in `run` and whose every scenario holds (_holds)."""
@@ -419,13 +435,14 @@ class Grader:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
 
         First the whole notebook in one child (whole_notebook). Each TODO not at full marks there is graded in its
-        own child beside a reference server (grade_task), the TODOs that use others last (self.order). Once one of
+        own child beside a reference server (grade_task), the TODOs that use others last (self.order); the last one
+        left, once every other is at full marks, is judged from the whole run instead (_others_right). Once one of
         them is found below full marks, the TODOs still to grade run once more together with the reference in
         place of the wrong ones (leave_out): a bug in enqueue fails every scenario that enqueues, in any TODO.
         One child at a time, never two at once: none holds another TODO's reference, but two that met could still
         trade what they learn from their servers. Other submissions still run in parallel (autograde's workers)."""
         together = self._together(answers)
-        done, slow = self._whole(answers) if together else ({}, frozenset())
+        done, slow, whole = self._whole(answers) if together else ({}, frozenset(), None)
         wrong: list[str] = []
         for task in self.order:
             if task.answer_id in done:
@@ -435,6 +452,9 @@ class Grader:
                 done[task.answer_id] = TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
                                                    [RuleResult(r.name, False, "no answer cell", quotes=self._quotes(task, r.name)) for r in task.rules],
                                                    "the answer cell is missing")
+                continue
+            if whole is not None and task.answer_id not in slow and self._others_right(task, done):
+                done[task.answer_id] = self._verdict(task, source, whole)   # as good as a run apart: see _others_right
                 continue
             done[task.answer_id] = verdict = self.grade_task(task, source)
             if verdict.score < verdict.points and together:

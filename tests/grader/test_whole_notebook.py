@@ -99,6 +99,40 @@ def test_a_notebook_with_one_or_two_bugs_gets_the_per_todo_verdicts(name, bugs, 
         assert runs["together"] <= len(bugs) and runs["apart"] <= len(grader.tasks), runs
 
 
+@pytest.mark.parametrize("bug", ["ignores max_num_seqs", "admits waiting requests in a step that preempted"])
+def test_the_last_wrong_todo_is_judged_from_the_whole_run_once_the_others_are_right(bug, monkeypatch):
+    """03's step (TODO 1) calls every other TODO: once they are at full marks, its verdict comes from the whole run,
+    exactly the verdict its own run beside the reference would give, with no run of its own."""
+    name = "03_batch_scheduling"
+    grader = pipeline.grader_for(name)
+    mutant = next(m for m in get(name).mutants if m.name.startswith(bug))
+    notebook = {gid: src + f"\n# {bug}\n" for gid, src in grader.reference.items()}   # signed: nothing reused
+    notebook[mutant.answer_id] = mutant.apply(grader.reference[mutant.answer_id]) + "\n# last wrong\n"
+    expected = [type(grader)._grade_task(grader, task, notebook[task.answer_id]) for task in grader.tasks]
+    apart, original = [], type(grader)._grade_task
+    monkeypatch.setattr(type(grader), "_grade_task", lambda self, task, source: apart.append(task.answer_id) or original(self, task, source))
+    graded = grader.grade(notebook)
+    assert [dataclasses.asdict(v) for v in graded] == [dataclasses.asdict(v) for v in expected]
+    assert graded[0].score < graded[0].points and all(r.snippet for r in graded[0].rules if not r.passed)   # a case to run
+    assert mutant.answer_id not in apart and len(apart) < len(grader.tasks) - 1, apart   # only callees its bug failed
+
+
+def test_a_wrong_todo_is_not_judged_from_the_whole_run_while_another_is_wrong(monkeypatch):
+    """The guard matters: with a wrong block count (TODO 2) beside a wrong step (TODO 1), the step's scenarios in the
+    whole run fail for both reasons; judged from there anyway, TODO 1 would get another verdict than its own run's."""
+    name = "03_batch_scheduling"
+    grader = pipeline.grader_for(name)
+    notebook = dict(grader.reference)
+    for bug in ("ignores max_num_seqs", "floor instead of ceiling division"):
+        m = next(m for m in get(name).mutants if m.name.startswith(bug))
+        notebook[m.answer_id] = m.apply(notebook[m.answer_id]) + "\n# two wrong\n"
+    first = grader.tasks[0]
+    expected = type(grader)._grade_task(grader, first, notebook[first.answer_id])
+    assert dataclasses.asdict(grader.grade(notebook)[0]) == dataclasses.asdict(expected)
+    monkeypatch.setattr(type(grader), "_others_right", lambda self, task, done: True)
+    assert dataclasses.asdict(grader.grade(notebook)[0]) != dataclasses.asdict(expected), "the broken guard is caught"
+
+
 def test_a_todo_whose_cell_raises_is_graded_apart(grader):
     """Its cell raised after defining everything right: the whole run's scenarios pass, but the page must say so."""
     first = grader.answer_ids[0]

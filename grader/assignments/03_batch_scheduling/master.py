@@ -187,11 +187,9 @@ print("waiting:", [s.seq_id for s in sched.waiting_order()], "| tokens request 0
 # %% key="code-worked-batch"
 # The worked example's three steps, typed in by hand from the table above (no scheduler runs here). Once
 # TODO 1 works, the cell under its check draws the same steps from your schedule().
-by_hand = [{"step": 0, "num_decode_tokens": 0, "num_prefill_tokens": 1024},
-           {"step": 1, "num_decode_tokens": 0, "num_prefill_tokens": 1024},
-           {"step": 2, "num_decode_tokens": 2, "num_prefill_tokens": 352}]
-for row in by_hand:
-    row.update(num_batched_tokens=row["num_decode_tokens"] + row["num_prefill_tokens"], max_num_batched_tokens=1024)
+by_hand = [{"step": step, "num_decode_tokens": decode, "num_prefill_tokens": prefill,
+            "num_batched_tokens": decode + prefill, "max_num_batched_tokens": 1024}
+           for step, (decode, prefill) in enumerate([(0, 1024), (0, 1024), (2, 352)])]
 fig = lab.engine.plot_batch_composition(
     by_hand, title=lab.label("The worked example by hand: 3 x 800 tokens, budget 1024, threshold 400"))
 
