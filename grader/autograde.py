@@ -12,12 +12,13 @@ import argparse
 import os
 import re
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from . import config as settings
-from . import feedback, pipeline, report, safe_io, submission
+from . import class_report, feedback, pipeline, report, safe_io, submission
 from .config import DEFAULTS, Config
 from .assignment import Assignment, get
 from .report import NOTE_CHARS, Outcome
@@ -50,10 +51,14 @@ class Batch:
 
     def __init__(self, assignment: Assignment, out: Path, config: Config = DEFAULTS):
         self.assignment, self.out, self.config = assignment, out.resolve(), config
+        # The class report's matplotlib, imported and warmed while this thread waits for the reference's run.
+        warming = threading.Thread(target=class_report.warm, daemon=True)
+        warming.start()
         self.prepared = pipeline.prepare(assignment, config)  # the grader nbgrader's preprocessor uses too
         self.grader = self.prepared.grader
         self.head = report.header(assignment.name, self.grader.seed, self.grader.sandbox, self.grader.tasks)
         preload()
+        warming.join()
         safe_io.private_dir(self.out / "feedback")  # never leave a stale page from an earlier run
         os.chmod(self.out / "feedback", 0o755)
 

@@ -137,6 +137,9 @@ def explain(ops: list, expected, actual, cases, shown: Budget | None = None) -> 
     return f"{where}: state {first_diff(exp.get('state'), act.get('state'), shown)}"
 
 
+PRELOADED = {"matplotlib", "numpy", "pandas"}   # what grader/runner/boot.py imports in the warm parent
+
+
 class Grader:
     """Grades one assignment's TODOs; build once, then call grade() per submission."""
 
@@ -158,9 +161,10 @@ class Grader:
         self.driver = assignment.driver_source
         self.sandbox = sandbox_level()
         # Children forked from one warm parent per process (grader/runner/warm.py); warm=False starts each afresh.
-        # The reference runs in a fresh child while the warm parent starts up beside it.
-        self.warm = None
+        # The reference runs in a fresh child while the warm parent starts up beside it, unless the set-up imports
+        # what the parent imports before it forks: a fresh child would then take as long, so it is forked instead.
         warm_parent = shared(self.sandbox).start() if warm else None
+        self.warm = warm_parent if exports.words("\n".join(self.setup)) & PRELOADED else None
         self.known = {}   # no student's run is read yet: the reference's own is checked in full
         self.expected = self._reference_observations()
         self.known = expected_lines(self.expected)

@@ -342,3 +342,15 @@ def test_slo_keys_the_grader_must_read_fairly(batch_grader, source, score, says)
     verdict = batch_grader.grade(masters.reference_answers(BATCH) | {"todo5": source})[-1]
     assert verdict.score == score, i18n.summary(verdict)
     assert says in i18n.summary(verdict)
+
+
+@pytest.mark.parametrize("name", ["02_decode_scheduling", "03_batch_scheduling"])
+def test_the_references_observations_are_the_same_from_a_fresh_child_and_a_warm_fork(name):
+    """03's set-up imports what the warm parent has imported, so its reference runs in a fork of that parent; 02's in a
+    fresh child beside it. Either way the scenarios observe the same: each is independent of the process it runs in."""
+    from grader import exports, pipeline
+    from grader.grade import PRELOADED
+
+    warm = pipeline.grader_for(name)
+    assert bool(exports.words("\n".join(warm.setup)) & PRELOADED) == (name == "03_batch_scheduling")
+    assert Grader(name, warm=False).expected == warm.expected
