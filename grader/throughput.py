@@ -16,7 +16,7 @@ import shutil
 import time
 from collections import defaultdict
 
-from . import autograde, build, examples, pipeline, report
+from . import autograde, build, diagnose, examples, pipeline, report
 from .grade import Grader
 from .paths import BUILD_DIR
 from .runner import sandbox_level, shared, warm
@@ -95,6 +95,8 @@ def bench_ratio(name: str) -> None:
           f"our CPU {cpu / CLASS:.2f} s per submission; sandbox {grader.sandbox})")
     print(f"    the faster of {ROUNDS} runs each, in turn: stock {', '.join(f'{s:.1f}' for s in stocks)} s; "
           f"ours {', '.join(f'{run[0]:.1f}' for run in runs)} s")
+    if diagnose._shipped(grader, diagnose._key(grader)) is None:   # graded mutants for seconds in the first run
+        print("    warning: the shipped mistakes catalogue is stale (run make notebooks): the first run of ours computed it")
 
 
 def bench_reuse(name: str) -> None:
