@@ -91,7 +91,7 @@ def bench_ratio(name: str) -> None:
         runs.append(ours(name, subs, f"varied-{name[:2]}"))
     stock, (wall, cpu, grader) = min(stocks), min(runs, key=lambda run: run[0])
     print(f"  {name}, {CLASS} submissions, no two answers alike: stock nbgrader {stock:.1f} s, ours {wall:.1f} s "
-          f"-> {stock / wall:.1f}x stock  ({reused_share(grader, CLASS)}; {together(grader, CLASS)}; "
+          f"-> {stock / wall:.2f}x stock  ({reused_share(grader, CLASS)}; {together(grader, CLASS)}; "
           f"our CPU {cpu / CLASS:.2f} s per submission; sandbox {grader.sandbox})")
     if ROUNDS > 1:
         print(f"    the faster of {ROUNDS} runs each, in turn: stock {', '.join(f'{s:.1f}' for s in stocks)} s; "
@@ -105,7 +105,7 @@ def bench_reuse(name: str) -> None:
     stock = stock_nbgrader(name, subs)
     wall, cpu, grader = ours(name, subs, f"reuse-{name[:2]}")
     print(f"  {name}, the {len(subs)} of the reuse case (perfect, blank, 6 with one bug: most answers shared): stock "
-          f"{stock:.1f} s, ours {wall:.1f} s -> {stock / wall:.1f}x  ({reused_share(grader, len(subs))})")
+          f"{stock:.1f} s, ours {wall:.1f} s -> {stock / wall:.2f}x  ({reused_share(grader, len(subs))})")
 
 
 class Ledger:
