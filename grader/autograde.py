@@ -12,7 +12,6 @@ import argparse
 import os
 import re
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -44,6 +43,7 @@ def preload() -> None:
     import traitlets.config  # noqa: F401
 
     feedback.warm()  # and render a page once (its filters and lexers import more)
+    class_report.warm()  # the class report's matplotlib, so that its figures at the end cost no import
 
 
 class Batch:
@@ -51,14 +51,12 @@ class Batch:
 
     def __init__(self, assignment: Assignment, out: Path, config: Config = DEFAULTS):
         self.assignment, self.out, self.config = assignment, out.resolve(), config
-        # The class report's matplotlib, imported and warmed while this thread waits for the reference's run.
-        warming = threading.Thread(target=class_report.warm, daemon=True)
-        warming.start()
-        self.prepared = pipeline.prepare(assignment, config)  # the grader nbgrader's preprocessor uses too
-        self.grader = self.prepared.grader
-        self.head = report.header(assignment.name, self.grader.seed, self.grader.sandbox, self.grader.tasks)
-        preload()
-        warming.join()
+        with ThreadPoolExecutor(1) as aside:  # preload while this thread mostly waits for the warm parent and the reference
+            preloaded = aside.submit(preload)
+            self.prepared = pipeline.prepare(assignment, config)  # the grader nbgrader's preprocessor uses too
+            self.grader = self.prepared.grader
+            self.head = report.header(assignment.name, self.grader.seed, self.grader.sandbox, self.grader.tasks)
+            preloaded.result()  # before the pool starts (see preload); raises what preload raised
         safe_io.private_dir(self.out / "feedback")  # never leave a stale page from an earlier run
         os.chmod(self.out / "feedback", 0o755)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import functools
 import html
 import io
 import json
@@ -21,7 +22,9 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
+from . import forked
 from .safe_text import csv_cell, inert
 
 TOP_RULES = 3      # most-failed rules of a TODO shown with their sentence and a failing case
@@ -184,42 +187,63 @@ def warm() -> None:
 
 def figures(summary: dict) -> dict[str, tuple[str, bytes]]:
     """{file name: (alt text, PNG)}: totals, each TODO's scores, each TODO's rules, and the misconceptions."""
-    out = {}
+    drawings = _drawings(summary)
+    pngs = forked.produce([draw for _, _, draw in drawings])  # on two cores: the class is graded, one would idle
+    return {name: (alt, png) for (name, alt, _), png in zip(drawings, pngs)}
+
+
+def _drawings(summary: dict) -> list[tuple[str, str, Callable[[], bytes]]]:
+    """(file name, alt text, what draws its PNG) for each figure of the report, in the report's order."""
+    columns = [c for c in summary["columns"] if c in summary["tasks"]]
+    out = [("totals.png", "Histogram of the students' totals", lambda: _totals(summary))]
+    if columns:
+        out.append(("todo-scores.png", "Each TODO's scores: how many students got each score", lambda: _todo_scores(summary, columns)))
+    out += [(f"rules-{column}.png", f"{summary['tasks'][column]['task']}: share of students failing each rule",
+             functools.partial(_rules, summary, column)) for column in columns]
+    if summary["mistakes"]:
+        out.append(("misconceptions.png", "How many students have each misconception", lambda: _mistakes(summary["mistakes"])))
+    return out
+
+
+def _totals(summary: dict) -> bytes:
     fig = _figure(6, 3)
     ax = fig.add_subplot()
     bars = summary["histogram"]
     ax.bar([lo for lo, _, _ in bars], [n for _, _, n in bars], width=[hi - lo for lo, hi, _ in bars], align="edge", edgecolor="white")
     ax.set(xlabel="total points", ylabel="students", title=f"Totals (max {summary['max_total']:g})")
-    out["totals.png"] = ("Histogram of the students' totals", _png(fig))
-    columns = [c for c in summary["columns"] if c in summary["tasks"]]
-    if columns:
-        fig = _figure(2.4 * len(columns), 2.6)
-        for i, column in enumerate(columns):
-            ax = fig.add_subplot(1, len(columns), i + 1)
-            counts = Counter(by[column] for by in summary["scores"].values())
-            ax.bar([f"{v:g}" for v in sorted(counts)], [counts[v] for v in sorted(counts)])
-            ax.set(title=f"{summary['tasks'][column]['task']} (of {summary['tasks'][column]['points']:g})", xlabel="points")
-            ax.tick_params(axis="x", labelrotation=45)
-        fig.axes[0].set_ylabel("students")
-        out["todo-scores.png"] = ("Each TODO's scores: how many students got each score", _png(fig))
-    for column in columns:
-        stats = sorted((r for r in summary["rules"].values() if r.answer_id == column), key=lambda r: (-r.share, r.name))
-        fig = _figure(8, 0.45 * len(stats) + 1.2)
-        ax = fig.add_subplot()
-        ax.barh([_short(r.name) for r in reversed(stats)], [100 * r.share for r in reversed(stats)], color="#c0504d")
-        ax.set(xlim=(0, 100), xlabel="% of judged students failing the rule", title=f"{summary['tasks'][column]['task']}: rules by failure share")
-        ax.tick_params(axis="y", labelsize=8)
-        out[f"rules-{column}.png"] = (f"{summary['tasks'][column]['task']}: share of students failing each rule", _png(fig))
-    if summary["mistakes"]:
-        mistakes = summary["mistakes"]
-        fig = _figure(8, 0.45 * len(mistakes) + 1.2)
-        ax = fig.add_subplot()
-        ax.barh([_short(f"{m.task}: {m.name}") for m in reversed(mistakes)], [len(m.students) for m in reversed(mistakes)], color="#4f81bd")
-        ax.set(xlabel="students", title="Misconceptions found")
-        ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.tick_params(axis="y", labelsize=8)
-        out["misconceptions.png"] = ("How many students have each misconception", _png(fig))
-    return out
+    return _png(fig)
+
+
+def _todo_scores(summary: dict, columns: list[str]) -> bytes:
+    fig = _figure(2.4 * len(columns), 2.6)
+    for i, column in enumerate(columns):
+        ax = fig.add_subplot(1, len(columns), i + 1)
+        counts = Counter(by[column] for by in summary["scores"].values())
+        ax.bar([f"{v:g}" for v in sorted(counts)], [counts[v] for v in sorted(counts)])
+        ax.set(title=f"{summary['tasks'][column]['task']} (of {summary['tasks'][column]['points']:g})", xlabel="points")
+        ax.tick_params(axis="x", labelrotation=45)
+    fig.axes[0].set_ylabel("students")
+    return _png(fig)
+
+
+def _rules(summary: dict, column: str) -> bytes:
+    stats = sorted((r for r in summary["rules"].values() if r.answer_id == column), key=lambda r: (-r.share, r.name))
+    fig = _figure(8, 0.45 * len(stats) + 1.2)
+    ax = fig.add_subplot()
+    ax.barh([_short(r.name) for r in reversed(stats)], [100 * r.share for r in reversed(stats)], color="#c0504d")
+    ax.set(xlim=(0, 100), xlabel="% of judged students failing the rule", title=f"{summary['tasks'][column]['task']}: rules by failure share")
+    ax.tick_params(axis="y", labelsize=8)
+    return _png(fig)
+
+
+def _mistakes(mistakes: list) -> bytes:
+    fig = _figure(8, 0.45 * len(mistakes) + 1.2)
+    ax = fig.add_subplot()
+    ax.barh([_short(f"{m.task}: {m.name}") for m in reversed(mistakes)], [len(m.students) for m in reversed(mistakes)], color="#4f81bd")
+    ax.set(xlabel="students", title="Misconceptions found")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.tick_params(axis="y", labelsize=8)
+    return _png(fig)
 
 
 def _short(text: str, limit: int = 70) -> str:

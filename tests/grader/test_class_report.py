@@ -178,3 +178,10 @@ def test_operations_sort_what_went_wrong():
     assert ops["timeouts"] == [("a", "TODO 1")] and ops["grading_errors"] == [("b", "TODO 1")] and ops["crashes"] == [("c", "TODO 1")]
     assert [s for s, _ in ops["layout"]] == ["a"] and [s for s, _ in ops["other_notes"]] == ["a"]
     assert ops["language"] == {"en": 2, "zh": 1} and ops["not_graded"] == [("d", "unreadable JSON")]
+
+
+def test_the_figures_drawn_on_two_cores_are_those_drawn_on_one(out, monkeypatch):
+    summary = class_report.summarize(json.loads((out / "report.json").read_text(encoding="utf-8")))
+    both = class_report.figures(summary)
+    monkeypatch.setattr(class_report.forked.sys, "platform", "one core")
+    assert class_report.figures(summary) == both and len(both) >= 3
