@@ -181,6 +181,10 @@ class Grader:
         """The name a scenario travels under between this process and a child."""
         return f"{task.answer_id}|{rule_index}|{scenario_index}"
 
+    def _names(self, task: Task) -> list[str]:
+        """The names `task`'s scenarios travel under, rule by rule."""
+        return [self._key(task, ri, si) for ri, rule in enumerate(task.rules) for si in range(len(rule.scenarios))]
+
     def _named(self, task: Task) -> list[dict]:
         return [{"name": self._key(task, ri, si), "ops": sc["ops"], **{k: sc[k] for k in ("cpu_seconds",) if k in sc}}
                 for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)]
@@ -269,7 +273,7 @@ class Grader:
 
     def _verdict(self, task: Task, answer_source: str, run: ChildRun) -> TaskVerdict:
         """The verdict on `task` from the observations of its scenarios in `run` (its own, or the whole notebook's)."""
-        names = {self._key(task, ri, si) for ri, rule in enumerate(task.rules) for si in range(len(rule.scenarios))}
+        names = set(self._names(task))
         observed = {name: obs for name, obs in observations(run).items() if name in names}
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
         results, cases = [], {}
@@ -407,8 +411,7 @@ class Grader:
 
     def _finished(self, task: Task, observed: dict) -> bool:
         """Every scenario of `task` ran to an observation (none timed out, none was left out after timeouts)."""
-        names = [self._key(task, ri, si) for ri, rule in enumerate(task.rules) for si in range(len(rule.scenarios))]
-        return all(name in observed and not ran_out(observed[name]) for name in names)
+        return all(name in observed and not ran_out(observed[name]) for name in self._names(task))
 
     def _holds(self, task: Task, observed: dict) -> bool:
         """Every scenario of `task` was observed and behaves as the reference's (or satisfies its rule's judge)."""
@@ -479,7 +482,7 @@ def observations(run: ChildRun) -> dict[str, object]:
 
 def ran_out(obs) -> bool:
     """An observation that is the child's word that the scenario ran out of time (or was left out after three that did)."""
-    return obs == "timeout" or (isinstance(obs, str) and obs.startswith("skipped after"))
+    return isinstance(obs, str) and obs in STATUSES
 
 
 def full_marks(task: Task) -> TaskVerdict:

@@ -354,3 +354,16 @@ def test_the_references_observations_are_the_same_from_a_fresh_child_and_a_warm_
     warm = pipeline.grader_for(name)
     assert bool(exports.words("\n".join(warm.setup)) & PRELOADED) == (name == "03_batch_scheduling")
     assert Grader(name, warm=False).expected == warm.expected
+
+
+def test_the_words_a_child_reports_for_a_scenario_that_ran_out_are_those_the_grader_reads():
+    import re
+
+    from grader import grade
+    from grader.runner.cold import PROGRAMS
+
+    child = PROGRAMS["grade"]
+    said = re.findall(r'"obs": "([^"]+)"', child) + re.findall(r'observed = "([^"]+)"', child)
+    assert sorted(said) == sorted(grade.STATUSES)
+    assert all(grade.ran_out(words) for words in said)
+    assert not any(grade.ran_out(v) for v in ("skipped after 2 timeouts", "timeouts", ["timeout"], None, 0))
