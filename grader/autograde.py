@@ -37,7 +37,8 @@ def student_name(stem: str) -> str:
 
 
 def preload() -> None:
-    """Import what workers use before the pool starts: a lazy import in a thread can see a half-built module."""
+    """Import what workers use before the pool starts: a lazy import in a worker thread could see a half-built module.
+    It runs in one thread beside the set-up, which imports little of the same (module import locks cover that)."""
     import nbconvert.exporters  # noqa: F401
     import nbconvert.preprocessors  # noqa: F401
     import traitlets.config  # noqa: F401

@@ -187,6 +187,8 @@ def warm() -> None:
 
 def figures(summary: dict) -> dict[str, tuple[str, bytes]]:
     """{file name: (alt text, PNG)}: totals, each TODO's scores, each TODO's rules, and the misconceptions."""
+    import matplotlib.figure  # noqa: F401 - imported once, before the fork, not in both processes
+
     drawings = _drawings(summary)
     pngs = forked.produce([draw for _, _, draw in drawings])  # on two cores: the class is graded, one would idle
     return {name: (alt, png) for (name, alt, _), png in zip(drawings, pngs)}

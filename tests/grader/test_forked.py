@@ -1,11 +1,13 @@
 """grader/forked.py: half the jobs in a forked child, the same bytes in the same order whatever the child does."""
 import os
+import sys
 import time
 
 import pytest
 
 from grader import forked
 
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the jobs are forked on Linux only")
 PARENT = os.getpid()
 
 
@@ -18,11 +20,12 @@ def strip(results):
 
 
 @pytest.mark.parametrize("count", [0, 1, 2, 5])
-def test_results_come_back_in_order(count):
+def test_results_come_back_in_order(count, capfd):
     results = forked.produce([job(i) for i in range(count)])
     assert strip(results) == [f"result {i}".encode() for i in range(count)]
     if count >= 2:  # the odd ones were produced in the child: that is the point of it
         assert results[1].endswith(b"child") and results[0].endswith(b"parent")
+    assert "run again here" not in capfd.readouterr().err
 
 
 def test_empty_and_large_results_survive_the_pipe():
@@ -38,8 +41,9 @@ def failing_in_child(i):
     return run
 
 
-def test_a_child_that_fails_leaves_its_jobs_to_the_parent():
+def test_a_child_that_fails_leaves_its_jobs_to_the_parent(capfd):
     assert forked.produce([failing_in_child(i) for i in range(4)]) == [f"result {i}".encode() for i in range(4)]
+    assert "note: 2 of 4 jobs are run again here" in capfd.readouterr().err
 
 
 def test_a_child_that_hangs_is_killed_and_its_jobs_run_here():
@@ -69,3 +73,25 @@ def test_a_child_that_fails_after_sending_some_results_leaves_all_its_jobs_to_th
     results = forked.produce(jobs)
     assert strip(results) == [b"result 0", b"result 1", b"result 2", b"result 3"]
     assert results[1].endswith(b"parent")  # its result from the failed child was not mixed in
+
+
+def test_when_a_job_of_ours_raises_the_child_is_reaped_and_no_descriptor_is_left_open(monkeypatch):
+    forks = []
+
+    def fork():
+        forks.append(real_fork())
+        return forks[-1]
+
+    def ours_fails():
+        if os.getpid() == PARENT:
+            raise ValueError("a job of the parent's")
+        return b""
+
+    real_fork = os.fork
+    monkeypatch.setattr(forked.os, "fork", fork)
+    before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(ValueError):
+        forked.produce([ours_fails, lambda: b"x" * (1 << 20)])  # the child's megabyte cannot fit in the pipe
+    assert set(os.listdir("/proc/self/fd")) == before
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forks[0], os.WNOHANG)  # reaped: not running, not even a zombie
