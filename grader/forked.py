@@ -7,6 +7,7 @@ of ours being done, its jobs run here, with a line on stderr: the same bytes, on
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -80,7 +81,8 @@ def _receive(pipe, count: int, timeout: float) -> list[bytes] | None:
 def _reaped(pid: int, stop: bool) -> int:
     """The child's exit status, once it has ended; killed first if `stop` (it failed us or ran out of time)."""
     if stop:
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # already gone (reaped by someone else)
+            os.kill(pid, signal.SIGKILL)
     try:
         return os.waitpid(pid, 0)[1]
     except ChildProcessError:  # reaped by someone else (SIGCHLD ignored): its word cannot be checked
