@@ -9,12 +9,14 @@ grader/pipeline.py in a pool of workers; grader/report.py writes what the run fo
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import re
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import NoReturn
 
 from . import config as settings
 from . import class_report, feedback, pipeline, report, safe_io, submission
@@ -145,8 +147,9 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
         listed = [outcomes.get(p) or Outcome(student_name(p.stem), "error", batch.zero_scores(),
                                              "not graded: the batch was interrupted", key=student_key(p.stem)) for p in paths]
         report.write_outputs(batch.out, batch.head, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
-    if batch.grader.reused:
-        say(f"  {batch.grader.reused} TODO verdict(s) reused from an identical answer graded earlier in the batch")
+    g = batch.grader
+    say(f"  verdicts: {g.reused} reused from an identical answer graded earlier in the batch; {g.whole} submission(s) "
+        f"graded in one whole-notebook run; {g.whole_todos} TODO verdict(s) from a run with the student's other answers")
     say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}"
         f"\nclass:    {out / 'class-report.html'}")
     return sorted(outcomes.values(), key=lambda o: o.student_id)
@@ -166,5 +169,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def leave(code: int) -> NoReturn:
+    """End the process without the interpreter's teardown, which frees a batch's heap object by object (0.4-0.6 s):
+    the atexit handlers still run (the warm parent is closed, its uids swept), and stdout and stderr are flushed.
+    Every file this run wrote was closed when written."""
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())

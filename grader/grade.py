@@ -150,6 +150,10 @@ class Grader:
         self.limits = dataclasses.replace(CHILD, wall=child_timeout, stall=child_stall)   # each grading child's
         self.scenario_timeout, self.retry_timeout, self.shrink_seconds = scenario_timeout, retry_timeout, shrink_seconds
         self.assignment, self.seed = assignment, seed
+        self.sandbox = sandbox_level()
+        # Children forked from one warm parent per process (grader/runner/warm.py); warm=False starts each afresh.
+        # Started first: it imports for most of a second while this process reads the assignment.
+        warm_parent = shared(self.sandbox).start() if warm else None
         self.tasks: list[Task] = assignment.tasks(seed)
         self.setup = assignment.setup
         self.answer_ids = assignment.answer_ids
@@ -159,11 +163,8 @@ class Grader:
         self.order = exports.callers_last(self.tasks, {t.answer_id: self.reference[t.answer_id] for t in self.tasks}, self.exports)
         self.cases = assignment.cases
         self.driver = assignment.driver_source
-        self.sandbox = sandbox_level()
-        # Children forked from one warm parent per process (grader/runner/warm.py); warm=False starts each afresh.
         # The reference runs in a fresh child while the warm parent starts up beside it, unless the set-up imports
         # what the parent imports before it forks: a fresh child would then take as long, so it is forked instead.
-        warm_parent = shared(self.sandbox).start() if warm else None
         self.warm = warm_parent if exports.words("\n".join(self.setup)) & PRELOADED else None
         self.known = {}   # no student's run is read yet: the reference's own is checked in full
         self.expected = self._reference_observations()

@@ -221,3 +221,34 @@ def test_a_failing_case_that_reads_like_a_hidden_line_keeps_the_rich_page(tmp_pa
     on_purpose = {line.strip() for v in outcome.verdicts for rule in v.rules for line in rule.snippet.splitlines()}
     shown = [s for s in hidden_snippets(masters.nbgrader_source(NAME)) if s in text]
     assert shown and set(shown) <= on_purpose  # the coincidence this test is about, and nothing else
+
+
+def test_the_last_lines_say_how_the_verdicts_came_as_make_bench_reads_them(tmp_path, capsys):
+    from grader import pipeline, throughput
+
+    answers = masters.reference_answers(NAME)
+    examples.write({"ann": examples.filled(NAME, answers), "bob": examples.filled(NAME, answers)}, tmp_path / "subs")
+    pipeline.forget()  # counters of this run only
+    autograde.run(NAME, tmp_path / "subs", tmp_path / "out", jobs=1)
+    said = throughput.SAID.search(capsys.readouterr().out)
+    # bob's answers are ann's: his four verdicts come from her whole-notebook run, which credited all four TODOs
+    assert said and tuple(map(int, said.groups())) == (4, 1, 4)
+
+
+def test_the_command_ends_with_everything_written_and_no_sandbox_left(tmp_path):
+    """`python -m grader.autograde` ends with os._exit (autograde.leave): its output and its files must be complete
+    by then; a bad argument still exits with its message."""
+    import subprocess
+    import sys
+
+    examples.write({"ann": examples.filled(NAME, masters.reference_answers(NAME))}, tmp_path / "subs")
+    cmd = [sys.executable, "-m", "grader.autograde", "--assignment", NAME, "--submissions", str(tmp_path / "subs")]
+    done = subprocess.run([*cmd, "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith(f"class:    {tmp_path / 'out' / 'class-report.html'}")
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["students"][0]["student_id"] == "ann"
+    assert (tmp_path / "out" / "feedback" / "ann.html").read_text().rstrip().endswith("</html>")
+    assert (tmp_path / "out" / "class-report.html").read_text().rstrip().endswith("</html>")
+    bad = subprocess.run([*cmd[:4], "03_nope", *cmd[5:], "--out", str(tmp_path / "o2")], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert bad.returncode != 0 and "unknown assignment '03_nope'" in bad.stderr
