@@ -80,8 +80,8 @@ def ours(name: str, subs: dict, label: str, **changes) -> tuple[float, float, Gr
 
 @dataclass
 class Run:
-    """One `make autograde` as a command: its wall seconds and what its last lines say of the verdicts. (Its CPU
-    seconds are in the breakdown: the runs' forks end outside the wait chain of this process's rusage.)"""
+    """One grading run of a class: its wall seconds and how its verdicts came. (A command's CPU seconds are in the
+    breakdown: read from this process's rusage of its children, they miss the sandboxed runs.)"""
 
     wall: float
     reused: int
@@ -89,6 +89,11 @@ class Run:
     whole_todos: int
     sandbox: str
     tasks: int
+
+    @classmethod
+    def of(cls, grader: Grader, wall: float) -> "Run":
+        """A run graded in this process, from its Grader's counters."""
+        return cls(wall, grader.reused, grader.whole, grader.whole_todos, grader.sandbox, len(grader.tasks))
 
 
 SAID = re.compile(r"verdicts: (\d+) reused .*?; (\d+) submission\(s\) graded in one whole-notebook run; (\d+) TODO")
@@ -111,14 +116,13 @@ def command(name: str, subs: dict, label: str) -> Run:
     return Run(wall, *map(int, said.groups()), sandbox.group(1), len(get(name).todos))
 
 
-def reused_share(run: Run | Grader, count: int) -> str:
-    verdicts = count * (run.tasks if isinstance(run, Run) else len(run.tasks))
+def reused_share(run: Run, count: int) -> str:
+    verdicts = count * run.tasks
     return f"{run.reused} of {verdicts} TODO verdicts reused ({run.reused / verdicts:.0%})"
 
 
-def together(run: Run | Grader, count: int) -> str:
-    tasks = run.tasks if isinstance(run, Run) else len(run.tasks)
-    return (f"{run.whole} graded in one whole-notebook run; {run.whole_todos} of {count * tasks} TODO "
+def together(run: Run, count: int) -> str:
+    return (f"{run.whole} graded in one whole-notebook run; {run.whole_todos} of {count * run.tasks} TODO "
             "verdicts from a run with the student's other answers")
 
 
@@ -130,9 +134,6 @@ def bench_ratio(name: str) -> None:
     print(f"  {name}, {CLASS} submissions, no two answers alike: stock nbgrader {stock:.1f} s, ours {run.wall:.1f} s "
           f"-> {stock / run.wall:.2f}x stock  ({reused_share(run, CLASS)}; {together(run, CLASS)}; "
           f"sandbox {run.sandbox})")
-    grader = pipeline.grader_for(name)
-    if diagnose._shipped(grader, diagnose._key(grader)) is None:   # graded mutants for seconds in the first run
-        print("    warning: the shipped mistakes catalogue is stale (run make notebooks): the first run of ours computed it")
 
 
 def bench_reuse(name: str) -> None:
@@ -217,14 +218,16 @@ def bench_breakdown(name: str) -> None:
     ledger.cell_times(warm.Warm)
     try:
         subs = examples.varied_class(name, CLASS)
-        _, cpu, grader = ours(name, subs, f"breakdown-{name[:2]}", jobs=1)
+        wall, cpu, grader = ours(name, subs, f"breakdown-{name[:2]}", jobs=1)
     finally:
         ledger.undo()
         pipeline.run.__defaults__ = (pipeline.run.__defaults__[0], pipeline.STEPS)
     parts = dict(ledger.parts)
     rest = cpu - sum(parts.values())
     print(f"\n  {name}: CPU seconds per submission, {CLASS} varied submissions, one worker (total {cpu / CLASS:.2f} s; "
-          f"{together(grader, CLASS)})")
+          f"{together(Run.of(grader, wall), CLASS)})")
+    if diagnose._shipped(grader, diagnose._key(grader)) is None:   # then every command above graded the mutants first
+        print("    warning: the shipped mistakes catalogue is stale (run make notebooks): the runs of ours above computed it")
     for label, seconds in sorted(parts.items()):
         print(f"    {label:<78} {seconds / CLASS:6.3f}")
         if label == "feedback: execute":
