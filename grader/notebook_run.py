@@ -137,6 +137,10 @@ def unused_later(nb, index: int) -> bool:
 # per process and reused (the run leaves the cell out). Only a cell that draws and binds nothing a later cell reads.
 _DRAWN: dict[tuple[str, ...], list[dict]] = {}
 _DRAWN_LOCK = threading.Lock()
+# Figures a run in flight is drawing: a run that can reuse one waits for it (DRAW_WAIT s at most), instead of drawing
+# it too (the class's first runs start together). It is stored as soon as its cell reports (Publishing).
+_DRAWING: dict[tuple[str, ...], threading.Event] = {}
+DRAW_WAIT = 5.0
 READS_ALL = {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__import__", "__main__", "modules"}
 
 
@@ -216,16 +220,63 @@ def _only_draws(outputs: list[dict]) -> bool:
 
 
 def _drawn(nb, code: list[int], prefix: tuple[str, ...]) -> tuple[dict[int, tuple[str, ...]], dict[int, list[dict]]]:
-    """({index: key} of the leading code cells that are the release's own, {index: outputs} of those to reuse)."""
+    """({index: key} of the leading code cells that are the release's own and not drawn yet, which this run claims
+    (release them with _done_drawing), {index: outputs} of those to reuse, once drawn by a run in flight if need be)."""
     keys = {}
     for position, index in enumerate(code):
         if position >= len(prefix) or nb.cells[index].source != prefix[position]:
             break
         keys[index] = prefix[: position + 1]
+    usable = {index: key for index, key in keys.items() if unread_later(nb, index)}
+    with _DRAWN_LOCK:
+        pending = {_DRAWING[key] for key in usable.values() if key not in _DRAWN and key in _DRAWING}
+        mine = {index: key for index, key in keys.items() if key not in _DRAWN and key not in _DRAWING}
+        _DRAWING.update({key: threading.Event() for key in mine.values()})
+    deadline = time.monotonic() + DRAW_WAIT
+    for event in pending:   # claimed by runs that wait for none of this run's claims: no cycle
+        event.wait(max(0.0, deadline - time.monotonic()))
     with _DRAWN_LOCK:   # never changed once stored: each page gets its own nodes (nbformat.from_dict)
-        known = {index: _DRAWN[key] for index, key in keys.items() if key in _DRAWN}
-    reuse = {index: outputs for index, outputs in known.items() if unread_later(nb, index)}
-    return keys, reuse
+        reuse = {index: _DRAWN[key] for index, key in usable.items() if key in _DRAWN}
+    return mine, reuse
+
+
+def _store_drawn(key: tuple[str, ...], rec: dict) -> None:
+    """Keep a worked example's figure (a checked record, _checked), if that is all its cell showed; wake its waiters."""
+    with _DRAWN_LOCK:   # the records are this run's own: nothing else holds them
+        if rec["status"] == "ok" and _only_draws(rec["outputs"]):
+            _DRAWN.setdefault(key, rec["outputs"])
+        event = _DRAWING.pop(key, None)
+    if event is not None:
+        event.set()
+
+
+def _done_drawing(claimed: dict[int, tuple[str, ...]]) -> None:
+    """Release what a run claimed and did not draw (it failed, or ended early): its waiters draw it themselves."""
+    with _DRAWN_LOCK:
+        events = [_DRAWING.pop(key) for key in claimed.values() if key in _DRAWING]
+    for event in events:
+        event.set()
+
+
+class Publishing(Watcher):
+    """CellLimits, and each claimed figure stored as soon as its cell reports, so that the runs waiting for it go on."""
+
+    def __init__(self, limits: CellLimits, claimed: dict[int, tuple[str, ...]], code: set[int]):
+        self.limits, self.claimed, self.code, self.seen = limits, claimed, code, set()
+
+    def record(self, record: dict) -> None:
+        self.limits.record(record)
+        index = record.get("index")
+        if type(index) is not int or index not in self.claimed or index in self.seen:
+            return
+        rec = _checked(record, self.code)
+        if rec is not None:
+            self.seen.add(index)   # the first record of a cell is its own, as in _records
+            if index not in self.limits.interrupted:
+                _store_drawn(self.claimed[index], rec)
+
+    def tick(self, now: float, cpu: float) -> str | None:
+        return self.limits.tick(now, cpu)
 
 
 def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *, unneeded: frozenset[str] = frozenset(),
@@ -245,7 +296,7 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
              if gid in unneeded and i not in skip and nb.cells[i].cell_type == "code" and unused_later(nb, i)}
     skip.update({i: "" for i in quiet})
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    keys, reused = _drawn(nb, code, prefix)
+    claimed, reused = _drawn(nb, code, prefix)
     # Numbered as if every cell not left out ran: a reused figure keeps its number, and a traceback names the same.
     numbers = {i: n for n, i in enumerate([i for i in code if i not in skip], 1)}
     skip.update({i: "" for i in reused})
@@ -255,7 +306,10 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
                "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
     limits = CellLimits(cell_cpu, cell_wall, budget)
     run_limits = dataclasses.replace(LIMITS, wall=budget + 2 * GRACE, cpu_seconds=int(budget) + CPU_MARGIN)
-    done = warm.run("notebook", payload, run_limits, watcher=limits)
+    try:
+        done = warm.run("notebook", payload, run_limits, watcher=Publishing(limits, claimed, set(code)))
+    finally:
+        _done_drawing(claimed)
     records = _records(done.output, set(code))
     notes, not_run = [], {}
     for index in code:
@@ -280,9 +334,6 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
                     output.execution_count = numbers[index]
             if index in limits.interrupted:
                 notes.append(f"{_label(nb, index)} {limits.interrupted[index]}")
-            elif index in keys and rec["status"] == "ok" and _only_draws(rec["outputs"]):
-                with _DRAWN_LOCK:   # the records are this run's own: nothing else holds them
-                    _DRAWN.setdefault(keys[index], rec["outputs"])
     # One note per reason, naming the cells: "todo1_tests, todo3_tests, cell 28 not run: todo1 ran past ..."
     return notes + [f"{', '.join(cells)} {why}" for why, cells in not_run.items()]
 
@@ -296,15 +347,19 @@ def _records(output: bytes, code: set[int]) -> dict[int, dict]:
     found: dict[int, dict] = {}
     for line in output.split(b"\n"):
         try:
-            rec = json.loads(line)
+            rec = _checked(json.loads(line), code)
         except ValueError:
             continue
-        if not isinstance(rec, dict) or rec.get("kind") != "cell" or type(rec.get("index")) is not int:
-            continue
-        index = rec["index"]
-        if index not in code or index in found or rec.get("status") not in ("ok", "error", "interrupted", "skipped"):
-            continue
-        outputs = rec.get("outputs") if isinstance(rec.get("outputs"), list) else []
-        rec["outputs"] = [clean_output(o) for o in outputs[:200] if isinstance(o, dict)]
-        found[index] = rec
+        if rec is not None and rec["index"] not in found:
+            found[rec["index"]] = rec
     return found
+
+
+def _checked(rec, code: set[int]) -> dict | None:
+    """A cell record of one of `code`'s cells, with its outputs cleaned (a new dict), or None if it is not one."""
+    if not isinstance(rec, dict) or rec.get("kind") != "cell" or type(rec.get("index")) is not int:
+        return None
+    if rec["index"] not in code or rec.get("status") not in ("ok", "error", "interrupted", "skipped"):
+        return None
+    outputs = rec.get("outputs") if isinstance(rec.get("outputs"), list) else []
+    return {**rec, "outputs": [clean_output(o) for o in outputs[:200] if isinstance(o, dict)]}

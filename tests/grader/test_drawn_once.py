@@ -5,6 +5,9 @@ submission. It is left out of the run only when it draws and binds nothing a lat
 leaving it out changes no other cell's outputs, in both languages, and that any change before it, or any later read of
 what it binds, makes it run again.
 """
+import threading
+import time
+
 import nbformat
 import pytest
 
@@ -116,3 +119,90 @@ def test_a_traceback_after_a_reused_figure_names_the_cell_as_the_page_numbers_it
     errors, count = outputs[last]
     trace = "\n".join(errors[0]["traceback"])
     assert errors[0]["ename"] == "ZeroDivisionError" and f"In[{count}]" in trace, (count, trace[:300])
+
+
+def _execute_in_thread(name: str, nb, ran: list, **limits) -> threading.Thread:
+    """A feedback run of `nb` in a thread; `ran` gets what it raised (or None) when it ends."""
+    prepared = pipeline.prepare(name)
+
+    def target():
+        try:
+            notebook_run.execute(prepared.grader.warm, nb, prepared.answer_ids, prefix=prepared.prefix("en"), **limits)
+            ran.append(None)
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            ran.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread
+
+
+def _spy_left_out(monkeypatch, before=None) -> list[set[int]]:
+    """Per run of the warm parent, in order of call: the cells it was told to leave out."""
+    left_out: list[set[int]] = []
+    real = warm_module.Warm.run
+
+    def spy(runner, kind, payload, limits, **kwargs):
+        left_out.append({int(i) for i, why in payload.get("skip", {}).items() if why == ""})
+        if before is not None:
+            before(len(left_out))
+        return real(runner, kind, payload, limits, **kwargs)
+
+    monkeypatch.setattr(warm_module.Warm, "run", spy)
+    return left_out
+
+
+def test_runs_that_start_together_draw_a_figure_once_and_need_not_wait_for_the_whole_run(monkeypatch):
+    """A class's first runs start together: the first draws the worked examples' figures and the others wait for them,
+    only until the figures are drawn (the first run's last cell still sleeps when they end), then reuse them."""
+    name = "02_decode_scheduling"
+    notebook_run.forget()
+    monkeypatch.setattr(notebook_run, "DRAW_WAIT", 120.0)
+    reference = dict(get(name).reference)
+    left_out = _spy_left_out(monkeypatch)
+    slow = examples.filled(name, reference)
+    slow.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(12)"))
+    first, others = [], []
+    claimer = _execute_in_thread(name, slow, first, cell_wall=60)
+    while not left_out:   # the first run has claimed the figures and is running
+        time.sleep(0.05)
+    nbs = [examples.filled(name, reference) for _ in range(2)]
+    waiters = [_execute_in_thread(name, nb, others) for nb in nbs]
+    for thread in waiters:
+        thread.join(60)
+    assert others == [None, None] and claimer.is_alive(), "the others ended while the first still ran its last cell"
+    claimer.join(60)
+    assert first == [None]
+    drawn = {i for i, c in enumerate(slow.cells) if c.cell_type == "code" and c.outputs
+             and all("image/png" in o.get("data", {}) for o in c.outputs) and i < 12}
+    assert left_out[0] == set() and len(drawn) == 2 and left_out[1] == left_out[2] == drawn, left_out
+    outputs = [[c.get("outputs") for c in nb.cells] for nb in (*nbs, slow)]
+    assert outputs[0] == outputs[1] == outputs[2][:-1], "a reused figure is the one drawn"
+
+
+def test_a_run_that_fails_before_drawing_lets_the_waiting_run_draw_at_once(monkeypatch):
+    name = "02_decode_scheduling"
+    notebook_run.forget()
+    monkeypatch.setattr(notebook_run, "DRAW_WAIT", 120.0)
+    reference = dict(get(name).reference)
+    gate = threading.Event()
+
+    def first_fails(count):
+        if count == 1:
+            gate.wait(60)
+            raise RuntimeError("the warm parent of the sandbox stopped: test")
+
+    left_out = _spy_left_out(monkeypatch, first_fails)
+    first, second = [], []
+    claimer = _execute_in_thread(name, examples.filled(name, reference), first)
+    while not left_out:
+        time.sleep(0.05)
+    started = time.monotonic()
+    waiter = _execute_in_thread(name, examples.filled(name, reference), second)
+    time.sleep(1)   # the waiter waits for the claimer's figures
+    assert len(left_out) == 1, "it waits, and does not start its run"
+    gate.set()
+    claimer.join(60)
+    waiter.join(60)
+    assert isinstance(first[0], RuntimeError) and second == [None]
+    assert left_out[1] == set() and time.monotonic() - started < 60, "it drew the figures itself, without waiting out DRAW_WAIT"
