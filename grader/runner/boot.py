@@ -5,7 +5,8 @@
 # runs student code and never holds a payload: the child reads its payload after the fork.
 #
 # argv: level ("bwrap" | "process"), the fd of a SOCK_SEQPACKET socket, the text of child.py, the text of notebook.py,
-# and the seccomp program of seccomp.py in base64 ("" on a machine it does not know: then only "process").
+# the seccomp program of seccomp.py in base64 ("" on a machine it does not know: then only "process"), and the fd and
+# file name of the grader's matplotlib font list ("-1" and "" if it has none).
 # Request: JSON {kind: "grade" | "notebook", uid, rlimits: [[RLIMIT_ name, value]], scratch, shm} + fds [payload in,
 # results out] (+ [bridge in, bridge out] for a grading child and its reference server, bridge.py).
 # Reply: JSON {"pid": pid}. The child writes JSON lines to `results out` and ends; the grader watches it (watch.py).
@@ -30,12 +31,30 @@ import sys
 
 LEVEL, SOCK_FD, CHILD_SOURCE, NOTEBOOK_SOURCE = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 SECCOMP = base64.b64decode(sys.argv[5])
+FONTS_FD, FONTS_NAME = int(sys.argv[6]), os.path.basename(sys.argv[7])
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 24, 1, 22, 2
 SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine), 1
 
+
+def _copy_font_list():
+    """The grader's matplotlib font list, copied to where this process's matplotlib keeps its cache (notebook.py sets
+    MPLCONFIGDIR), so that it is not built again from the system's fonts in this fresh /tmp (0.2-0.3 s of each start).
+    matplotlib checks the list's version itself and builds its own if the copy does not match."""
+    if FONTS_FD < 0:
+        return
+    with open(FONTS_FD, "rb") as source:
+        data = source.read()
+    if FONTS_NAME.startswith("fontlist-") and FONTS_NAME.endswith(".json"):
+        folder = os.environ.setdefault("MPLCONFIGDIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mpl"))
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, FONTS_NAME), "wb") as target:
+            target.write(data)
+
+
+_copy_font_list()
 NOTEBOOK = {"__name__": "grader_notebook"}   # the cell runner: imports IPython and matplotlib, makes its shell
 exec(compile(NOTEBOOK_SOURCE, "<notebook>", "exec"), NOTEBOOK)
 

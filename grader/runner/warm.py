@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 from . import seccomp
 from .cold import PROGRAMS, sandbox_level
@@ -40,8 +41,9 @@ class Warm:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fonts = font_list()
         argv = [sys.executable, "-I", "-c", BOOT_SOURCE, self.level, str(theirs.fileno()), PROGRAMS["grade"], PROGRAMS["notebook"],
-                seccomp.encoded()]
+                seccomp.encoded(), str(fonts.fileno()) if fonts else "-1", Path(fonts.name).name if fonts else ""]
         if self.level == "bwrap":
             cmd, cwd = sandbox_argv(argv, uid=0, ro=python_view(), privileged=True), "/"
             cmd[0] = tool("bwrap")
@@ -51,8 +53,12 @@ class Warm:
             cmd, cwd = argv, self._scratch.name
             env = environment(cwd)
         self._err = tempfile.TemporaryFile()
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err,
-                                      pass_fds=(theirs.fileno(),), env=env, cwd=cwd, start_new_session=True)
+        with contextlib.ExitStack() as stack:
+            if fonts:
+                stack.enter_context(fonts)
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err,
+                                          pass_fds=(theirs.fileno(), *([fonts.fileno()] if fonts else [])), env=env, cwd=cwd,
+                                          start_new_session=True)
         theirs.close()
         self._sock = ours
 
@@ -128,6 +134,18 @@ class Warm:
                 return watch(result_r, members, kill, limits, watcher)
             finally:
                 kill()
+
+
+def font_list() -> BinaryIO | None:
+    """matplotlib's font list as this process's matplotlib caches it (the newest fontlist-v*.json in its cache folder,
+    found without importing matplotlib), open for reading; None if there is none. The warm parent copies it."""
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib"
+    folder = Path(os.environ["MPLCONFIGDIR"]) if os.environ.get("MPLCONFIGDIR") else home
+    with contextlib.suppress(OSError):
+        found = sorted(folder.glob("fontlist-v*.json"), key=lambda p: p.stat().st_mtime)
+        if found:
+            return open(found[-1], "rb")
+    return None
 
 
 def _host_pid(bwrap_pid: int, ns_pid: int) -> int | None:

@@ -1,5 +1,6 @@
 """The warm parent: each fork is a sandbox of its own; nothing one run leaves is seen by the next. A cold run is called alike."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,35 @@ def test_every_limit_reaches_a_run_cold_or_warm(zygote):
     for runner in (Cold("bwrap"), zygote):
         seen = probe(runner, RLIMITS, limits)
         assert seen == {**{k: [v, v] for k, v in want.items()}, "/tmp": 48 << 20, "/dev/shm": 24 << 20}, (runner, seen)
+
+
+FONT_SEEN = """
+from matplotlib import font_manager
+def probe():
+    return sorted({f.name for f in font_manager.fontManager.ttflist if f.name.startswith('CourseKit')})
+"""
+
+
+@pytest.mark.parametrize("version", ["same", "other"])
+def test_the_warm_parent_starts_from_the_graders_font_list_when_matplotlib_takes_it(monkeypatch, tmp_path, version):
+    """The warm parent copies the grader's matplotlib font list instead of scanning the system's fonts in its fresh /tmp.
+    A list doctored with a font that does not exist shows which list the forks hold; one of another version is
+    refused by matplotlib itself, which then builds its own (and the doctored font is not there)."""
+    import matplotlib
+    from matplotlib import font_manager
+
+    from grader.runner import Warm, sandbox_level, warm as warm_module
+
+    cached = json.loads((Path(matplotlib.get_cachedir()) / f"fontlist-v{font_manager.FontManager.__version__}.json").read_text())
+    cached["ttflist"].append({**cached["ttflist"][0], "name": "CourseKitDoctored"})
+    if version == "other":
+        cached["_version"] = "0"
+    doctored = tmp_path / f"fontlist-v{font_manager.FontManager.__version__}.json"
+    doctored.write_text(json.dumps(cached))
+    monkeypatch.setattr(warm_module, "font_list", lambda: open(doctored, "rb"))
+    zygote = Warm(sandbox_level())
+    try:
+        seen = probe(zygote, FONT_SEEN)
+    finally:
+        zygote.close()
+    assert seen == (["CourseKitDoctored"] if version == "same" else []), seen
