@@ -46,7 +46,6 @@ def preload() -> None:
     import traitlets.config  # noqa: F401
 
     feedback.warm()  # and render a page once (its filters and lexers import more)
-    class_report.warm()  # the class report's matplotlib, so that its figures at the end cost no import
 
 
 class Batch:
@@ -138,6 +137,9 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
     try:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(batch.grade_one, path): path for path in paths}
+            # The class report's matplotlib, imported and warmed by the first worker left without a submission (only
+            # this thread's report imports it), so that its figures at the end cost no import and the set-up less.
+            pool.submit(class_report.warm)
             for done, future in enumerate(as_completed(futures), 1):
                 o = outcomes[futures[future]] = future.result()
                 note = inert(o.reason or "; ".join(o.warnings))

@@ -22,7 +22,8 @@ from .assignment import Assignment, get
 from .compare import same
 from .config import DEFAULTS
 from .diagnose import fingerprint
-from .runner import BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, run_child, run_pair, sandbox_level, shared
+from .runner import (BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, likely_level, run_child, run_pair,
+                     sandbox_level, shared)
 from .schema import Budget, problem, short_text
 from .suites.base import Task
 
@@ -150,10 +151,14 @@ class Grader:
         self.limits = dataclasses.replace(CHILD, wall=child_timeout, stall=child_stall)   # each grading child's
         self.scenario_timeout, self.retry_timeout, self.shrink_seconds = scenario_timeout, retry_timeout, shrink_seconds
         self.assignment, self.seed = assignment, seed
-        self.sandbox = sandbox_level()
         # Children forked from one warm parent per process (grader/runner/warm.py); warm=False starts each afresh.
-        # Started first: it imports for most of a second while this process reads the assignment.
-        warm_parent = shared(self.sandbox).start() if warm else None
+        # Started first, before the sandbox is probed: it imports for most of a second while this process probes and
+        # reads the assignment. If the probe then finds that bwrap does not work here, it is started again.
+        warm_parent = shared(likely_level()).start() if warm else None
+        self.sandbox = sandbox_level()
+        if warm_parent is not None and warm_parent.level != self.sandbox:
+            warm_parent.close()
+            warm_parent = shared(self.sandbox).start()
         self.tasks: list[Task] = assignment.tasks(seed)
         self.setup = assignment.setup
         self.answer_ids = assignment.answer_ids

@@ -153,10 +153,13 @@ def processes_of(uid: int) -> list[int]:
         if entry.name.isdigit():
             try:
                 with open(f"/proc/{entry.name}/status", "rb") as handle:
-                    fields = dict(line.split(b":", 1) for line in handle if line.startswith((b"Uid:", b"State:")))
-                if int(fields[b"Uid"].split()[0]) == uid and not fields[b"State"].strip().startswith(b"Z"):
+                    status = handle.read()
+                # "State:\tS (sleeping)" and "Uid:\t<real>\t<effective>..." lines, found without splitting the rest
+                real = status[status.index(b"\nUid:") + 5:].split(None, 1)[0]
+                state = status[status.index(b"\nState:") + 7:].split(None, 1)[0]
+                if int(real) == uid and state != b"Z":
                     found.append(int(entry.name))
-            except (OSError, KeyError, ValueError, IndexError):
+            except (OSError, ValueError, IndexError):
                 continue
     return found
 

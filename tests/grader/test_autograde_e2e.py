@@ -252,3 +252,18 @@ def test_the_command_ends_with_everything_written_and_no_sandbox_left(tmp_path):
     bad = subprocess.run([*cmd[:4], "03_nope", *cmd[5:], "--out", str(tmp_path / "o2")], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
     assert bad.returncode != 0 and "unknown assignment '03_nope'" in bad.stderr
+
+
+def test_the_command_imports_neither_what_it_never_uses_nor_less_than_it_needs():
+    """grader/__init__.py keeps jsonschema's IRI grammars and jupytext's Jupyter contents managers (with jupyter_server)
+    out of a grading process; nbformat still validates and jupytext still reads a percent-format master."""
+    import subprocess
+    import sys
+
+    code = ("import sys, grader.autograde, jupytext, nbformat\n"
+            "nb = jupytext.reads('# %%\\nx = 1\\n', fmt='py:percent')\n"
+            "nbformat.validate(nb)\n"
+            "print(sorted(m for m in ('rfc3987_syntax', 'jupyter_server', 'jupytext.sync_contentsmanager') if sys.modules.get(m)),"
+            " nb.cells[0].source)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[] x = 1", (done.stdout, done.stderr[-2000:])

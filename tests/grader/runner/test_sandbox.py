@@ -438,3 +438,23 @@ def test_hostile_batch_always_writes_its_outputs(hostile_batch):
     invalid = autograde.student_name(os.fsdecode(b"\xff\xfename"))  # never printed raw: a stable hashed name
     assert invalid.startswith("invalid-") and rows[invalid]["total"] == "0" and hostile_batch["report"][invalid]["status"] == "bad"
     assert (out / "report.md").exists() and not (out / ".work").exists()
+
+
+@bwrap_only
+def test_a_warm_parent_started_before_a_failing_probe_is_closed_and_the_process_level_used(monkeypatch):
+    """Grader starts the warm parent at the level the probe will likely find, before probing; where the probe then
+    fails (bwrap installed but not working, as in some containers), that parent is closed and one is started at the
+    process level, and the reference is run there."""
+    from grader import grade as grade_module
+    from grader.runner import shared
+
+    monkeypatch.setattr(grade_module, "likely_level", lambda: "bwrap")
+    monkeypatch.setattr(grade_module, "sandbox_level", lambda: "process")
+    shared("bwrap").close()
+    grader = Grader(NAME)
+    try:
+        assert grader.sandbox == "process" and grader.warm.level == "process"
+        assert shared("bwrap")._proc is None, "the parent started before the probe was closed"
+        assert grader.expected, "the reference ran at the process level"
+    finally:
+        shared("process").close()
