@@ -145,9 +145,13 @@ READS_ALL = {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", 
 
 
 def forget() -> None:
-    """Draw every figure again (a fresh grader reuses nothing)."""
+    """Draw every figure again (a fresh grader reuses nothing); a run still waiting for a figure draws it itself."""
     with _DRAWN_LOCK:
         _DRAWN.clear()
+        events = list(_DRAWING.values())
+        _DRAWING.clear()
+    for event in events:
+        event.set()
 
 
 def release_prefix(release, answer_ids: list[str]) -> tuple[str, ...]:
@@ -219,19 +223,23 @@ def _only_draws(outputs: list[dict]) -> bool:
     return bool(outputs) and all(o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for o in outputs)
 
 
-def _drawn(nb, code: list[int], prefix: tuple[str, ...]) -> tuple[dict[int, tuple[str, ...]], dict[int, list[dict]]]:
-    """({index: key} of the leading code cells that are the release's own and not drawn yet, which this run claims
-    (release them with _done_drawing), {index: outputs} of those to reuse, once drawn by a run in flight if need be)."""
+Claim = tuple[tuple[str, ...], threading.Event]   # a figure's key, and the event its waiters wait on
+
+
+def _drawn(nb, code: list[int], prefix: tuple[str, ...], skip: dict[int, str]) -> tuple[dict[int, Claim], dict[int, list[dict]]]:
+    """({index: claim} of the leading code cells that are the release's own and not drawn yet, which this run claims
+    (release them with _done_drawing), {index: outputs} of those to reuse, once drawn by a run in flight if need be).
+    The chain stops at a cell left out for another reason (`skip`): the cells after it do not run as in the release."""
     keys = {}
     for position, index in enumerate(code):
-        if position >= len(prefix) or nb.cells[index].source != prefix[position]:
+        if position >= len(prefix) or nb.cells[index].source != prefix[position] or index in skip:
             break
         keys[index] = prefix[: position + 1]
     usable = {index: key for index, key in keys.items() if unread_later(nb, index)}
     with _DRAWN_LOCK:
         pending = {_DRAWING[key] for key in usable.values() if key not in _DRAWN and key in _DRAWING}
-        mine = {index: key for index, key in keys.items() if key not in _DRAWN and key not in _DRAWING}
-        _DRAWING.update({key: threading.Event() for key in mine.values()})
+        mine = {index: (key, threading.Event()) for index, key in keys.items() if key not in _DRAWN and key not in _DRAWING}
+        _DRAWING.update(mine.values())
     deadline = time.monotonic() + DRAW_WAIT
     for event in pending:   # claimed by runs that wait for none of this run's claims: no cycle
         event.wait(max(0.0, deadline - time.monotonic()))
@@ -240,28 +248,33 @@ def _drawn(nb, code: list[int], prefix: tuple[str, ...]) -> tuple[dict[int, tupl
     return mine, reuse
 
 
-def _store_drawn(key: tuple[str, ...], rec: dict) -> None:
+def _release(claim: Claim) -> None:
+    """Wake the runs waiting on this claim; the key is free again, unless another run has claimed it since."""
+    key, event = claim
+    with _DRAWN_LOCK:
+        if _DRAWING.get(key) is event:
+            del _DRAWING[key]
+    event.set()
+
+
+def _store_drawn(claim: Claim, rec: dict) -> None:
     """Keep a worked example's figure (a checked record, _checked), if that is all its cell showed; wake its waiters."""
     with _DRAWN_LOCK:   # the records are this run's own: nothing else holds them
         if rec["status"] == "ok" and _only_draws(rec["outputs"]):
-            _DRAWN.setdefault(key, rec["outputs"])
-        event = _DRAWING.pop(key, None)
-    if event is not None:
-        event.set()
+            _DRAWN.setdefault(claim[0], rec["outputs"])
+    _release(claim)
 
 
-def _done_drawing(claimed: dict[int, tuple[str, ...]]) -> None:
+def _done_drawing(claimed: dict[int, Claim]) -> None:
     """Release what a run claimed and did not draw (it failed, or ended early): its waiters draw it themselves."""
-    with _DRAWN_LOCK:
-        events = [_DRAWING.pop(key) for key in claimed.values() if key in _DRAWING]
-    for event in events:
-        event.set()
+    for claim in claimed.values():
+        _release(claim)
 
 
 class Publishing(Watcher):
     """CellLimits, and each claimed figure stored as soon as its cell reports, so that the runs waiting for it go on."""
 
-    def __init__(self, limits: CellLimits, claimed: dict[int, tuple[str, ...]], code: set[int]):
+    def __init__(self, limits: CellLimits, claimed: dict[int, Claim], code: set[int]):
         self.limits, self.claimed, self.code, self.seen = limits, claimed, code, set()
 
     def record(self, record: dict) -> None:
@@ -296,17 +309,17 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
              if gid in unneeded and i not in skip and nb.cells[i].cell_type == "code" and unused_later(nb, i)}
     skip.update({i: "" for i in quiet})
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    claimed, reused = _drawn(nb, code, prefix)
-    # Numbered as if every cell not left out ran: a reused figure keeps its number, and a traceback names the same.
-    numbers = {i: n for n, i in enumerate([i for i in code if i not in skip], 1)}
-    skip.update({i: "" for i in reused})
-    payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
-               "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
-               "labels": {str(i): masters.grade_id(nb.cells[i]) for i in deps},
-               "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
-    limits = CellLimits(cell_cpu, cell_wall, budget)
-    run_limits = dataclasses.replace(LIMITS, wall=budget + 2 * GRACE, cpu_seconds=int(budget) + CPU_MARGIN)
+    claimed, reused = _drawn(nb, code, prefix, skip)
     try:
+        # Numbered as if every cell not left out ran: a reused figure keeps its number, and a traceback names the same.
+        numbers = {i: n for n, i in enumerate([i for i in code if i not in skip], 1)}
+        skip.update({i: "" for i in reused})
+        payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
+                   "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
+                   "labels": {str(i): masters.grade_id(nb.cells[i]) for i in deps},
+                   "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
+        limits = CellLimits(cell_cpu, cell_wall, budget)
+        run_limits = dataclasses.replace(LIMITS, wall=budget + 2 * GRACE, cpu_seconds=int(budget) + CPU_MARGIN)
         done = warm.run("notebook", payload, run_limits, watcher=Publishing(limits, claimed, set(code)))
     finally:
         _done_drawing(claimed)

@@ -21,6 +21,7 @@
 import base64
 import ctypes
 import gc
+import importlib.util
 import io
 import json
 import os
@@ -42,16 +43,29 @@ SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING = {"x86_64": 250, "aarch64": 219}.get(os
 def _copy_font_list():
     """The grader's matplotlib font list, copied to where this process's matplotlib keeps its cache (notebook.py sets
     MPLCONFIGDIR), so that it is not built again from the system's fonts in this fresh /tmp (0.2-0.3 s of each start).
-    matplotlib checks the list's version itself and builds its own if the copy does not match."""
+    Only the fonts whose files this view holds are kept: a font the grader's machine has and the sandbox does not see
+    (a CJK font under /usr/share/fonts, say) is not offered, as a scan here would not find it. matplotlib checks the
+    list's version itself and builds its own if the copy does not match."""
     if FONTS_FD < 0:
         return
     with open(FONTS_FD, "rb") as source:
         data = source.read()
-    if FONTS_NAME.startswith("fontlist-") and FONTS_NAME.endswith(".json"):
-        folder = os.environ.setdefault("MPLCONFIGDIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mpl"))
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, FONTS_NAME), "wb") as target:
-            target.write(data)
+    if not (FONTS_NAME.startswith("fontlist-") and FONTS_NAME.endswith(".json")):
+        return
+    try:
+        fonts = json.loads(data)   # the grader's own cache file, never a student's
+    except ValueError:
+        return
+    # matplotlib stores its own fonts' paths relative to its data folder (found here without importing it)
+    data_path = os.path.join(os.path.dirname(importlib.util.find_spec("matplotlib").origin), "mpl-data")
+    for key in ("ttflist", "afmlist"):
+        if isinstance(fonts, dict) and isinstance(fonts.get(key), list):
+            fonts[key] = [entry for entry in fonts[key] if isinstance(entry, dict)
+                          and os.path.isfile(os.path.join(data_path, str(entry.get("fname", ""))))]
+    folder = os.environ.setdefault("MPLCONFIGDIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mpl"))
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, FONTS_NAME), "w") as target:
+        json.dump(fonts, target)
 
 
 _copy_font_list()

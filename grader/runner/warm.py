@@ -140,9 +140,9 @@ class Warm:
 def font_list() -> BinaryIO | None:
     """matplotlib's font list as this process's matplotlib caches it (the newest fontlist-v*.json in its cache folder,
     found without importing matplotlib), open for reading; None if there is none. The warm parent copies it."""
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib"
-    folder = Path(os.environ["MPLCONFIGDIR"]) if os.environ.get("MPLCONFIGDIR") else home
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, RuntimeError):   # RuntimeError: no home folder to be found
+        home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib"
+        folder = Path(os.environ["MPLCONFIGDIR"]) if os.environ.get("MPLCONFIGDIR") else home
         found = sorted(folder.glob("fontlist-v*.json"), key=lambda p: p.stat().st_mtime)
         if found:
             return open(found[-1], "rb")

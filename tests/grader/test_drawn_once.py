@@ -206,3 +206,34 @@ def test_a_run_that_fails_before_drawing_lets_the_waiting_run_draw_at_once(monke
     waiter.join(60)
     assert isinstance(first[0], RuntimeError) and second == [None]
     assert left_out[1] == set() and time.monotonic() - started < 60, "it drew the figures itself, without waiting out DRAW_WAIT"
+
+
+def _tiny(*sources: str):
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources]), tuple(sources)
+
+
+def test_a_run_that_releases_its_claim_late_leaves_a_later_claim_in_place():
+    """A run whose figure cell failed frees the figure at once; when that run ends, it must not free the claim a later
+    run has made since (its waiters would wake early and draw the figure too)."""
+    notebook_run.forget()
+    nb, prefix = _tiny("fig = make()")
+    first, _ = notebook_run._drawn(nb, [0], prefix, {})
+    notebook_run._store_drawn(first[0], {"status": "error", "outputs": []})
+    second, _ = notebook_run._drawn(nb, [0], prefix, {})
+    assert second, "the figure is free again: a later run claims it"
+    notebook_run._done_drawing(first)
+    key, event = second[0]
+    assert notebook_run._DRAWING.get(key) is event and not event.is_set()
+    notebook_run._done_drawing(second)
+    assert not notebook_run._DRAWING and event.is_set()
+
+
+def test_a_leading_cell_left_out_for_another_reason_ends_the_figures_that_may_be_shared():
+    """A release cell the run leaves out (a test cell at full marks, say) changes what the cells after it see."""
+    notebook_run.forget()
+    nb, prefix = _tiny("lab.set_language('zh')", "fig = make()")
+    assert notebook_run._drawn(nb, [0, 1], prefix, {0: ""}) == ({}, {})
+    claimed, _ = notebook_run._drawn(nb, [0, 1], prefix, {})
+    assert sorted(claimed) == [0, 1]
+    notebook_run.forget()
+    assert all(event.is_set() for _, event in claimed.values()), "forget wakes whoever still waits"

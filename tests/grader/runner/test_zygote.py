@@ -160,15 +160,19 @@ def probe():
 @pytest.mark.parametrize("version", ["same", "other"])
 def test_the_warm_parent_starts_from_the_graders_font_list_when_matplotlib_takes_it(monkeypatch, tmp_path, version):
     """The warm parent copies the grader's matplotlib font list instead of scanning the system's fonts in its fresh /tmp.
-    A list doctored with a font that does not exist shows which list the forks hold; one of another version is
-    refused by matplotlib itself, which then builds its own (and the doctored font is not there)."""
+    A list doctored with a second name for one of matplotlib's own files shows which list the forks hold; a font whose
+    file the sandbox cannot see (the grader's machine may have fonts its view lacks) is left out of the copy. A list
+    of another version is refused by matplotlib itself, which then builds its own (and neither name is there)."""
     import matplotlib
     from matplotlib import font_manager
 
     from grader.runner import Warm, sandbox_level, warm as warm_module
 
     cached = json.loads((Path(matplotlib.get_cachedir()) / f"fontlist-v{font_manager.FontManager.__version__}.json").read_text())
-    cached["ttflist"].append({**cached["ttflist"][0], "name": "CourseKitDoctored"})
+    own = next(entry for entry in cached["ttflist"] if not entry["fname"].startswith("/"))   # under matplotlib's data folder
+    unseen = tmp_path / "not-in-the-sandbox.ttf"   # a real font file here; the sandbox has its own /tmp
+    unseen.write_bytes((Path(matplotlib.get_data_path()) / own["fname"]).read_bytes())
+    cached["ttflist"] += [{**own, "name": "CourseKitDoctored"}, {**own, "name": "CourseKitUnseen", "fname": str(unseen)}]
     if version == "other":
         cached["_version"] = "0"
     doctored = tmp_path / f"fontlist-v{font_manager.FontManager.__version__}.json"
