@@ -267,3 +267,12 @@ def test_the_command_imports_neither_what_it_never_uses_nor_less_than_it_needs()
             " nb.cells[0].source)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[] x = 1", (done.stdout, done.stderr[-2000:])
+
+
+@pytest.mark.parametrize("stock, ours, shown", [(51.2, 17.1, "2.99x"), (30.0, 10.0, "3.00x"), (21.5, 6.5, "3.30x"),
+                                                (8.0, 9.0, "0.88x")])
+def test_the_bench_never_rounds_a_ratio_up_to_a_goal(stock, ours, shown):
+    """The bench's goal is a ratio of at least 3: 51.2 s / 17.1 s is 2.994, and must not print as 3.00x."""
+    from grader import throughput
+
+    assert throughput.times(stock, ours) == shown
