@@ -53,9 +53,7 @@ class Warm:
             cmd, cwd = argv, self._scratch.name
             env = environment(cwd)
         self._err = tempfile.TemporaryFile()
-        with contextlib.ExitStack() as stack:
-            if fonts:
-                stack.enter_context(fonts)
+        with fonts or contextlib.nullcontext():   # the parent reads its own copy of the descriptor
             self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err,
                                           pass_fds=(theirs.fileno(), *([fonts.fileno()] if fonts else [])), env=env, cwd=cwd,
                                           start_new_session=True)
