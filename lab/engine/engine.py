@@ -84,12 +84,14 @@ class LLMEngine:
             if not batch.num_scheduled_tokens and not batch.preempted_seq_ids:
                 raise RuntimeError(tr("step {step} scheduled nothing with {waiting} waiting and {running} running: "
                                       "the scheduler is stuck", step=step, waiting=len(sched.waiting), running=len(sched.running)))
-            start, clock = clock, clock + self.time_model.step_us(batch.num_batched_tokens)
+            num_batched_tokens = batch.num_batched_tokens  # a sum over the batch: taken once per step
+            start, clock = clock, clock + self.time_model.step_us(num_batched_tokens)
             used = sched.block_manager.num_used_blocks
             sched.update_from_batch(batch, step, clock)
             run.steps.append({"step": step, "start_us": start, "end_us": clock, "num_seqs": len(batch.num_scheduled_tokens),
-                              "num_decode_tokens": batch.num_decode_tokens, "num_prefill_tokens": batch.num_prefill_tokens,
-                              "num_batched_tokens": batch.num_batched_tokens, "max_num_batched_tokens": sched.max_num_batched_tokens,
+                              "num_decode_tokens": batch.num_decode_tokens,
+                              "num_prefill_tokens": num_batched_tokens - batch.num_decode_tokens,
+                              "num_batched_tokens": num_batched_tokens, "max_num_batched_tokens": sched.max_num_batched_tokens,
                               "num_used_blocks": used, "num_blocks": sched.block_manager.num_blocks,
                               "preempted": list(batch.preempted_seq_ids), "num_waiting": len(sched.waiting),
                               "num_running": len(sched.running)})

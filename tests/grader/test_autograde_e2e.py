@@ -276,3 +276,17 @@ def test_the_bench_never_rounds_a_ratio_up_to_a_goal(stock, ours, shown):
     from grader import throughput
 
     assert throughput.times(stock, ours) == shown
+
+
+def test_the_bench_reports_the_median_of_alternating_pairs():
+    """Stock and ours take turns going first, and the figure is the middle pair by ratio, not the best one."""
+    from grader import throughput
+    from grader.throughput import Run
+
+    assert throughput.alternated(3) == [("stock", "ours"), ("ours", "stock"), ("stock", "ours")]
+    pairs = [(60.0, Run(18.0, 0, 4, 27, "bwrap", 5)), (50.0, Run(20.0, 0, 4, 27, "bwrap", 5)),
+             (55.0, Run(16.0, 0, 4, 27, "bwrap", 5))]
+    stock, run = throughput.median_pair(pairs)   # ratios 3.33, 2.50, 3.44: the median is 3.33
+    assert (stock, run.wall) == (60.0, 18.0)
+    with pytest.raises(ValueError):
+        throughput.median_pair(pairs[:2])   # two pairs have no single median
