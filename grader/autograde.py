@@ -151,7 +151,8 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
         report.write_outputs(batch.out, batch.head, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
     g = batch.grader
     say(f"  verdicts: {g.reused} reused from an identical answer graded earlier in the batch; {g.whole} submission(s) "
-        f"graded in one whole-notebook run; {g.whole_todos} TODO verdict(s) from a run with the student's other answers")
+        f"graded in one whole-notebook run; {g.whole_todos} TODO verdict(s) from a run with the student's other answers; "
+        f"{g.as_released} TODO verdict(s) of answers left as released (the stub's, graded once when the assignment was built)")
     say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}"
         f"\nclass:    {out / 'class-report.html'}")
     return sorted(outcomes.values(), key=lambda o: o.student_id)

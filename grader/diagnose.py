@@ -6,6 +6,10 @@ the observations it already collects). A mutant's signature is the same thing fo
 per assignment by grading it, and cached under build/cache/. A student's TODO whose signature is exactly a
 mutant's is named after it; any other answer gets no diagnosis (precision before recall).
 
+The commonest mistake of all is a TODO left as released: its answer cell is the release's stub (the same code,
+comments aside). The verdict of each edition's stub is graded once, beside the mutants', and shipped in the same
+file, so a blank TODO costs a class no run (as_released).
+
 What each mistake is and a hint (the idea missed, never the code) are in
 grader/assignments/<name>/mistakes.yml, keyed by mutant name:
 
@@ -15,6 +19,7 @@ grader/assignments/<name>/mistakes.yml, keyed by mutant name:
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -34,6 +39,7 @@ DIGITS = 9   # floats are compared at this many significant digits (grader/compa
 JARGON = re.compile(r"\b(?:seeds?|issues?)\b|种子", re.I)
 _LOCK = threading.Lock()
 _CATALOGUES: dict[str, dict[str, list]] = {}
+_RELEASED: dict[str, dict[str, dict]] = {}
 
 
 def _canonical(value):
@@ -118,6 +124,7 @@ def _key(grader) -> str:
     parts = [grader.assignment.name, grader.seed, grader.reference, grader.expected,
              [(t.answer_id, [(r.name, [sc["ops"] for sc in r.scenarios]) for r in t.rules]) for t in grader.tasks],
              [(m.answer_id, m.name, m.find, m.replace) for m in grader.assignment.mutants],
+             sorted((gid, sorted(stubs)) for gid, stubs in released_stubs(grader.assignment).items()),
              [p.read_text(encoding="utf-8") for p in (Path(__file__), Path(__file__).with_name("grade.py"), suite)],
              grader.driver]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode("utf-8", "surrogatepass")).hexdigest()[:20]
@@ -144,54 +151,115 @@ def _compute(grader) -> tuple[dict[str, list], list[str]]:
     return found, missed
 
 
+def code_digest(source: str) -> str | None:
+    """A digest of the code of an answer cell, its comments and layout aside (None if it is not Python)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return hashlib.sha256(ast.dump(tree).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def released_stubs(assignment) -> dict[str, dict[str, str]]:
+    """{answer_id: {code digest: the answer cell as released}}, for every language edition."""
+    from .masters import cells_by_grade_id
+
+    stubs: dict[str, dict[str, str]] = {}
+    for language in assignment.languages:
+        for gid, cells in cells_by_grade_id(assignment.release(language)).items():
+            if gid in assignment.answer_ids and (digest := code_digest(cells[-1].source)):
+                stubs.setdefault(gid, {})[digest] = cells[-1].source
+    return stubs
+
+
+def _compute_released(grader) -> tuple[dict[str, dict], list[str]]:
+    """({answer_id: {code digest: verdict as JSON}}, stubs that could not be graded): each stub graded on its TODO."""
+    from dataclasses import asdict
+
+    tasks = {t.answer_id: t for t in grader.tasks}
+    found: dict[str, dict] = {}
+    missed = []
+    for gid, stubs in released_stubs(grader.assignment).items():
+        for digest, source in stubs.items():
+            verdict = grader.grade_task(tasks[gid], source)
+            if verdict.hung or "grading error" in verdict.note or "grading child" in verdict.note:
+                missed.append(f"{gid} as released: {verdict.note or 'ran past its time limit'}")
+                continue
+            found.setdefault(gid, {})[digest] = {**asdict(verdict), "mistake": {}}
+    return found, missed
+
+
 def shipped(assignment) -> Path:
     """The catalogue `make notebooks` writes beside the assignment, for the default seed (generated: never edited)."""
     return ASSIGNMENTS_DIR / _name(assignment) / "mistakes.signatures.json"
 
 
-def _shipped(grader, key: str) -> dict[str, list] | None:
+def _shipped(grader, key: str, part: str) -> dict | None:
     try:
         data = json.loads(shipped(grader.assignment).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data.get("catalogue") if isinstance(data, dict) and data.get("key") == key else None
+    return data.get(part) if isinstance(data, dict) and data.get("key") == key else None
 
 
 def write_shipped(grader) -> Path:
-    """Grade every mutant once and write the assignment's catalogue (make notebooks), so no class pays for it."""
-    found, missed = _compute(grader)
-    if missed:
-        raise RuntimeError(f"{grader.assignment.name}: {len(missed)} mutant(s) could not be graded: {missed[0][:200]}")
+    """Grade every mutant and every stub once and write the assignment's catalogue (make notebooks), so no class pays for it."""
+    (found, missed), (stubs, unmade) = _compute(grader), _compute_released(grader)
+    if missed or unmade:
+        raise RuntimeError(f"{grader.assignment.name}: {len(missed + unmade)} mutant(s) or stub(s) could not be graded: "
+                           f"{(missed + unmade)[0][:200]}")
     path = shipped(grader.assignment)
-    path.write_text(json.dumps({"key": _key(grader), "catalogue": found}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    data = {"key": _key(grader), "catalogue": found, "released": stubs}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
 
 
-def catalogue(grader) -> dict[str, list]:
-    """The mutants' signatures under this grader's scenarios: from memory, from the assignment's shipped file
+def _load(grader, part: str, memory: dict, compute, what: str, then: str) -> dict:
+    """One part of the catalogue under this grader's scenarios: from memory, from the assignment's shipped file
     (the default seed), from build/cache/, or graded now (another seed, or code changed since make notebooks)."""
     key = _key(grader)
-    file = CACHE_DIR / f"{grader.assignment.name}-{key}.json"
+    file = CACHE_DIR / f"{grader.assignment.name}-{key}{'' if part == 'catalogue' else '.' + part}.json"
     with _LOCK:  # the first student who needs it waits; the others then share it
-        if key not in _CATALOGUES and (found := _shipped(grader, key)) is not None:
-            _CATALOGUES[key] = found
-        if key not in _CATALOGUES:
+        if key not in memory and (found := _shipped(grader, key, part)) is not None:
+            memory[key] = found
+        if key not in memory:
             try:
-                _CATALOGUES[key] = json.loads(file.read_text(encoding="utf-8"))
+                memory[key] = json.loads(file.read_text(encoding="utf-8"))
             except (OSError, ValueError):
-                _CATALOGUES[key], missed = _compute(grader)
+                memory[key], missed = compute(grader)
                 if missed:  # kept for this process only: the next run tries them again
                     from .safe_io import say
-                    say(f"  common mistakes: {len(missed)} mutant(s) could not be graded, so they are not diagnosed: {missed[0][:200]}")
-                    return _CATALOGUES[key]
+                    say(f"  common mistakes: {len(missed)} {what} could not be graded, {then}: {missed[0][:200]}")
+                    return memory[key]
                 try:
                     file.parent.mkdir(parents=True, exist_ok=True)
                     tmp = file.with_suffix(f".{os.getpid()}.tmp")
-                    tmp.write_text(json.dumps(_CATALOGUES[key]), encoding="utf-8")
+                    tmp.write_text(json.dumps(memory[key]), encoding="utf-8")
                     tmp.replace(file)
                 except OSError:  # a read-only checkout: keep it in memory only
                     pass
-    return _CATALOGUES[key]
+    return memory[key]
+
+
+def catalogue(grader) -> dict[str, list]:
+    """The mutants' signatures: {answer_id: [[mutant name, signature]]}."""
+    return _load(grader, "catalogue", _CATALOGUES, _compute, "mutant(s)", "so they are not diagnosed")
+
+
+def as_released(grader, answer_id: str, source: str) -> dict | None:
+    """The verdict (as JSON) of an answer whose code is a release's stub for its TODO, comments aside; else None.
+
+    The same code gets the same verdict: it was graded once, as any answer is, when the catalogue was made."""
+    digest = code_digest(source)
+    if digest not in _stubs_of(grader).get(answer_id, {}):
+        return None
+    stubs = _load(grader, "released", _RELEASED, _compute_released, "stub(s)", "so their TODOs are graded by running them")
+    return stubs.get(answer_id, {}).get(digest)
+
+
+@lru_cache(maxsize=None)
+def _stubs_of(grader) -> dict[str, dict[str, str]]:
+    return released_stubs(grader.assignment)
 
 
 def diagnose(grader, verdict) -> str | None:

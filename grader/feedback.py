@@ -42,11 +42,27 @@ def template_config():
 
 
 # Exporters no render is using. nbconvert's exporters are not written for concurrent use, so each render takes
-# its own (one per concurrent render at most); no lock, so a slow page holds up no other student's.
+# its own. A page renders in tens of milliseconds, and an exporter's first page costs several (its templates are
+# compiled), so a render waits a little for an idle one before it builds another: a slow page holds up no other
+# student's for longer than EXPORTER_WAIT.
 _IDLE: queue.SimpleQueue = queue.SimpleQueue()
-_MARKDOWN: dict[str, str] = {}   # markdown cell source -> its HTML (a cell without attachments renders the same everywhere)
-MARKDOWN_CACHE = 4096
+EXPORTER_WAIT = 0.5
+# Most of a page is the release's, the same on every page of a class: prose and code are rendered once per text.
+_MARKDOWN: dict[str, str] = {}              # markdown cell source -> its HTML (a cell without attachments)
+_HIGHLIGHTED: dict[tuple, str] = {}         # (code, language) -> its highlighted HTML
+CACHE_LIMIT = 4096                           # texts kept per cache (a flood of new ones starts it again)
 ALT = re.compile(r"<img(?![^>]*\balt=)")
+
+
+def _cached(cache: dict, key, make):
+    """cache[key], made once (renders in other threads share the cache: a clear between a look-up and a read is harmless)."""
+    found = cache.get(key)
+    if found is None:
+        found = make()
+        if len(cache) >= CACHE_LIMIT:
+            cache.clear()
+        cache[key] = found
+    return found
 
 
 def _exporter():
@@ -61,18 +77,9 @@ def _exporter():
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 
     class CachedHighlight(Highlight2HTML):
-        def __init__(self, **kwargs):
-            super().__init__(**kwargs)
-            self.cache: dict = {}
-
         def __call__(self, source, language=None, metadata=None):
             self.parent.in_time()
-            key = (source, language)
-            if key not in self.cache:
-                if len(self.cache) >= 4096:
-                    self.cache.clear()
-                self.cache[key] = super().__call__(source, language, metadata)
-            return self.cache[key]
+            return _cached(_HIGHLIGHTED, (source, language), lambda: super(CachedHighlight, self).__call__(source, language, metadata))
 
     class FeedbackExporter(HTMLExporter):
         deadline = float("inf")
@@ -87,11 +94,7 @@ def _exporter():
             self.in_time()
             if context.get("cell", {}).get("attachments"):
                 return super().markdown2html(context, source)
-            if source not in _MARKDOWN:   # most prose is the release's, the same on every page of a class
-                if len(_MARKDOWN) >= MARKDOWN_CACHE:
-                    _MARKDOWN.clear()
-                _MARKDOWN[source] = super().markdown2html(context, source)
-            return _MARKDOWN[source]
+            return _cached(_MARKDOWN, source, lambda: super(FeedbackExporter, self).markdown2html(context, source))
 
         def timed_ansi2html(self, text):
             self.in_time()
@@ -107,6 +110,7 @@ def _exporter():
             return ALT.sub('<img alt="No description has been provided for this image"', page), resources
 
     config = template_config()
+    config.HTMLExporter.optimistic_validation = True   # validated once after the preprocessors, not after each one
     # What nbgrader's GenerateFeedback adds (its bootstrap CSS), plus the quirk that generate() works around.
     bootstrap = _nbgrader_templates().parent / "static" / "node_modules" / "bootstrap" / "dist" / "css"
     config.HTMLExporter.extra_template_paths = [str(bootstrap), str(_nbgrader_templates())]
@@ -151,7 +155,7 @@ def render(nb, assignment: str, verdicts) -> str:
 def exporter():
     """A feedback exporter no other render is using, built when none is idle (give it back with _IDLE.put)."""
     try:
-        return _IDLE.get_nowait()
+        return _IDLE.get(timeout=EXPORTER_WAIT)
     except queue.Empty:
         return _exporter()
 

@@ -21,7 +21,7 @@ from . import exports, promises, shrink, snippets
 from .assignment import Assignment, get
 from .compare import same
 from .config import DEFAULTS
-from .diagnose import fingerprint
+from .diagnose import as_released, fingerprint
 from .runner import (BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, likely_level, run_child, run_pair,
                      sandbox_level, shared)
 from .schema import Budget, problem, short_text
@@ -181,6 +181,7 @@ class Grader:
         self.reused = 0   # verdicts taken from an identical answer graded earlier in this process
         self.whole = 0    # submissions whose verdicts all came from one run of the whole notebook (see whole_notebook)
         self.whole_todos = 0   # TODO verdicts that came from it
+        self.as_released = 0   # TODO verdicts of answers left as released: the stub's, graded once (diagnose.as_released)
 
     @staticmethod
     def _key(task: Task, rule_index: int, scenario_index: int) -> str:
@@ -444,16 +445,28 @@ class Grader:
             return {}
         return self._taken(run, tasks, observed)
 
+    def _released(self, answers: dict[str, str]) -> dict[str, TaskVerdict]:
+        """{answer_id: the stub's verdict} for each answer left as released (its code the release's stub)."""
+        found = {gid: verdict_from_json(data) for gid, source in answers.items()
+                 if (data := as_released(self, gid, source)) is not None}
+        with self._lock:
+            self.as_released += len(found)
+        return found
+
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
 
-        First the whole notebook in one child (whole_notebook). Each TODO not at full marks there is graded in its
+        An answer left as released (the stub) gets the stub's verdict, graded once for the catalogue: it is not run
+        again, and a notebook left blank runs nothing. First the whole notebook in one child (whole_notebook). Each TODO not at full marks there is graded in its
         own child beside a reference server (grade_task), the TODOs that use others last (self.order); the last one
         left, once every other is at full marks, is judged from the whole run instead (_others_right). Once one of
         them is found below full marks, the TODOs still to grade run once more together with the reference in
         place of the wrong ones (leave_out): a bug in enqueue fails every scenario that enqueues, in any TODO.
         One child at a time, never two at once: none holds another TODO's reference, but two that met could still
         trade what they learn from their servers. Other submissions still run in parallel (autograde's workers)."""
+        released = self._released(answers)
+        if len(released) == len(self.tasks):   # a blank notebook: nothing to run
+            return [released[task.answer_id] for task in self.tasks]
         together = self._together(answers)
         done, slow, whole = self._whole(answers) if together else ({}, frozenset(), None)
         wrong: list[str] = []
@@ -466,10 +479,10 @@ class Grader:
                                                    [RuleResult(r.name, False, "no answer cell", quotes=self._quotes(task, r.name)) for r in task.rules],
                                                    "the answer cell is missing")
                 continue
-            if whole is not None and task.answer_id not in slow and self._others_right(task, done):
+            if task.answer_id not in released and whole is not None and task.answer_id not in slow and self._others_right(task, done):
                 done[task.answer_id] = self._verdict(task, source, whole)   # as good as a run apart: see _others_right
                 continue
-            done[task.answer_id] = verdict = self.grade_task(task, source)
+            done[task.answer_id] = verdict = released.get(task.answer_id) or self.grade_task(task, source)
             if verdict.score < verdict.points and together:
                 wrong.append(task.answer_id)
                 # A stub left in an answer fails in any company, and a hang would be waited for again: not run together.
@@ -479,6 +492,11 @@ class Grader:
                 together = taken is not None
                 done |= taken or {}
         return [done[task.answer_id] for task in self.tasks]
+
+
+def verdict_from_json(data: dict) -> TaskVerdict:
+    """A verdict as verdicts_to_json wrote it (from our own catalogue: grader/diagnose.py)."""
+    return TaskVerdict(**{**data, "rules": [RuleResult(**rule) for rule in data["rules"]]})
 
 
 def observations(run: ChildRun) -> dict[str, object]:

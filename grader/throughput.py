@@ -90,16 +90,18 @@ class Run:
     reused: int
     whole: int
     whole_todos: int
+    released: int
     sandbox: str
     tasks: int
 
     @classmethod
     def of(cls, grader: Grader, wall: float) -> "Run":
         """A run graded in this process, from its Grader's counters."""
-        return cls(wall, grader.reused, grader.whole, grader.whole_todos, grader.sandbox, len(grader.tasks))
+        return cls(wall, grader.reused, grader.whole, grader.whole_todos, grader.as_released, grader.sandbox, len(grader.tasks))
 
 
-SAID = re.compile(r"verdicts: (\d+) reused .*?; (\d+) submission\(s\) graded in one whole-notebook run; (\d+) TODO")
+SAID = re.compile(r"verdicts: (\d+) reused .*?; (\d+) submission\(s\) graded in one whole-notebook run; (\d+) TODO .*?; "
+                  r"(\d+) TODO verdict\(s\) of answers left as released")
 
 
 def command(name: str, subs: dict, label: str) -> Run:
@@ -131,7 +133,8 @@ def reused_share(run: Run, count: int) -> str:
 
 def together(run: Run, count: int) -> str:
     return (f"{run.whole} graded in one whole-notebook run; {run.whole_todos} of {count * run.tasks} TODO "
-            "verdicts from a run with the student's other answers")
+            f"verdicts from a run with the student's other answers; {run.released} left as released, given the stub's "
+            "verdict graded when the assignment was built")
 
 
 def alternated(rounds: int) -> list[tuple[str, str]]:

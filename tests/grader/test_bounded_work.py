@@ -82,27 +82,31 @@ def test_cleaning_past_its_budget_keeps_no_more_prose_or_outputs(monkeypatch):
 
 def test_a_render_past_its_budget_is_given_up_at_the_first_cell(monkeypatch):
     monkeypatch.setattr(feedback, "_IDLE", queue.SimpleQueue())
+    monkeypatch.setattr(feedback, "_HIGHLIGHTED", {})
+    monkeypatch.setattr(feedback, "_MARKDOWN", {})
     monkeypatch.setattr(feedback, "RENDER_SECONDS", -1)
     nb = examples.filled(NAME, masters.reference_answers(NAME))
     with pytest.raises(TimeoutError, match="the page took more than -1 s to render"):
         feedback.render(nb, NAME, [])
-    exporter = feedback._IDLE.get_nowait()  # given back, and it highlighted nothing
-    assert exporter.cached_highlight.cache == {}
+    assert feedback._IDLE.qsize() == 1  # the exporter is given back, and nothing was highlighted or converted
+    assert feedback._HIGHLIGHTED == {} and feedback._MARKDOWN == {}
 
 
 def test_renders_do_not_wait_for_each_other(monkeypatch):
     """Two pages render at the same time: each waits inside its render for the other to be inside its own.
-    Under a process-wide lock the second could not start, and the barrier would break."""
+    Under a process-wide lock the second could not start, and the barrier would break. (The second waits
+    EXPORTER_WAIT for the first's exporter to be free, then builds its own.)"""
     monkeypatch.setattr(feedback, "_IDLE", queue.SimpleQueue())
     both_inside = threading.Barrier(2, timeout=60)
     build = feedback._exporter
 
     def waiting_exporter():
         exporter = build()
-        highlight = exporter.cached_highlight
+        highlight, first = exporter.cached_highlight, [True]
 
         def first_waits(source, language=None, metadata=None):
-            if not highlight.cache:
+            if first:
+                first.clear()
                 both_inside.wait()
             return highlight(source, language, metadata)
 

@@ -1,0 +1,57 @@
+"""What a grading child may report (grader/schema.py): `problem` accepts plain bounded JSON data, and nothing else."""
+from hypothesis import given, strategies as st
+
+from grader import schema
+from grader.schema import MAX_DEPTH, MAX_INT_BITS, MAX_NODES, MAX_STRING
+
+
+def spec(value, depth=0, budget=None) -> bool:
+    """The rule as written, one value at a time: True when `value` is acceptable."""
+    budget = budget if budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        return False
+    if value is None or type(value) in (bool, float):
+        return True
+    if type(value) is int:
+        return value.bit_length() <= MAX_INT_BITS
+    if type(value) is str:
+        return len(value) <= MAX_STRING
+    if type(value) is list:
+        return all(spec(v, depth + 1, budget) for v in value)
+    if type(value) is dict:
+        return all(spec(k, depth + 1, budget) and spec(v, depth + 1, budget) for k, v in value.items())
+    return False
+
+
+def nested(depth: int, leaf=0):
+    """`leaf` at `depth` levels below the top, through lists and dicts in turn."""
+    for level in range(depth):
+        leaf = [leaf] if level % 2 else {"k": leaf}
+    return leaf
+
+
+leaves = (st.none() | st.booleans() | st.floats() | st.integers(-2 ** 66, 2 ** 66)
+          | st.text(max_size=3) | st.text(min_size=MAX_STRING - 1, max_size=MAX_STRING + 1) | st.tuples(st.integers()))
+values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3),
+                      max_leaves=30)
+
+
+@given(values)
+def test_problem_agrees_with_the_rule_as_written(value):
+    assert (schema.problem(value) == "") == spec(value)
+
+
+@given(st.integers(0, 30))
+def test_problem_refuses_exactly_the_values_nested_deeper_than_the_limit(depth):
+    assert (schema.problem(nested(depth)) == "") == (depth <= MAX_DEPTH) == spec(nested(depth))
+
+
+def test_each_bound_is_exact_and_says_what_was_wrong():
+    assert schema.problem(list(range(MAX_NODES - 1))) == ""   # the list itself is a value too
+    assert schema.problem(list(range(MAX_NODES))) == f"more than {MAX_NODES} values"
+    assert schema.problem(nested(MAX_DEPTH)) == "" and schema.problem(nested(MAX_DEPTH + 1)) == f"nested deeper than {MAX_DEPTH}"
+    assert schema.problem(["x" * MAX_STRING]) == "" and schema.problem({"k": "x" * (MAX_STRING + 1)}) == f"a string of {MAX_STRING + 1} characters"
+    assert schema.problem(-(2 ** MAX_INT_BITS - 1)) == "" and schema.problem([2 ** MAX_INT_BITS]) == f"an integer of {MAX_INT_BITS + 1} bits"
+    assert schema.problem({"k": (1, 2)}) == "a tuple" and schema.problem({(1,): 2}) == "a tuple" and schema.problem([b"x"]) == "a bytes"
+    assert schema.problem({"k": [None, True, 1.5, float("nan"), "s", {}]}) == ""
