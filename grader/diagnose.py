@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 
 from .compare import same
+from .exports import parse
 from .paths import ASSIGNMENTS_DIR, BUILD_DIR
 
 LANGUAGES = ("en", "zh")
@@ -152,10 +153,11 @@ def _compute(grader) -> tuple[dict[str, list], list[str]]:
 
 
 def code_digest(source: str) -> str | None:
-    """A digest of the code of an answer cell, its comments and layout aside (None if it is not Python)."""
+    """A digest of the code of an answer cell, its comments and layout aside (None if it is not Python, and then
+    the answer is run as any other is)."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse(source)   # one thread at a time: grading threads call this (python/cpython#106905)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return None
     return hashlib.sha256(ast.dump(tree).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -200,6 +202,11 @@ def _shipped(grader, key: str, part: str) -> dict | None:
     except (OSError, ValueError):
         return None
     return data.get(part) if isinstance(data, dict) and data.get("key") == key else None
+
+
+def shipped_is_current(grader) -> bool:
+    """The assignment's shipped catalogue was made under this grader's scenarios and code (else a class computes it)."""
+    return _shipped(grader, _key(grader), "catalogue") is not None
 
 
 def write_shipped(grader) -> Path:

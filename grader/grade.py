@@ -457,7 +457,7 @@ class Grader:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
 
         An answer left as released (the stub) gets the stub's verdict, graded once for the catalogue: it is not run
-        again, and a notebook left blank runs nothing. First the whole notebook in one child (whole_notebook). Each TODO not at full marks there is graded in its
+        again, and a notebook left blank runs no grading child. First the whole notebook in one child (whole_notebook). Each TODO not at full marks there is graded in its
         own child beside a reference server (grade_task), the TODOs that use others last (self.order); the last one
         left, once every other is at full marks, is judged from the whole run instead (_others_right). Once one of
         them is found below full marks, the TODOs still to grade run once more together with the reference in

@@ -33,7 +33,7 @@ from .runner import sandbox_level, shared, warm
 ASSIGNMENTS = ("02_decode_scheduling", "03_batch_scheduling")
 CLASS = 8
 SCALES = (8, 32, 128)
-PAIRS = 3   # stock/ours pairs per varied class, alternating which runs first; the median pair is reported
+PAIRS = 5   # stock/ours pairs per varied class, alternating which runs first; the median pair is reported
 OUT = BUILD_DIR / "bench" / "throughput"
 
 
@@ -256,7 +256,7 @@ def bench_breakdown(name: str) -> None:
     rest = cpu - sum(parts.values())
     print(f"\n  {name}: CPU seconds per submission, {CLASS} varied submissions, one worker (total {cpu / CLASS:.2f} s; "
           f"{together(Run.of(grader, wall), CLASS)})")
-    if diagnose._shipped(grader, diagnose._key(grader), "catalogue") is None:   # then every command above graded the mutants first
+    if not diagnose.shipped_is_current(grader):   # then every command above graded the mutants first
         print("    warning: the shipped mistakes catalogue is stale (run make notebooks): the runs of ours above computed it")
     for label, seconds in sorted(parts.items()):
         print(f"    {label:<78} {seconds / CLASS:6.3f}")

@@ -193,6 +193,7 @@ def test_the_shipped_catalogue_is_current_and_spares_a_class_the_mutants_runs(as
     grader = grader_for(assignment)
     data = json.loads(diagnose.shipped(assignment).read_text(encoding="utf-8"))
     assert data["key"] == diagnose._key(grader), "stale: run make notebooks (python -m grader.build mistakes)"
+    assert diagnose.shipped_is_current(grader)
     monkeypatch.setattr(diagnose, "CACHE_DIR", tmp_path)
     monkeypatch.setattr(diagnose, "_CATALOGUES", {})
     graded = []
@@ -201,6 +202,7 @@ def test_the_shipped_catalogue_is_current_and_spares_a_class_the_mutants_runs(as
     monkeypatch.setattr(diagnose, "_CATALOGUES", {})
     monkeypatch.setattr(diagnose, "_key", lambda g: "another seed or changed code")
     assert diagnose.catalogue(grader) == {} and graded == [grader], "a stale file is never trusted"
+    assert not diagnose.shipped_is_current(grader)
 
 
 @pytest.mark.parametrize("assignment", NAMES)
