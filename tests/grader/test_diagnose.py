@@ -252,3 +252,20 @@ def test_the_shipped_stub_verdicts_are_current_and_a_stale_file_is_not_trusted(a
     monkeypatch.setattr(diagnose, "_RELEASED", {})
     monkeypatch.setattr(diagnose, "_key", lambda g: "another seed or changed code")
     assert diagnose.as_released(grader, gid, source) is None and computed == [grader], "a stale file is never trusted"
+
+
+def test_a_catalogue_that_cannot_be_read_costs_a_blank_notebook_nothing_but_its_runs(monkeypatch):
+    """The stub look-up is a short cut: if it fails, the answers are run, and the verdicts are the same."""
+    from grader import grade as grade_module
+    name = "02_decode_scheduling"
+    grader = grader_for(name)
+    stubs = answers_of(load(name).release("en"), grader.answer_ids)
+    expected = [(v.score, [(r.name, r.passed) for r in v.rules]) for v in grader.grade(stubs)]
+
+    def unreadable(*args):
+        raise ValueError("a damaged catalogue")
+
+    monkeypatch.setattr(grade_module, "as_released", unreadable)
+    before = grader.as_released
+    got = [(v.score, [(r.name, r.passed) for r in v.rules]) for v in grader.grade(stubs)]
+    assert got == expected and grader.as_released == before
