@@ -117,16 +117,21 @@ def problems(assignment: str, said: dict | None = None) -> list[str]:
 
 @lru_cache(maxsize=None)
 def _key(grader) -> str:
-    """A digest of everything a mutant's signature depends on: a change to any of it computes them again.
+    """A digest of everything a mutant's signature and a stub's verdict depend on: a change to any of it computes
+    them again (a stub's verdict takes its task's ids, points and quotes afresh: grade.Grader._stored).
 
-    Once per Grader (it is fixed once built): it reads three sources and hashes every scenario, and each
-    failing TODO of every student asks for it under the lock."""
+    Once per Grader (it is fixed once built): it reads the sources that make a verdict and hashes every scenario,
+    and each failing TODO of every student asks for it under the lock."""
     suite = Path(grader.assignment.suite.__file__)
+    here = Path(__file__).parent   # what a verdict's text is made with, besides grade.py
+    sources = [Path(__file__), here / "grade.py", here / "schema.py", here / "snippets.py", here / "shrink.py", here / "compare.py",
+               suite, suite.with_name("cases.py")]
     parts = [grader.assignment.name, grader.seed, grader.reference, grader.expected,
-             [(t.answer_id, [(r.name, [sc["ops"] for sc in r.scenarios]) for r in t.rules]) for t in grader.tasks],
+             [(t.answer_id, t.task_id, t.test_id, t.points, [(r.name, [sc["ops"] for sc in r.scenarios]) for r in t.rules])
+              for t in grader.tasks],
              [(m.answer_id, m.name, m.find, m.replace) for m in grader.assignment.mutants],
              sorted((gid, sorted(stubs)) for gid, stubs in released_stubs(grader.assignment).items()),
-             [p.read_text(encoding="utf-8") for p in (Path(__file__), Path(__file__).with_name("grade.py"), suite)],
+             [p.read_text(encoding="utf-8") for p in sources if p.exists()],
              grader.driver]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
@@ -156,10 +161,10 @@ def code_digest(source: str) -> str | None:
     """A digest of the code of an answer cell, its comments and layout aside (None if it is not Python, and then
     the answer is run as any other is)."""
     try:
-        tree = parse(source)   # one thread at a time: grading threads call this (python/cpython#106905)
+        dump = ast.dump(parse(source))   # one thread at a time: grading threads call this (python/cpython#106905)
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return None
-    return hashlib.sha256(ast.dump(tree).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hashlib.sha256(dump.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def released_stubs(assignment) -> dict[str, dict[str, str]]:

@@ -47,6 +47,7 @@ def template_config():
 # student's for longer than EXPORTER_WAIT.
 _IDLE: queue.SimpleQueue = queue.SimpleQueue()
 EXPORTER_WAIT = 0.5
+_BUILT = [0]   # exporters built in this process: with none yet, there is none to wait for
 # Most of a page is the release's, the same on every page of a class: prose and code are rendered once per text.
 _MARKDOWN: dict[str, str] = {}              # markdown cell source -> its HTML (a cell without attachments)
 _HIGHLIGHTED: dict[tuple, str] = {}         # (code, language) -> its highlighted HTML
@@ -155,8 +156,9 @@ def render(nb, assignment: str, verdicts) -> str:
 def exporter():
     """A feedback exporter no other render is using, built when none is idle (give it back with _IDLE.put)."""
     try:
-        return _IDLE.get(timeout=EXPORTER_WAIT)
+        return _IDLE.get(timeout=EXPORTER_WAIT if _BUILT[0] else 0)
     except queue.Empty:
+        _BUILT[0] += 1
         return _exporter()
 
 

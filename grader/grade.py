@@ -238,7 +238,7 @@ class Grader:
         return expected
 
     def grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
-        """The verdict on one answer; an answer already graded in this batch (a stub, a shared answer) is not run again.
+        """The verdict on one answer; an answer already graded in this batch (a shared answer) is not run again.
 
         Scenarios are seeded, so the same source always gets the same verdict; runs that ended abnormally
         (a timeout, a crash) are not remembered, so they are always run afresh."""
@@ -447,17 +447,29 @@ class Grader:
 
     def _released(self, answers: dict[str, str]) -> dict[str, TaskVerdict]:
         """{answer_id: the stub's verdict} for each answer left as released (its code the release's stub)."""
+        tasks = {t.answer_id: t for t in self.tasks}
         found = {}
         for gid, source in answers.items():
             try:
-                data = as_released(self, gid, source)
-                if data is not None:
-                    found[gid] = verdict_from_json(data)
+                data = as_released(self, gid, source) if gid in tasks else None
+                verdict = self._stored(tasks[gid], data) if data is not None else None
             except Exception:  # noqa: BLE001 - a short cut only: the answer is then run, as any other
-                continue
+                verdict = None
+            if verdict is not None:
+                found[gid] = verdict
         with self._lock:
             self.as_released += len(found)
         return found
+
+    def _stored(self, task: Task, data: dict) -> TaskVerdict | None:
+        """A stored verdict's rule results on `task` as it is now: its ids, points and the quotes of its text are read
+        afresh (None when the stored rules are no longer the task's: then the answer is run)."""
+        if [rule["name"] for rule in data["rules"]] != [rule.name for rule in task.rules]:
+            return None
+        results = [RuleResult(r["name"], r["passed"], r["detail"], r["snippet"], {} if r["passed"] else self._quotes(task, r["name"]),
+                              r["seen"]) for r in data["rules"]]
+        score = score_of(task.points, sum(r.passed for r in results), len(results))
+        return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, data["note"], data["hung"])
 
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
         """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
@@ -498,11 +510,6 @@ class Grader:
                 together = taken is not None
                 done |= taken or {}
         return [done[task.answer_id] for task in self.tasks]
-
-
-def verdict_from_json(data: dict) -> TaskVerdict:
-    """A verdict as verdicts_to_json wrote it (from our own catalogue: grader/diagnose.py)."""
-    return TaskVerdict(**{**data, "rules": [RuleResult(**rule) for rule in data["rules"]]})
 
 
 def observations(run: ChildRun) -> dict[str, object]:

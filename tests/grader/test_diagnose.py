@@ -269,3 +269,22 @@ def test_a_catalogue_that_cannot_be_read_costs_a_blank_notebook_nothing_but_its_
     before = grader.as_released
     got = [(v.score, [(r.name, r.passed) for r in v.rules]) for v in grader.grade(stubs)]
     assert got == expected and grader.as_released == before
+
+
+def test_a_stored_stub_verdict_is_read_on_the_task_as_it_is_now():
+    """Ids, points and the quotes of the TODO text come from the task now; stored rules that are no longer the task's
+    are not used (the answer is then run)."""
+    import dataclasses
+    name = "02_decode_scheduling"
+    grader = grader_for(name)
+    task = grader.tasks[0]
+    stub = answers_of(load(name).release("en"), grader.answer_ids)[task.answer_id]
+    data = diagnose.as_released(grader, task.answer_id, stub)
+    moved = dataclasses.replace(task, points=task.points + 1, test_id="renamed_tests")
+    verdict = grader._stored(moved, data)
+    assert (verdict.points, verdict.test_id, verdict.score) == (task.points + 1, "renamed_tests", 0)
+    assert all(rule.quotes.get("en") for rule in verdict.rules if not rule.passed)
+    verdict.rules[0].detail = "changed by one student's page"
+    assert grader._stored(task, data).rules[0].detail != verdict.rules[0].detail, "each student gets objects of their own"
+    renamed = dict(data, rules=[dict(data["rules"][0], name="a rule the task no longer has"), *data["rules"][1:]])
+    assert grader._stored(task, renamed) is None
