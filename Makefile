@@ -8,6 +8,7 @@ SUBMISSIONS ?=
 OUT ?= build/grades
 JOBS ?= 0
 SHARD ?=
+SANDBOX ?=
 export MPLBACKEND := Agg
 # The cloud path's bare kernel: older than our pins, as Colab/Kaggle images are (tests/course/test_cloud.py).
 CLOUD_PINS ?= numpy==1.26.4 pandas==2.2.3 matplotlib==3.8.4 ipykernel==6.29.5
@@ -28,7 +29,7 @@ help:
 	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/ [ASSIGNMENTS='name ...']"
 	@echo "make new-assignment NAME=04_words [TITLE='...']  a working two-TODO assignment in grader/assignments/NAME/"
 	@echo "make release         regenerate the student editions only"
-	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N]"
+	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N] [SANDBOX=auto|userns|process]"
 	@echo "make e2e-cloud       the cloud path: each notebook alone in a bare kernel with older pandas/matplotlib/numpy"
 	@echo "make student-bundle  dist/<course wheel> and build/student-bundle.zip, the student-facing repository"
 	@echo "make sandbox-deps    install bubblewrap for the full grading sandbox (root: apt-get; else says what is missing)"
@@ -45,19 +46,22 @@ $(STAMP): requirements.txt requirements.lock pyproject.toml
 
 venv: $(STAMP)
 
-# The full grading sandbox needs root, bubblewrap and util-linux's setpriv. As root on Debian/Ubuntu this
-# installs what is missing; anywhere else it says so, and grading runs at the "process" level.
+# The grading sandbox needs bubblewrap (and, as root, util-linux's setpriv; without root, unprivileged user
+# namespaces). As root on Debian/Ubuntu this installs what is missing; anywhere else it says what is, and grading
+# stops until there is a sandbox (or SANDBOX=process is given: grader/runner/cold.py).
 sandbox-deps:
 	@if command -v bwrap >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then \
 		echo ">> sandbox: bubblewrap $$(bwrap --version | cut -d' ' -f2) and setpriv present"; \
+		if [ "$$(id -u)" != 0 ] && ! bwrap --unshare-user --ro-bind / / true 2>/dev/null; then \
+			echo ">> sandbox: but unprivileged user namespaces do not work here: grade as root, or allow them (README, Troubleshooting)"; fi; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo ">> sandbox: installing bubblewrap (apt-get)"; \
 		(apt-get install -y -q bubblewrap util-linux >/dev/null 2>&1 || \
 		 (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap util-linux >/dev/null)) && \
 		echo ">> sandbox: bubblewrap $$(bwrap --version | cut -d' ' -f2) installed" || \
-		echo ">> sandbox: apt-get could not install bubblewrap; grading falls back to the process level"; \
+		echo ">> sandbox: apt-get could not install bubblewrap; grading will stop unless SANDBOX=process"; \
 	else \
-		echo ">> sandbox: no bubblewrap and no root apt-get here; grading falls back to the process level (see README)"; \
+		echo ">> sandbox: no bubblewrap here: ask for it (sudo apt-get install bubblewrap); until then grading stops unless SANDBOX=process"; \
 	fi
 
 test: $(STAMP) sandbox-deps $(CLOUD_VENV)/.installed
@@ -109,7 +113,7 @@ release: $(STAMP)
 
 autograde: $(STAMP) sandbox-deps
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=name]"; exit 2; }
-	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD))
+	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD)) $(if $(SANDBOX),--sandbox $(SANDBOX))
 
 new-assignment: $(STAMP)
 	@test -n "$(NAME)" || { echo "usage: make new-assignment NAME=04_words [TITLE='...']"; exit 2; }

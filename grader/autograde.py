@@ -23,6 +23,7 @@ from . import class_report, feedback, pipeline, report, safe_io, submission
 from .config import DEFAULTS, Config
 from .assignment import Assignment, get
 from .report import NOTE_CHARS, Outcome
+from .runner import LEVELS as SANDBOX_LEVELS, NoSandbox
 from .safe_io import say
 from .safe_text import inert
 from .shard import parse_shard, shard_of, student_key
@@ -131,8 +132,12 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
     say(f"autograding {len(paths)} submission(s) of {assignment.name} with {workers} worker(s)")
     if skipped:
         say(f"  skipping files that are not notebooks: {inert(', '.join(skipped))}")
-    batch = Batch(assignment, out, config)
-    say(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios, sandbox: {batch.grader.sandbox}")
+    try:
+        batch = Batch(assignment, out, config)
+    except NoSandbox as exc:
+        raise SystemExit(f"error: {exc}") from None
+    say(f"  sandbox: {batch.grader.sandbox} ({SANDBOX_LEVELS[batch.grader.sandbox]})")
+    say(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios")
     outcomes: dict[Path, Outcome] = {}
     try:
         with ThreadPoolExecutor(max_workers=workers) as pool:

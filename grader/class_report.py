@@ -116,7 +116,7 @@ def summarize(report: dict) -> dict:
             "scores": scores, "totals": totals, "histogram": histogram(list(totals.values()), report["max_total"]),
             "rules": rules, "blank": {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks},
             "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
-            "operations": operations(students)}
+            "operations": operations(students), "sandbox": f"{report.get('sandbox', 'unknown')} ({report.get('sandbox_means', '')})"}
 
 
 def _case_size(case: tuple[str, str, str]) -> tuple:
@@ -297,7 +297,8 @@ def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[
     ops = summary["operations"]
     seconds = ops["seconds"]
     pairs = lambda items: ", ".join(f"{inert(a)} ({inert(b, 120)})" for a, b in items) or "none"  # noqa: E731
-    operations = [("list", [f"status: {', '.join(f'{k} {n}' for k, n in sorted(ops['status'].items()))}",
+    operations = [("list", [f"sandbox: {summary['sandbox']}",
+                            f"status: {', '.join(f'{k} {n}' for k, n in sorted(ops['status'].items()))}",
                             f"language of the graded submissions: {', '.join(f'{k} {n}' for k, n in sorted(ops['language'].items())) or 'none'}",
                             f"not graded: {pairs(ops['not_graded'])}",
                             f"timeouts (a TODO ran past its time limit): {pairs(ops['timeouts'])}",

@@ -24,8 +24,10 @@ class Config:
     seed: int = setting(20261129, "seed of the hidden scenarios' random cases; shards to be merged must share it")
     jobs: int = setting(0, "submissions graded in parallel (0: two per core; a worker mostly waits for its sandboxed runs)",
                         trait=None)
-    sandbox: str = setting("auto", "auto: the full sandbox (bubblewrap) where it works, else the process level; "
-                                   "process: the process level (as GRADER_SANDBOX=process)", choices=("auto", "process"))
+    sandbox: str = setting("auto", "auto: the strongest sandbox that works here (as root: a uid per student; else "
+                                   "bubblewrap in user namespaces), and grading stops where none does; userns: the "
+                                   "rootless level even as root; process: no isolation, only when asked for "
+                                   "(as GRADER_SANDBOX)", choices=("auto", "userns", "process"))
     scenario_cpu: float = setting(1.0, "CPU seconds per hidden scenario (the reference needs milliseconds)")
     retry_cpu: float = setting(0.2, "CPU seconds per scenario of a TODO after one of its scenarios timed out")
     child_wall: float = setting(120.0, "wall seconds per grading child (one TODO of one submission)")

@@ -26,7 +26,10 @@ from traitlets import Dict
 
 from . import config, feedback, pipeline
 from .paths import assignment_names
+from .runner import LEVELS
 from .safe_text import inert
+
+_ANNOUNCED: dict[str, bool] = {}
 
 try:
     from nbgrader.preprocessors import NbGraderPreprocessor as _Base
@@ -49,7 +52,12 @@ class SandboxedAutograde(_Settings):
         if assignment not in assignment_names():
             raise ValueError(f"no grading suite for assignment {assignment!r}; known: {', '.join(assignment_names())} "
                              "(set SandboxedAutograde.assignment_map)")
-        return pipeline.prepare(assignment, self.settings())
+        prepared = pipeline.prepare(assignment, self.settings())
+        if not _ANNOUNCED.get(assignment):   # once per process and assignment, in the log of every command it grades in
+            _ANNOUNCED[assignment] = True
+            self.log.info("decode-scheduling grading kit: %s graded in sandbox %s (%s)", assignment, prepared.grader.sandbox,
+                          LEVELS[prepared.grader.sandbox])
+        return prepared
 
     def settings(self) -> config.Config:
         return config.from_traits(self)

@@ -103,11 +103,12 @@ def forget() -> None:
 
 
 def use_sandbox(level: str) -> None:
-    """'process' forces the process level for this process's runs; 'auto' leaves the probe to decide."""
+    """'process' or 'userns' asks for that level for this process's runs; 'auto' leaves the probe to decide (or
+    GRADER_SANDBOX, where set). The level is probed when the Grader is built, which stops where none isolates."""
     from .runner import sandbox_level
 
-    if level == "process" and sandbox_level() != "process":
-        os.environ["GRADER_SANDBOX"] = "process"
+    if level != "auto" and os.environ.get("GRADER_SANDBOX") != level:
+        os.environ["GRADER_SANDBOX"] = level
         sandbox_level.cache_clear()
 
 

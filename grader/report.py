@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import class_report, i18n, sanitize
 from .grade import TaskVerdict, verdicts_to_json
+from .runner import LEVELS
 from .safe_text import csv_cell, inert
 from .suites.base import Task
 
@@ -33,7 +34,8 @@ class Outcome:
 
 def header(assignment: str, seed: int, sandbox: str, tasks: list[Task]) -> dict:
     """What a run's report says of the run as a whole (shards must agree on all of it to be merged)."""
-    return {"assignment": assignment, "seed": seed, "sandbox": sandbox, "task_columns": [t.answer_id for t in tasks],
+    return {"assignment": assignment, "seed": seed, "sandbox": sandbox, "sandbox_means": LEVELS.get(sandbox, ""),
+            "task_columns": [t.answer_id for t in tasks],
             "max_total": sum(t.points for t in tasks)}
 
 
@@ -58,7 +60,7 @@ def write_report_md(out: Path, report: dict, headline: str) -> None:
     """report.md from the contents of report.json (so that grader.shard can write it for merged shards)."""
     columns = report["task_columns"]
     lines = [f"# {report['assignment']}: {headline}",
-             f"sandbox: {report['sandbox']} · seed: {report['seed']} · max per student: {report['max_total']:g}", "",
+             f"sandbox: {report['sandbox']} ({report.get('sandbox_means', '')}) · seed: {report['seed']} · max per student: {report['max_total']:g}", "",
              "| student | status | " + " | ".join(columns) + " | total | notes |",
              "|---|---|" + "---|" * len(columns) + "---|---|"]
     for o in report["students"]:

@@ -82,7 +82,8 @@ def merge(shards: list[Path], out: Path) -> dict:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(sorted(rows, key=lambda row: row[0]))
-    merged = {k: reports[0][k] for k in keys} | {"students": sorted(students, key=lambda s: s["student_id"])}
+    merged = {k: reports[0][k] for k in keys} | {"sandbox_means": reports[0].get("sandbox_means", ""),
+                                                 "students": sorted(students, key=lambda s: s["student_id"])}
     (out / "report.json").write_text(json.dumps(merged, indent=1), encoding="utf-8")
     write_report_md(out, merged, f"{len(students)} submissions, merged from {len(shards)} shards")
     class_report.write(out, merged)

@@ -8,13 +8,13 @@
 - child.py, bridge.py, notebook.py: programs sent as text into the sandbox (a grading child, the bridge to its
   reference server, the feedback run's cell runner); protocol.py: the grader's side of a grading child.
 """
-from .cold import Cold, likely_level, run_sandboxed, sandbox_level
+from .cold import LEVELS, Cold, NoSandbox, likely_level, run_sandboxed, sandbox_level
 from .limits import CPU_MARGIN, Limits
 from .protocol import BRIDGE_SOURCE, CHILD, SERVER_GRACE, ChildRun, Pair, Protocol, expected_lines, parse_child_output, run_child, run_pair
 from .sandbox import UID_BASE, UID_COUNT, leftovers, python_view, sandbox_argv, sweep, sweep_all
 from .warm import Warm, shared
 from .watch import Finished, Watcher
 
-__all__ = ["BRIDGE_SOURCE", "CHILD", "CPU_MARGIN", "SERVER_GRACE", "ChildRun", "Cold", "Finished", "Limits", "Pair", "Protocol", "UID_BASE",
+__all__ = ["BRIDGE_SOURCE", "CHILD", "CPU_MARGIN", "LEVELS", "NoSandbox", "SERVER_GRACE", "ChildRun", "Cold", "Finished", "Limits", "Pair", "Protocol", "UID_BASE",
            "UID_COUNT", "Warm", "Watcher", "expected_lines", "leftovers", "parse_child_output", "python_view", "run_child", "run_pair",
            "likely_level", "run_sandboxed", "sandbox_argv", "sandbox_level", "shared", "sweep", "sweep_all"]

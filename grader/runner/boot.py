@@ -4,7 +4,7 @@
 # runs one grading task (child.py) or one notebook for the feedback page (notebook.py). The zygote itself never
 # runs student code and never holds a payload: the child reads its payload after the fork.
 #
-# argv: level ("bwrap" | "process"), the fd of a SOCK_SEQPACKET socket, the text of child.py, the text of notebook.py,
+# argv: level ("bwrap" | "userns" | "process"), the fd of a SOCK_SEQPACKET socket, the text of child.py, the text of notebook.py,
 # the seccomp program of seccomp.py in base64 ("" on a machine it does not know: then only "process"), and the fd and
 # file name of the grader's matplotlib font list ("-1" and "" if it has none).
 # Request: JSON {kind: "grade" | "notebook", uid, rlimits: [[RLIMIT_ name, value]], scratch, shm} + fds [payload in,
@@ -18,6 +18,10 @@
 # no-new-privs; the seccomp filter (no keyrings, locks, namespaces, ptrace, ...: see seccomp.py).
 # So children share nothing with each other or with the zygote but the read-only view, and cannot signal
 # each other through what the kernel shares beyond namespaces (keys, locks on the shared files).
+#
+# Level "userns" (no root): the same, but this process is root only inside the user namespace bwrap made (its
+# capabilities reach the namespaces it owns, nothing of the host's), and the uid each child takes is STUDENT_UID
+# in a user namespace of the child's own, mapped to the grader's one uid (see sandbox.py for what that leaves).
 import base64
 import ctypes
 import gc
@@ -26,6 +30,7 @@ import io
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import sys
@@ -34,6 +39,8 @@ LEVEL, SOCK_FD, CHILD_SOURCE, NOTEBOOK_SOURCE = sys.argv[1], int(sys.argv[2]), s
 SECCOMP = base64.b64decode(sys.argv[5])
 FONTS_FD, FONTS_NAME = int(sys.argv[6]), os.path.basename(sys.argv[7])
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
+CLONE_NEWUSER, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 0x10000000, 47, 4
+HIDDEN_PROC = ("/proc/keys", "/proc/key-users")   # as sandbox.py's HIDDEN_PROC
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 24, 1, 22, 2
@@ -137,20 +144,35 @@ def enter_bwrap_child(req):
         _mount(parked, path, None, MS_BIND | MS_REC)
         _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={req['shm']},mode=1777")
+    alive_r, alive_w = os.pipe()   # held open by this process only: its end tells the first process below
     pid = os.fork()  # the first process in the new pid namespace: when it ends, everything it started ends
     if pid:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # an interrupt is for the run's cell; this one only holds it
+        os.close(alive_r)
         _, status = os.waitpid(pid, 0)
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    os.close(alive_w)
+    # Killing this run's host process (what the grader sees) must end the namespace: it dies with its parent.
+    _check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+    if select.select([alive_r], [], [], 0)[0]:   # the parent ended before the line above: so does this run
+        os._exit(70)
+    os.close(alive_r)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for name in HIDDEN_PROC:   # at level userns they would list the grader's own kernel keys (its uid is the run's)
+        _mount("/dev/null", name, None, MS_BIND)
     socket.sethostname("sandbox")
+    uid = req["uid"]
+    if LEVEL == "userns":
+        _own_user_namespace(uid)   # before the rlimits: RLIMIT_NPROC then counts this run's processes alone
     _limits(req)
     for cap in range(_last_cap() + 1):
         _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop capability")
-    uid = req["uid"]
     _new_session_keyring()  # as root, before the uid changes: the keyring belongs to root, charged to no sandbox uid
-    os.setgroups([])
+    if LEVEL == "bwrap":   # a user namespace denies setgroups: the grader's own groups stay (sandbox.py)
+        os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)  # from root to another uid: effective and permitted capabilities are cleared
+    _drop_capabilities()   # in its own user namespace the uid was never root: cleared here instead
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     _seccomp()  # before the payload is read: nothing of the student's runs without it
     with open("/proc/self/status") as handle:
@@ -158,6 +180,29 @@ def enter_bwrap_child(req):
     if int(status["CapEff"], 16) or int(status["CapPrm"], 16) or os.getuid() != uid or status["Seccomp"].strip() != "2":
         raise SystemExit("the sandbox did not drop its privileges")
     os.chdir("/tmp")
+
+
+def _own_user_namespace(uid):
+    """Level 'userns': bwrap mapped the grader's one uid to root here; a user namespace of this run's own maps it to
+    `uid` (the mount, pid and other namespaces stay those made above, owned by the outer one)."""
+    _check(libc.unshare(CLONE_NEWUSER), "unshare user namespace")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} 0 1"), ("gid_map", f"{uid} 0 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+
+
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities():
+    """Effective, permitted, inheritable and ambient capabilities all empty (capset, version 3)."""
+    _check(libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities")
+    _check(libc.capset(ctypes.byref(CapHeader(0x20080522, 0)), (CapData * 2)()), "capset")
 
 
 def enter_process_child(req):
@@ -195,7 +240,7 @@ def serve(req, fds, listener):
         os.closerange(low + 1, high)
     if bridge_fds:
         os.environ["GRADER_BRIDGE_FDS"] = ",".join(map(str, bridge_fds))
-    if LEVEL == "bwrap":
+    if LEVEL in ("bwrap", "userns"):
         enter_bwrap_child(req)
     else:
         enter_process_child(req)

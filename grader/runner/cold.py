@@ -13,35 +13,95 @@ from pathlib import Path
 
 from . import kernel_state, seccomp
 from .limits import Limits, apply_rlimits
-from .sandbox import INPUTS, environment, processes_of, python_view, sandbox_argv, sandbox_uid, tool
-from .watch import Finished, Watcher, feed, group_of, kill_group, watch
+from .sandbox import INPUTS, STUDENT_UID, environment, etc_files, processes_of, python_view, sandbox_argv, sandbox_uid, tool
+from .watch import Finished, Watcher, feed, group_of, inside, kill_group, kill_tree, watch
 
 PROGRAMS = {kind: Path(__file__).with_name(name).read_text() for kind, name in (("grade", "child.py"), ("notebook", "notebook.py"))}
 
 
-def _may_probe() -> bool:
-    """Root, bwrap and setpriv, a seccomp filter for this machine, and no GRADER_SANDBOX=process: what the probe needs."""
-    if os.environ.get("GRADER_SANDBOX") == "process" or os.geteuid() != 0:
-        return False
-    return bool(tool("bwrap") and tool("setpriv")) and seccomp.supported()
+# The levels, strongest first, each as the instructor is told it; "process" isolates nothing and is used only when asked for.
+LEVELS = {"bwrap": "root: bubblewrap, a uid per student",
+          "userns": "no root: bubblewrap in user namespaces, one uid for all students (docs in grader/runner/sandbox.py)",
+          "process": "NO ISOLATION, as asked: a submission can read what you can, the reference included"}
+ASKED = ("auto", "userns", "process")     # what GRADER_SANDBOX (and Config.sandbox) may say
+
+
+class NoSandbox(RuntimeError):
+    """No level that isolates a submission works here, and the process level was not asked for."""
+
+
+def asked() -> str:
+    """What GRADER_SANDBOX asks for ('auto' when unset); an unknown value is an error, never a weaker sandbox."""
+    value = os.environ.get("GRADER_SANDBOX") or "auto"
+    if value not in ASKED:
+        raise NoSandbox(f"GRADER_SANDBOX={value!r} is not one of {', '.join(ASKED)}")
+    return value
+
+
+def _candidates() -> tuple[list[str], str]:
+    """The isolating levels worth probing here, strongest first, and why the others are not."""
+    if asked() == "process":
+        return [], "the process level was asked for"
+    if not seccomp.supported():
+        return [], f"the seccomp filter does not know this machine ({os.uname().machine})"
+    if not tool("bwrap"):
+        return [], "bubblewrap (bwrap) is not installed"
+    root = os.geteuid() == 0 and asked() == "auto"
+    if root and not tool("setpriv"):
+        return ["userns"], "util-linux's setpriv is missing (the root level needs it)"
+    return (["bwrap"] if root else []) + ["userns"], "" if root else "not root: no uid per student"
 
 
 def likely_level() -> str:
     """sandbox_level() once probed; before that, what it will be unless the probe fails (nothing is started)."""
-    return sandbox_level() if sandbox_level.cache_info().currsize else "bwrap" if _may_probe() else "process"
+    if sandbox_level.cache_info().currsize:
+        return sandbox_level()
+    return (_candidates()[0] or ["process"])[0]
 
 
 @functools.lru_cache(maxsize=1)
 def sandbox_level() -> str:
-    """'bwrap' if the full sandbox works here (probed once), else 'process'."""
-    if not _may_probe():
+    """The strongest level that works here (probed once): 'bwrap', 'userns', or 'process' where asked for.
+
+    Raises NoSandbox, with what was found and how to get a sandbox, where no level isolates a submission and
+    GRADER_SANDBOX=process was not set: grading then stops instead of running students as the grader's user."""
+    if asked() == "process":
         return "process"
+    levels, why = _candidates()
+    found = [why] if why else []
+    for level in levels:
+        problem = _probe(level)
+        if not problem:
+            return level
+        found.append(f"{level}: {problem}")
+    raise NoSandbox(refusal("; ".join(found)))
+
+
+def _probe(level: str) -> str:
+    """'' if a run at `level` starts, imports lab and reports; else what went wrong."""
     try:
         done = run_sandboxed([sys.executable, "-I", "-c", "import os, lab; os.write(int(os.environ['GRADER_RESULT_FD']), b'ok')"],
-                             Limits(wall=60), level="bwrap")
-    except (OSError, RuntimeError):
-        return "process"
-    return "bwrap" if done.returncode == 0 and done.output == b"ok" else "process"
+                             Limits(wall=60), level=level)
+    except (OSError, RuntimeError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if done.returncode == 0 and done.output == b"ok":
+        return ""
+    tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+    return tail[0][:300]
+
+
+def refusal(found: str) -> str:
+    """Why grading stops where no sandbox works, and the ways to get one."""
+    return ("no grading sandbox works here, so grading stops: without one, a submission runs as you and can read the "
+            f"reference solution and score with it.\n  found: {found}\n"
+            "  get one of:\n"
+            "  - bubblewrap with unprivileged user namespaces (no root needed): `sudo apt-get install bubblewrap`; where "
+            "they are restricted (Ubuntu 24.04: `sysctl kernel.apparmor_restrict_unprivileged_userns`), allow them for bwrap "
+            "or set that to 0;\n"
+            "  - root (`make sandbox-deps`, then grade as root): a uid per student as well;\n"
+            "  - a throwaway container or VM in which you are root.\n"
+            "  Or grade without isolation, knowingly: `make autograde ... SANDBOX=process`, `--sandbox process`, "
+            "GRADER_SANDBOX=process, or c.SandboxedAutograde.sandbox = 'process' in nbgrader_config.py.")
 
 
 class Cold:
@@ -100,16 +160,19 @@ def run_sandboxed(argv: list[str], limits: Limits, *, stdin: bytes = b"", inputs
     read_fd, write_fd = os.pipe()
     with contextlib.ExitStack() as stack:
         passed = [write_fd]
-        if level == "bwrap":
-            uid, etc_dir = stack.enter_context(sandbox_uid())
-            members = functools.partial(processes_of, uid)
+        if level in ("bwrap", "userns"):
+            if level == "bwrap":
+                uid, etc_dir = stack.enter_context(sandbox_uid())
+                members = functools.partial(processes_of, uid)
+            else:  # killed by its pid namespace: bwrap's --die-with-parent takes it down with bwrap
+                uid, etc_dir, members = STUDENT_UID, etc_files(STUDENT_UID), None
             scratch = "/tmp"
             env = _env(scratch, write_fd, {n: f"{INPUTS}/{n}" for n in inputs})
             program = seccomp.memfd()
             stack.callback(os.close, program)
             passed.append(program)
             cmd = sandbox_argv(argv, uid=uid, ro=python_view(), inputs=inputs, cwd=scratch,
-                               limits=limits, etc_dir=etc_dir, seccomp_fd=program)
+                               limits=limits, etc_dir=etc_dir, seccomp_fd=program, userns=level == "userns")
             cmd[0] = tool("bwrap")
             cwd = "/"
         else:
@@ -131,12 +194,14 @@ def run_sandboxed(argv: list[str], limits: Limits, *, stdin: bytes = b"", inputs
         stderr.start()
         threading.Thread(target=feed, args=(os.dup(proc.stdin.fileno()), stdin), daemon=True).start()
         proc.stdin.close()
-        members = members or functools.partial(group_of, proc.pid)
+        if level == "userns":
+            members, kill = functools.partial(inside, proc.pid), functools.partial(kill_tree, proc.pid)
+        else:
+            members, kill = members or functools.partial(group_of, proc.pid), functools.partial(kill_group, proc.pid)
         watcher = watcher or Watcher()
         watcher.on_start(members)
         # bwrap's --die-with-parent takes its namespace down with it
-        done = watch(read_fd, members, functools.partial(kill_group, proc.pid), limits, watcher,
-                     exited=functools.partial(_exited, proc))
+        done = watch(read_fd, members, kill, limits, watcher, exited=functools.partial(_exited, proc))
         proc.wait()
         stderr.join(timeout=5)
         done.returncode, done.stderr = proc.returncode, bytes(err)

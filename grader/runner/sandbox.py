@@ -9,11 +9,19 @@ a seccomp filter (grader/runner/seccomp.py) and a fresh session keyring, and die
 ends, everything it started and wrote ends with it; the sweep removes whatever its uid left in the
 kernel (processes, keys, SysV IPC).
 
-Level "process" (no root, no bubblewrap, or a machine the filter does not know): a separate process
-with rlimits, a scrubbed environment, its own scratch folder, the seccomp filter where the kernel allows
+Level "userns" (no root: bubblewrap and unprivileged user namespaces): the same view, namespaces, seccomp
+filter, scratch /tmp, keyring and rlimits, inside a user namespace that bwrap makes. Each run also has a user
+namespace of its own in which it is STUDENT_UID, and a pid namespace whose first process takes every other
+with it when it ends: a run is killed by its namespace, not by its uid. What it cannot do without root, as
+the grader's one uid is all the kernel lets it map: runs are charged to the instructor's uid outside (its
+RLIMIT_NPROC total and key quota; each run's own RLIMIT_NPROC still holds, counted in its own namespace), and
+the instructor's supplementary groups stay (setgroups is denied in a user namespace).
+
+Level "process" (only when asked for: GRADER_SANDBOX=process, `make autograde SANDBOX=process`): a separate
+process with rlimits, a scrubbed environment, its own scratch folder, the seccomp filter where the kernel allows
 it, and limits enforced from outside. It still cannot change a verdict (the parent judges from validated
-observations), but running as the grader's own user it can read what that user can, and see or signal
-the grader's processes.
+observations), but running as the grader's own user it can read what that user can (the reference among it),
+and see or signal the grader's processes. grader/runner/cold.py refuses to grade there unless asked.
 
 `sandbox_argv` is the one wrapper both runners (grader/runner/cold.py, warm.py) share; it can also wrap a kernel launch.
 """
@@ -38,6 +46,8 @@ from .limits import Limits
 SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 UID_BASE = int(os.environ.get("GRADER_UID_BASE", "1900000000"))  # far above any login or subuid range
 UID_COUNT = 4096
+HIDDEN_PROC = ("/proc/keys", "/proc/key-users")   # /dev/null over them: the run's uid may be the grader's (userns)
+STUDENT_UID = UID_BASE      # level "userns": the uid a run has inside its own user namespace (the only one mapped)
 INPUTS = "/inputs"          # where a bwrap sandbox sees its read-only inputs
 
 
@@ -80,7 +90,8 @@ def python_view() -> list[Path]:
 
 def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict[str, Path] | None = None,
                  cwd: str = "/tmp", limits: Limits = Limits(), etc_dir: Path | None = None,
-                 share_net: bool = False, privileged: bool = False, seccomp_fd: int | None = None) -> list[str]:
+                 share_net: bool = False, privileged: bool = False, seccomp_fd: int | None = None,
+                 userns: bool = False) -> list[str]:
     """bwrap + setpriv argv that runs `argv` in an allow-list view as `uid` (see the module docstring).
 
     `ro` is bound read-only at the same path, `inputs` read-only under /inputs/<name>; /tmp and
@@ -88,11 +99,14 @@ def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict
     grader/runner/warm.py, which never runs student code). share_net keeps the host network (a kernel launcher might need
     it); by default the sandbox has only its own loopback. `seccomp_fd` (from grader.runner.seccomp.memfd, passed to
     bwrap) installs the filter just before `argv` starts; the privileged parent installs it per child instead.
+    `userns` (level "userns") has bwrap make a user namespace in which `uid` is the grader's own uid (0 for the
+    privileged parent, whose capabilities then reach only the namespaces it owns), and no setpriv is needed.
     """
-    args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+    shown = 0 if privileged else uid
+    args = ["bwrap", *(["--unshare-user", "--uid", str(shown), "--gid", str(shown)] if userns else []), "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
             *([] if share_net else ["--unshare-net"]),
             "--die-with-parent", "--new-session", "--hostname", "sandbox",
-            "--proc", "/proc", "--dev", "/dev",
+            "--proc", "/proc", "--dev", "/dev", *[a for name in HIDDEN_PROC for a in ("--ro-bind", "/dev/null", name)],
             "--perms", "1777", "--size", str(limits.scratch_bytes), "--tmpfs", "/tmp",
             "--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
     binds = [(str(path), str(path)) for path in ro] + [(str(path), f"{INPUTS}/{name}") for name, path in (inputs or {}).items()]
@@ -105,10 +119,14 @@ def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict
     if etc_dir is not None:
         for name in ("passwd", "group", "hosts"):
             args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
+    if userns:  # bwrap's own root folder belongs to the run's uid there (and a warm parent's, to every fork's): read-only
+        args += ["--remount-ro", "/"]
     if privileged:  # root with capabilities in the view: only for grader/runner/boot.py, which drops them per child
         return [*args, "--cap-add", "ALL", "--chdir", cwd, "--", *argv]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
+    if userns:  # bwrap itself is the uid change: a user namespace with no capabilities and no-new-privs
+        return [*args, "--cap-drop", "ALL", "--chdir", cwd, "--", *argv]
     args += ["--chdir", cwd, "--", tool("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}",
              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
     return args
@@ -246,6 +264,11 @@ def sandbox_uid():
         with _UID_LOCK:
             _UIDS_HERE.discard(uid)
         os.close(fd)
+
+
+def etc_files(uid: int) -> Path:
+    """The sandbox's passwd, group and hosts for `uid` (a folder bound over /etc/{passwd,group,hosts})."""
+    return _etc_files(_state_dir(), uid)
 
 
 def _etc_files(state: Path, uid: int) -> Path:

@@ -2,8 +2,9 @@
 
 The parent (grader/runner/boot.py) runs in the sandbox's allow-list view; each run is a fork of it that
 enters namespaces, a fresh scratch and a uid of its own before it reads its payload (see that file). This
-process allocates the uid, has the run watched from outside (grader/runner/watch.py) and kills whatever runs
-under the uid when the run ends. Its result records arrive on a pipe.
+process allocates the uid (level "bwrap"), has the run watched from outside (grader/runner/watch.py) and kills
+whatever runs under the uid when the run ends (at level "userns": the run's process tree, whose pid namespace
+ends with it). Its result records arrive on a pipe.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from typing import BinaryIO
 from . import seccomp
 from .cold import PROGRAMS, sandbox_level
 from .limits import Limits
-from .sandbox import environment, python_view, sandbox_argv, sandbox_uid, sweep, sweep_all, tool
-from .watch import Finished, Watcher, cpu_seconds, feed, kill_group, tree, watch
+from .sandbox import STUDENT_UID, environment, python_view, sandbox_argv, sandbox_uid, sweep, sweep_all, tool
+from .watch import Finished, Watcher, cpu_seconds, feed, kill_group, kill_tree, tree, watch
 
 BOOT_SOURCE = Path(__file__).with_name("boot.py").read_text()
 
@@ -44,8 +45,8 @@ class Warm:
         fonts = font_list()
         argv = [sys.executable, "-I", "-c", BOOT_SOURCE, self.level, str(theirs.fileno()), PROGRAMS["grade"], PROGRAMS["notebook"],
                 seccomp.encoded(), str(fonts.fileno()) if fonts else "-1", Path(fonts.name).name if fonts else ""]
-        if self.level == "bwrap":
-            cmd, cwd = sandbox_argv(argv, uid=0, ro=python_view(), privileged=True), "/"
+        if self.level in ("bwrap", "userns"):
+            cmd, cwd = sandbox_argv(argv, uid=0, ro=python_view(), privileged=True, userns=self.level == "userns"), "/"
             cmd[0] = tool("bwrap")
             env = environment("/tmp")
         else:
@@ -111,7 +112,8 @@ class Warm:
         `bridge_fds` (read, write) go to the run as its bridge (grader/runner/bridge.py); this process closes them."""
         watcher = watcher or Watcher()
         with contextlib.ExitStack() as stack:
-            uid = stack.enter_context(sandbox_uid())[0] if self.level == "bwrap" else os.getuid()
+            uid = stack.enter_context(sandbox_uid())[0] if self.level == "bwrap" else \
+                STUDENT_UID if self.level == "userns" else os.getuid()
             payload_r, payload_w = os.pipe()
             result_r, result_w = os.pipe()
             request = {"kind": kind, "uid": uid, "rlimits": limits.rlimits(), "scratch": limits.scratch_bytes,
@@ -123,10 +125,11 @@ class Warm:
                     os.close(fd)
             # The run's processes are found by walking the process tree down from it: a few reads of /proc,
             # where a scan of every process (by uid or group) would cost more than the run itself.
-            root = _host_pid(self._proc.pid, pid) if self.level == "bwrap" else pid
+            root = _host_pid(self._proc.pid, pid) if self.level != "process" else pid
             members = functools.partial(tree, root) if root else list
             watcher.on_start(members)
-            kill = functools.partial(sweep, uid) if self.level == "bwrap" else functools.partial(kill_group, pid)
+            kill = functools.partial(sweep, uid) if self.level == "bwrap" else \
+                functools.partial(kill_tree, root) if self.level == "userns" and root else functools.partial(kill_group, pid)
             threading.Thread(target=feed, args=(payload_w, json.dumps(payload).encode()), daemon=True).start()
             try:
                 return watch(result_r, members, kill, limits, watcher)

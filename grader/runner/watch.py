@@ -104,6 +104,17 @@ def tree(root: int) -> list[int]:
     return found[1:] if not os.path.exists(f"/proc/{root}") else found
 
 
+def inside(root: int) -> list[int]:
+    """The descendants of bwrap process `root` that are not bwrap's own: the run's processes, which a signal meant
+    for the run may reach (SIGINT to bwrap itself would end the whole sandbox)."""
+    found = []
+    for pid in tree(root):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/comm", "rb") as handle:
+            if handle.read().strip() != b"bwrap":
+                found.append(pid)
+    return found
+
+
 def group_of(pgid: int) -> list[int]:
     """Every process of a process group (a scan of /proc)."""
     found = []
@@ -113,6 +124,29 @@ def group_of(pgid: int) -> list[int]:
                 if os.getpgid(int(entry.name)) == pgid:
                     found.append(int(entry.name))
     return found
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL `root` and every descendant, then wait (5 s at most) until none is left. At level "userns" a run's
+    processes all sit in a pid namespace whose first process is among them (or dies with `root`: boot.py), and the
+    kernel ends a namespace with its first process: nothing the run started outlives this."""
+    pids = tree(root)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    for _ in range(100):
+        if not any(_alive(pid) for pid in pids):
+            return
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Running, or stopped: not gone and not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:

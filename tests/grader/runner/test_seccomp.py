@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-from grader.runner import UID_BASE, Limits, Warm, leftovers, run_sandboxed, sandbox_level, seccomp, sweep_all
+from conftest import ROOT, needs_level
+from grader.runner import UID_BASE, Limits, Warm, leftovers, run_sandboxed, seccomp, sweep_all
 
-bwrap_only = pytest.mark.skipif(sandbox_level() != "bwrap", reason="needs root and bubblewrap (make sandbox-deps)")
+bwrap_only = needs_level("bwrap")   # root: plain processes as other uids (the controls), and the sweep by uid
 COLUMN = seccomp.ARCHES.get(platform.machine(), (0, 0))[0]
 NR = {name: numbers[COLUMN] for table in (seccomp.DENIED, seccomp.LOCKS, seccomp.FILTERED, seccomp.NO_CLONE3)
       for name, numbers in table.items() if numbers[COLUMN] is not None}
@@ -216,9 +216,9 @@ def probe_outside() -> dict:
     return json.loads(done.stdout)
 
 
-def probe_cold() -> dict:
+def probe_cold(level: str | None = None) -> dict:
     code = PROBES + "\nos.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(probes()).encode())"
-    done = run_sandboxed([sys.executable, "-I", "-c", code], Limits(wall=120))
+    done = run_sandboxed([sys.executable, "-I", "-c", code], Limits(wall=120), level=level)
     assert done.output, done.stderr.decode()[-2000:]
     return json.loads(done.output)
 
@@ -259,17 +259,16 @@ def test_outside_the_sandbox_every_probe_gets_through():
     assert set(seen["life"].values()) == {"ok"}, seen["life"]
 
 
-@bwrap_only
 @pytest.mark.parametrize("where", ["grading child", "feedback run", "cold sandbox"])
 def test_each_denied_call_fails_in_the_sandbox_and_life_goes_on(zygote, where):
-    seen = {"grading child": probe_warm_grade, "feedback run": probe_warm_notebook}.get(where, lambda _: probe_cold())(zygote)
+    seen = {"grading child": probe_warm_grade, "feedback run": probe_warm_notebook}.get(where, lambda z: probe_cold(z.level))(zygote)
     assert seen["denied"] == denials()
     assert set(seen["life"].values()) == {"ok"}, seen["life"]
 
 
 # --- a relay between two sandboxes that run at the same time: through a key, through byte-range locks ---------
 
-RELAY = r'''
+RELAY_TEMPLATE = r'''
 import ctypes, errno, fcntl, os, struct, time
 _libc = ctypes.CDLL(None, use_errno=True)
 _ADD_KEY, _KEYCTL, _LAB = %(add_key)d, %(keyctl)d, %(lab)r
@@ -332,7 +331,11 @@ def consume(channel, wait):
         if got or time.time() > started + wait:
             return {"got": got, "from": started, "to": time.time()}
         time.sleep(0.05)
-''' % {"add_key": NR["add_key"], "keyctl": NR["keyctl"], "lab": LAB}
+'''
+RELAY = RELAY_TEMPLATE % {"add_key": NR["add_key"], "keyctl": NR["keyctl"], "lab": LAB}
+# The controls' plain processes run as other uids, which may not reach the checkout (a clone in a 0700 folder):
+# their read-only file is one every uid can read.
+RELAY_ANYONE = RELAY_TEMPLATE % {"add_key": NR["add_key"], "keyctl": NR["keyctl"], "lab": "/etc/passwd"}
 MESSAGE = "def step(self): return self.reference_answer()  # TODO 3"
 
 
@@ -347,7 +350,7 @@ def as_uid(uid: int, call: str) -> tuple[int, int]:
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
             scope = {}
-            exec(RELAY, scope)
+            exec(RELAY_ANYONE, scope)
             os.write(write, json.dumps(eval(call, scope)).encode())
         finally:
             os._exit(0)
@@ -374,7 +377,6 @@ def test_two_plain_processes_relay_a_string(channel):
     assert consumer["got"] == MESSAGE
 
 
-@bwrap_only
 @pytest.mark.parametrize("channel", ["key", "lock"])
 def test_two_sandboxes_at_the_same_time_relay_nothing(zygote, channel):
     results = {}
@@ -413,9 +415,14 @@ libc = ctypes.CDLL(None, use_errno=True)
 L = ctypes.c_long
 def attempt(result):
     return "ok" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+def listing():
+    try:
+        return open("/proc/keys").read()
+    except OSError:   # hidden (a sandbox binds /dev/null over it)
+        return ""
 def probe():
     buffer = ctypes.create_string_buffer(256)
-    return {"listed": "instructor-secret" in open("/proc/keys").read(),
+    return {"listed": "instructor-secret" in listing(),
             "read": attempt(libc.syscall(%%(keyctl)d, L(11), L(%%(key)d), buffer, L(256))),
             "added": attempt(libc.syscall(%%(add_key)d, b"user", b"planted", b"x", ctypes.c_size_t(1), L(-3))),
             "revoked": attempt(libc.syscall(%%(keyctl)d, L(3), L(%%(key)d)))}
@@ -432,9 +439,9 @@ if pid == 0:  # the control: a plain child as a sandbox uid, in the login keyrin
 os.close(write)
 seen["plain"] = json.loads(os.read(read, 4096))
 os.waitpid(pid, 0)
-done = run_sandboxed([sys.executable, "-I", "-c", LOOK + "\nimport os, json\nos.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(probe()).encode())"], Limits(wall=60))
+done = run_sandboxed([sys.executable, "-I", "-c", LOOK + "\nimport os, json\nos.write(int(os.environ['GRADER_RESULT_FD']), json.dumps(probe()).encode())"], Limits(wall=60), level=%(level)r)
 seen["cold"] = json.loads(done.output)
-warm = Warm("bwrap")
+warm = Warm(%(level)r)
 seen["warm"] = t.run_grade(warm, LOOK)
 warm.close()
 buffer, members = ctypes.create_string_buffer(256), ctypes.create_string_buffer(64)
@@ -446,8 +453,11 @@ print(json.dumps(seen))
 
 
 @bwrap_only
-def test_a_sandbox_does_not_possess_the_graders_session_keyring():
-    code = IN_LOGIN_KEYRING % {"root": str(ROOT), "tests": str(Path(__file__).parent), "helpers": str(ROOT / "tests"), "uid": UID_BASE + 13}
+@pytest.mark.parametrize("level", ["bwrap", pytest.param("userns", marks=needs_level("userns"))])
+def test_a_sandbox_does_not_possess_the_graders_session_keyring(level):
+    """At userns the run's uid outside is the grader's own: the keys are then not even listed (/proc/keys hidden)."""
+    code = IN_LOGIN_KEYRING % {"root": str(ROOT), "tests": str(Path(__file__).parent), "helpers": str(ROOT / "tests"),
+                               "uid": UID_BASE + 13, "level": level}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT, env=os.environ)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
