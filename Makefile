@@ -17,12 +17,13 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv lint sandbox-deps test e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle clean
+.PHONY: help venv lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite (with the cloud path, make e2e-cloud)"
 	@echo "make lint            ruff check: pyflakes and pycodestyle errors (CI runs it)"
+	@echo "make test-rootless   (as root) the sandbox tests, hostile batch and demo as an unprivileged user (CI runs it)"
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
 	@echo "make bench           timings: fast vs teaching engine, schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
 	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"
@@ -63,6 +64,10 @@ sandbox-deps:
 	else \
 		echo ">> sandbox: no bubblewrap here: ask for it (sudo apt-get install bubblewrap); until then grading stops unless SANDBOX=process"; \
 	fi
+
+# As root: the sandbox tests, the hostile batch and the demo class as a user who is not root (tests/rootless.sh).
+test-rootless: sandbox-deps
+	bash tests/rootless.sh
 
 test: $(STAMP) sandbox-deps $(CLOUD_VENV)/.installed
 	CLOUD_PYTHON=$(abspath $(CLOUD_VENV))/bin/python $(PY) -m pytest tests

@@ -1,0 +1,69 @@
+"""Which sandbox level grades: the strongest that works, never none unless asked for, and said everywhere it matters."""
+import json
+
+import pytest
+
+from conftest import needs_level
+from grader import autograde, examples, masters, pipeline
+from grader.runner import LEVELS, NoSandbox, cold
+
+NAME = "01_continuous_batching"
+
+
+@pytest.fixture
+def no_sandbox(monkeypatch):
+    """A machine without bubblewrap: what the probe finds, as on a laptop where nobody installed it."""
+    monkeypatch.delenv("GRADER_SANDBOX", raising=False)
+    monkeypatch.setattr(cold, "tool", lambda name: None)
+    cold.sandbox_level.cache_clear()
+    pipeline.forget()
+    yield
+    cold.sandbox_level.cache_clear()
+    pipeline.forget()
+
+
+def one_submission(tmp_path):
+    examples.write({"alice": examples.filled(NAME, masters.reference_answers(NAME))}, tmp_path / "subs")
+    return tmp_path / "subs"
+
+
+def test_without_a_sandbox_grading_stops_and_says_how_to_get_one(no_sandbox, tmp_path):
+    with pytest.raises(SystemExit) as stopped:
+        autograde.run(NAME, one_submission(tmp_path), tmp_path / "out", jobs=1)
+    said = str(stopped.value)
+    assert said.startswith("error: no grading sandbox works here") and "bubblewrap (bwrap) is not installed" in said
+    for way in ("apt-get install bubblewrap", "root", "container", "SANDBOX=process", "c.SandboxedAutograde.sandbox"):
+        assert way in said, way
+    assert not (tmp_path / "out" / "grades.csv").exists(), "nothing was graded"
+
+
+def test_the_process_level_grades_only_when_asked_for_and_says_so_everywhere(no_sandbox, tmp_path, capsys):
+    out = tmp_path / "out"
+    autograde.run(NAME, one_submission(tmp_path), out, jobs=1, sandbox="process")
+    first = [line for line in capsys.readouterr().out.splitlines() if "sandbox" in line][0]
+    assert first.strip() == f"sandbox: process ({LEVELS['process']})"
+    report = json.loads((out / "report.json").read_text())
+    assert report["sandbox"] == "process" and report["sandbox_means"].startswith("NO ISOLATION")
+    assert "sandbox: process (NO ISOLATION" in (out / "report.md").read_text()
+    assert "sandbox: process (NO ISOLATION" in (out / "class-report.md").read_text()
+    assert report["students"][0]["verdicts"] and sum(v["score"] for v in report["students"][0]["verdicts"]) == report["max_total"]
+
+
+def test_a_level_nobody_knows_is_refused_never_weakened(monkeypatch):
+    monkeypatch.setenv("GRADER_SANDBOX", "none")
+    cold.sandbox_level.cache_clear()
+    try:
+        with pytest.raises(NoSandbox, match="GRADER_SANDBOX='none' is not one of auto, userns, process"):
+            cold.sandbox_level()
+    finally:
+        cold.sandbox_level.cache_clear()
+
+
+@needs_level("userns")
+def test_asking_for_userns_gets_it_even_as_root(monkeypatch):
+    monkeypatch.setenv("GRADER_SANDBOX", "userns")
+    cold.sandbox_level.cache_clear()
+    try:
+        assert cold.likely_level() == "userns" and cold.sandbox_level() == "userns"
+    finally:
+        cold.sandbox_level.cache_clear()
