@@ -15,7 +15,7 @@ for candidate in ${ROOTLESS_PYTHON:-python3.11 /usr/bin/python3.11 /usr/local/bi
 done
 [ -n "${python:-}" ] || { echo "make test-rootless: no Python >= 3.11 that $user can run"; exit 2; }
 work=$(mktemp -d /tmp/rootless-XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap 'status=$?; [ $status = 0 ] && rm -rf "$work" || echo ">> rootless: kept $work for a look"' EXIT
 chmod 755 "$work"
 mkdir -p "$work/repo" "$work/home"
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
