@@ -14,7 +14,7 @@ filter, scratch /tmp, keyring and rlimits, inside a user namespace that bwrap ma
 namespace of its own in which it is STUDENT_UID, and a pid namespace whose first process takes every other
 with it when it ends: a run is killed by its namespace, not by its uid. What it cannot do without root, as
 the grader's one uid is all the kernel lets it map: runs are charged to the instructor's uid outside (its
-RLIMIT_NPROC total and key quota; each run's own RLIMIT_NPROC still holds, counted in its own namespace), and
+RLIMIT_NPROC total and key quota; the instructor's other processes may count against a run's RLIMIT_NPROC), and
 the instructor's supplementary groups stay (setgroups is denied in a user namespace).
 
 Level "process" (only when asked for: GRADER_SANDBOX=process, `make autograde SANDBOX=process`): a separate
