@@ -58,8 +58,8 @@ venv: $(STAMP)
 # for Python 3.13 must fail by name; then every claimed Python resolves the lock and the student requirements,
 # and where this machine has that Python, a venv under build/pins/ installs them and imports them.
 check-pins: $(STAMP)
-	$(PY) -m grader.pins planted
-	$(PY) -m grader.pins check
+	$(PY) -m grader.check_pins planted
+	$(PY) -m grader.check_pins check
 
 # The grading sandbox needs bubblewrap (and, as root, util-linux's setpriv; without root, unprivileged user
 # namespaces). As root on Debian/Ubuntu this installs what is missing; anywhere else it says what is, and grading
