@@ -12,19 +12,24 @@ JOBS ?= 0
 SHARD ?=
 SANDBOX ?=
 export MPLBACKEND := Agg
-# The cloud path's bare kernel: older than our pins, as Colab/Kaggle images are (tests/course/test_cloud.py).
-CLOUD_PINS ?= numpy==1.26.4 pandas==2.2.3 matplotlib==3.8.4 ipykernel==6.29.5
-CLOUD_BASE ?= $(PYTHON)
+# The student Pythons: requirements-student.txt and the lab wheel resolve on each (make check-pins).
+STUDENT_PYTHONS := 3.10 3.11 3.12 3.13
+# The cloud path's bare kernel (tests/course/test_cloud.py): the oldest releases that lab's metadata and
+# requirements-student.txt allow, as Colab/Kaggle images are older than our pins, on the oldest student Python this
+# machine has (pyenv's and Debian's too: grader/pins.py which); without one, on $(PYTHON), and 3.10 is only resolved.
+CLOUD_PINS ?= numpy==1.26.0 pandas==2.2.0 matplotlib==3.8.0 ipykernel==6.29.5
+CLOUD_BASE ?= $(or $(shell $(PYTHON) -m grader.pins which $(firstword $(STUDENT_PYTHONS)) 2>/dev/null),$(PYTHON))
 CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(eval) ,_,$(strip $(CLOUD_PINS))))
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle clean
+.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite (with the cloud path, make e2e-cloud)"
 	@echo "make lint            ruff check: pyflakes and pycodestyle errors (CI runs it)"
+	@echo "make check-pins      asks the package index: the lock and the student requirements install on every claimed Python"
 	@echo "make test-rootless   (as root) the sandbox tests, hostile batch and demo as an unprivileged user (CI runs it)"
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
 	@echo "make bench           timings: fast vs teaching engine, schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
@@ -48,6 +53,13 @@ $(STAMP): requirements.txt requirements.lock pyproject.toml
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+# Install time, so not in make test (pytest runs offline): CI runs it (.ci/run). First a pin planted with no wheel
+# for Python 3.13 must fail by name; then every claimed Python resolves the lock and the student requirements,
+# and where this machine has that Python, a venv under build/pins/ installs them and imports them.
+check-pins: $(STAMP)
+	$(PY) -m grader.check_pins planted
+	$(PY) -m grader.check_pins check
 
 # The grading sandbox needs bubblewrap (and, as root, util-linux's setpriv; without root, unprivileged user
 # namespaces). As root on Debian/Ubuntu this installs what is missing; anywhere else it says what is, and grading
@@ -76,7 +88,7 @@ test: $(STAMP) sandbox-deps $(CLOUD_VENV)/.installed
 
 # Install time: a bare venv with only ipykernel, pandas, matplotlib and numpy, cached per version set.
 $(CLOUD_VENV)/.installed:
-	@echo ">> creating the cloud-like venv $(CLOUD_VENV) (first run only)"
+	@echo ">> creating the cloud-like venv $(CLOUD_VENV) with $$($(CLOUD_BASE) --version) (first run only)"
 	$(CLOUD_BASE) -m venv $(CLOUD_VENV)
 	$(CLOUD_VENV)/bin/python -m pip install --quiet $(CLOUD_PINS)
 	@touch $@

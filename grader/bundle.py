@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 
 from . import course
+from .pins import STUDENT, STUDENT_PYTHONS
 from .paths import BUILD_DIR, NOTEBOOKS_DIR, ROOT
 
 BUNDLE = BUILD_DIR / "student-bundle.zip"
@@ -23,8 +24,7 @@ DIST_DIR = ROOT / "dist"
 TOP = "decode-scheduling"
 ENV_NAME = "decode-scheduling-student"
 PLACEHOLDER_REPO = "your-org/decode-scheduling-course"  # what course.toml ships with
-# What a student's Jupyter needs to run the notebooks; the versions are the instructor's pins.
-STUDENT_PACKAGES = ("numpy", "pandas", "matplotlib", "ipykernel", "jupyterlab")
+CONDA_PYTHON = "3.11"  # the student environment.yml's (Binder's): one of STUDENT_PYTHONS
 
 POSTBUILD = f"""#!/bin/bash
 # Binder runs this after installing environment.yml; a course hub image can run it too.
@@ -95,7 +95,7 @@ installs it; you never need to restart the kernel.
 - **ModelScope:** start a free notebook instance, upload the `.ipynb` in JupyterLab's file browser, open it,
   Run > Run All Cells. If the set-up cell cannot reach the package source, upload `dist/{wheel}` next to the
   notebook and run `%pip install {wheel}` in a new cell first.
-- **Locally (pip, Python 3.10 or newer):**
+- **Locally (pip, Python {pythons}):**
 
       python3 -m venv .venv
       . .venv/bin/activate          # Windows: .venv\\Scripts\\activate
@@ -161,27 +161,26 @@ def build_wheel(dist: Path = DIST_DIR) -> Path:
     return wheel
 
 
-def _pins() -> dict[str, str]:
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        name, sep, version = line.split("#")[0].strip().partition("==")
-        if sep:
-            pins[name.lower()] = version
-    return pins
+def student_lines() -> list[str]:
+    """The requirement lines of requirements-student.txt: ranges that `make check-pins` resolves on each student Python."""
+    return [line.strip() for line in STUDENT.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
 def student_requirements() -> str:
-    pins = _pins()
-    lines = [f"{name}=={pins[name]}" for name in STUDENT_PACKAGES]
-    return ("# The student environment for pip (Binder and conda use environment.yml): Jupyter, lab and what lab\n"
-            "# needs. No grader and no test tools.\n" + "\n".join(lines) + f"\n./dist/{course.WHEEL_NAME}\n")
+    lines = "\n".join(student_lines())
+    return (f"# The student environment for pip on Python {python_range()} (Binder and conda use environment.yml): Jupyter,\n"
+            f"# lab and what lab needs. No grader and no test tools.\n{lines}\n./dist/{course.WHEEL_NAME}\n")
 
 
 def student_environment() -> str:
-    pins = _pins()
-    lines = "".join(f"      - {name}=={pins[name]}\n" for name in STUDENT_PACKAGES)
+    lines = "".join(f"      - {line}\n" for line in student_lines())
     return (f"# The student environment for conda and Binder; postBuild then installs lab from dist/.\nname: {ENV_NAME}\n"
-            f"channels:\n  - conda-forge\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n{lines}")
+            f"channels:\n  - conda-forge\ndependencies:\n  - python={CONDA_PYTHON}\n  - pip\n  - pip:\n{lines}")
+
+
+def python_range() -> str:
+    """The student Pythons as the READMEs say them: 3.10 to 3.13."""
+    return f"{STUDENT_PYTHONS[0]} to {STUDENT_PYTHONS[-1]}"
 
 
 def student_readme(settings: course.Course | None = None) -> str:
@@ -193,7 +192,7 @@ def student_readme(settings: course.Course | None = None) -> str:
         binder = f"[![Binder](https://mybinder.org/badge_logo.svg)]({settings.binder_url(name)})"
         rows.append(f"| `notebooks/{name}` | {colab} | {binder} |")
     return STUDENT_README.format(rows="\n".join(rows), repo_url=settings.repo_url(), wheel=course.WHEEL_NAME,
-                                 env_name=ENV_NAME)
+                                 env_name=ENV_NAME, pythons=python_range())
 
 
 def released() -> list[Path]:
