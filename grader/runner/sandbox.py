@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.metadata
+import json
 import os
 import random
 import shutil
@@ -37,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 from ..paths import ROOT
@@ -83,9 +86,25 @@ def system_view() -> list[str]:
 
 
 def python_view() -> list[Path]:
-    """The interpreter's prefix, the venv and `lab` (an editable install points into the repo)."""
-    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), (ROOT / "lab").resolve()}
+    """The interpreter's prefix, the venv and `lab` (an editable install points into the repo).
+
+    The venv also at the path it is run by: a `.venv` that is a link (a copy of the checkout that borrows this one's
+    venv) has `sys.executable` under the link, which bwrap binds by its target."""
+    venv = Path(sys.prefix).absolute()
+    paths = {Path(sys.base_prefix).resolve(), venv.resolve(), venv, (ROOT / "lab").resolve(), *_installed_lab()}
     return sorted(p for p in paths if p.exists())
+
+
+def _installed_lab() -> list[Path]:
+    """The `lab` the venv's editable install imports (PEP 610's direct_url.json), if it is another checkout's."""
+    try:
+        found = json.loads(importlib.metadata.distribution("decode-scheduling-lab").read_text("direct_url.json") or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return []
+    url = found.get("url", "")
+    if not (found.get("dir_info", {}).get("editable") and url.startswith("file://")):
+        return []
+    return [(Path(urllib.parse.unquote(url[len("file://"):])) / "lab").resolve()]
 
 
 def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict[str, Path] | None = None,
