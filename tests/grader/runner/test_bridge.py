@@ -70,19 +70,12 @@ def grader():
 
 
 @pytest.mark.deadline(600)
-@pytest.mark.parametrize("mode", ["apart", "together"])
-def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, mode):
-    """Apart: TODO 4's child, the reference of 1-3 on the server. Together (Grader.leave_out): the student's 2-4 in
-    the child, the reference of TODO 1, found wrong, on the server."""
+def test_a_grading_child_holds_no_line_of_another_todos_reference(grader):
+    """TODO 4's child, the reference of 1-3 on the server."""
     # The student's answer is the reference for TODO 4; its cell sleeps first, so both sandboxes are alive when read.
     answer = f"import time\ntime.sleep(4)  # {MARKER}\n" + grader.reference["todo4"]
-    if mode == "apart":
-        held, run = ("todo1", "todo2", "todo3"), lambda: grader._run_bridged(next(t for t in grader.tasks if t.answer_id == "todo4"), answer)
-        student = {"todo4": answer}
-    else:
-        held, rest = ("todo1",), [t for t in grader.tasks if t.answer_id != "todo1"]
-        student = {gid: answer if gid == "todo4" else grader.reference[gid] for gid in ("todo2", "todo3", "todo4")}
-        run = lambda: grader._run_split(student, rest, [sc for t in rest for sc in grader._named(t)])  # noqa: E731
+    held, run = ("todo1", "todo2", "todo3"), lambda: grader._run_bridged(next(t for t in grader.tasks if t.answer_id == "todo4"), answer)
+    student = {"todo4": answer}
     given = "\n".join(grader.setup + [grader.stand_ins[g] for g in grader.answer_ids] + list(student.values()))
     needles = {gid: reference_lines(grader.reference[gid], given) for gid in held}
     assert all(needles.values()), needles
