@@ -126,6 +126,9 @@ def explain(ops: list, expected, actual, cases, shown: Budget | None = None) -> 
         return f"expected {len(expected)} observations, got {shown.value(len(actual))}"
     exp, act = expected[index], actual[index]
     where = f"step {index + 1}, {snippets.describe(cases, ops[index])}"
+    if ops[index][0] == snippets.VISIBLE and isinstance(act, dict) and isinstance(act.get("value"), list):
+        numbers = ops[index][2] if len(ops[index]) > 2 else None   # the checks this rule takes of the case
+        return f"{where}: {_visible(exp.get('value') or [], act['value'], shown, numbers)}"
     if not isinstance(act, dict):
         return f"{where}: {first_diff(exp, act, shown, 'observed')}"
     if not same(exp.get("error"), act.get("error")):
@@ -135,6 +138,23 @@ def explain(ops: list, expected, actual, cases, shown: Budget | None = None) -> 
     if not same(exp.get("value"), act.get("value")):
         return f"{where}: {first_diff(exp.get('value'), act.get('value'), shown, 'returned')}"
     return f"{where}: state {first_diff(exp.get('state'), act.get('state'), shown)}"
+
+
+def _visible(expected: list, actual: list, shown: Budget, numbers: list[int] | None = None) -> str:
+    """Where a visible check's case departs (grader/drivers/visible.py records each of its checks): the first check
+    that does not hold, and what the answer gave there (`numbers`: the case's checks these records are)."""
+    for position, (exp, act) in enumerate(zip(expected, actual)):
+        number = numbers[position] if numbers and position < len(numbers) else position + 1
+        if same(exp, act):
+            continue
+        if isinstance(act, dict) and set(act) == {"error"}:
+            return f"it raised {shown.name(act['error'])} before its check {number}"
+        if isinstance(act, dict) and act.get("absent"):
+            return f"it ended before its check {number}"
+        if isinstance(act, dict) and act.get("held") is False:
+            return f"its check {number} does not hold, where the answer gave {shown.value(act.get('seen'))}"
+        break
+    return first_diff(expected, actual, shown, "checks")
 
 
 PRELOADED = {"matplotlib", "numpy", "pandas"}   # what grader/runner/boot.py imports in the warm parent
@@ -160,6 +180,7 @@ class Grader:
             warm_parent = shared(self.sandbox).start()
         self.tasks: list[Task] = assignment.tasks(seed)
         self.setup = assignment.setup
+        self.checks = assignment.check_definitions   # run after the answer cells: the visible cases' helpers
         self.answer_ids = assignment.answer_ids
         self.reference = assignment.reference
         self.exports = {gid: exports.exports(self.reference[gid]) for gid in self.answer_ids}
@@ -192,7 +213,7 @@ class Grader:
                 for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)]
 
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict], timeout: float | None = None) -> ChildRun:
-        payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
+        payload = {"setup": self.setup, "cells": cells, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout}
         return run_child(payload, self._limits(timeout), self.warm, known=self.known)
 
@@ -208,10 +229,10 @@ class Grader:
         mine = self.exports[task.answer_id]
         others = [e for gid in self.answer_ids if gid != task.answer_id for e in self.exports[gid]]
         limit = max([self.scenario_timeout, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
-        server = {"setup": self.setup, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
+        server = {"setup": self.setup, "checks": self.checks, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
                   "cells": [(gid, self.stand_ins[gid] if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids],
                   "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0}}
-        child = {"setup": self.setup, "driver": self.driver, "scenarios": scenarios,
+        child = {"setup": self.setup, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
                  "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout,
                  "cells": [(gid, answer_source if gid == task.answer_id else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1}}
@@ -224,6 +245,10 @@ class Grader:
         if run.status != "ok" or errors:
             raise RuntimeError(f"the reference does not run cleanly ({run.status} {run.detail} {errors}): fix the master")
         expected = {rec["name"]: rec["obs"] for rec in run.records if rec["kind"] == "scenario"}
+        failing = [sc["name"] for task in self.tasks for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)
+                   if visible(sc) and not _all_held(expected.get(self._key(task, ri, si)))]
+        if failing:   # a case of a visible check that the reference fails: the check and the master disagree
+            raise RuntimeError(f"the reference fails its own {failing[0]}: fix the master")
         invalid = [name for name, obs in expected.items() if isinstance(obs, str) and obs.startswith("invalid observation")]
         if invalid:  # a student's equally oversized value would compare equal: the suite must fit the channel
             raise RuntimeError(f"the reference's observation of {invalid[0]} exceeds the result schema: {expected[invalid[0]]}")
@@ -282,7 +307,7 @@ class Grader:
                 name = self._key(task, ri, si)
                 if name not in observed:
                     detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
-                elif rule.judge is not None:
+                elif rule.judge is not None and not visible(scenario):
                     verdict = judged(rule.judge, observed[name], scenario)
                     detail, seen = (f"{scenario['name']}: {verdict}", fingerprint(si, None, verdict)) if verdict else ("", "")
                 elif not same(self.expected[name], observed[name]):
@@ -397,6 +422,17 @@ class Grader:
             else:
                 verdicts.append(released.get(task.answer_id) or self.grade_task(task, source))
         return verdicts
+
+
+def visible(scenario: dict) -> bool:
+    """A case of a visible check cell (grader/suites/visible.py): compared with the reference's, even in a rule with a judge."""
+    return bool(scenario["ops"]) and scenario["ops"][0][0] == snippets.VISIBLE
+
+
+def _all_held(observed) -> bool:
+    """Every check of a visible case held (what the reference's run of the case must report)."""
+    return isinstance(observed, list) and all(isinstance(obs, dict) and isinstance(obs.get("value"), list)
+                                              and all(r == {"held": True} for r in obs["value"]) for obs in observed)
 
 
 def observations(run: ChildRun) -> dict[str, object]:
