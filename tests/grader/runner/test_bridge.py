@@ -667,3 +667,17 @@ def test_a_hog_in_the_same_batch_costs_the_victim_nothing(tmp_path):
     assert float(rows["attacker_hog"]["total"]) == float(rows["attacker_beats"]["total"]) == 0
     assert time.monotonic() - started < 240, "each of the spinning child's TODOs is stopped within seconds, not 120 s"
     assert runner.leftovers()["processes"] == {}
+
+
+def test_a_reference_server_starts_only_with_the_first_call_across_the_bridge():
+    """A child whose scenarios call no other TODO (01's functions) never has a server, and gets the same verdict; a child
+    that calls one (02's key, whose scenarios enqueue with TODO 1) has its server started by that call."""
+    from grader import pipeline
+
+    for name, gid, needed in (("01_continuous_batching", "todo1", False), ("02_decode_scheduling", "todo2", True)):
+        g = pipeline.grader_for(name)
+        task = next(t for t in g.tasks if t.answer_id == gid)
+        run, server = g._run_bridged(task, g.reference[gid] + "\n# lazy\n")
+        assert run.status == "ok" and server.status == "ok", (run, server)
+        assert ("not needed" in server.detail) is not needed, (name, server)
+        assert g._verdict(task, "", run).score == task.points
