@@ -145,18 +145,21 @@ def median_pair(pairs: list[tuple[float, "Run"]]) -> tuple[float, "Run"]:
     return sorted(pairs, key=lambda pair: pair[0] / pair[1].wall)[len(pairs) // 2]
 
 
-def bench_ratio(name: str) -> None:
+def bench_ratio(name: str, kind: str = "varied") -> None:
     """PAIRS pairs of runs, stock and ours side by side, each a new process as a user starts it (imports and caches
     cold). The machine's speed drifts by tens of percent within minutes (stock alone took 18 to 31 s on one class in
-    an hour): two runs next to each other see the same machine, and the median pair is the figure."""
-    subs = examples.varied_class(name, CLASS)
+    an hour): two runs next to each other see the same machine, and the median pair is the figure.
+
+    `kind`: "varied" (examples.varied_class) or "one bug" (examples.one_bug_class: six of eight with one wrong TODO)."""
+    subs = examples.varied_class(name, CLASS) if kind == "varied" else examples.one_bug_class(name, CLASS)
+    said = "no two answers alike" if kind == "varied" else "six with one wrong TODO each, no two answers alike"
     pairs = []
     for order in alternated(PAIRS):
-        timed = {side: stock_nbgrader(name, subs) if side == "stock" else command(name, subs, f"varied-{name[:2]}")
+        timed = {side: stock_nbgrader(name, subs) if side == "stock" else command(name, subs, f"{kind.replace(' ', '-')}-{name[:2]}")
                  for side in order}
         pairs.append((timed["stock"], timed["ours"]))
     stock, run = median_pair(pairs)
-    print(f"  {name}, {CLASS} submissions, no two answers alike: stock nbgrader {stock:.1f} s, ours {run.wall:.1f} s "
+    print(f"  {name}, {CLASS} submissions, {said}: stock nbgrader {stock:.1f} s, ours {run.wall:.1f} s "
           f"-> {times(stock, run.wall)} stock, the median of {PAIRS} pairs  ({reused_share(run, CLASS)}; "
           f"{released(run, CLASS)}; sandbox {run.sandbox})")
     print("    each pair, in the order run: " + ", ".join(f"{s:.1f} / {r.wall:.1f} s = {times(s, r.wall)}" for s, r in pairs))
@@ -276,6 +279,8 @@ def main() -> None:
     print(f"\n== autograde throughput: stock nbgrader vs ours, {os.cpu_count()} cores ==")
     for name in ASSIGNMENTS:
         bench_ratio(name)
+    for name in ASSIGNMENTS:
+        bench_ratio(name, "one bug")
     bench_reuse(ASSIGNMENTS[0])
     for name in ASSIGNMENTS:
         bench_breakdown(name)

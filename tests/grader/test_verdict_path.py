@@ -35,17 +35,22 @@ def test_a_correct_childs_records_are_the_references_own_not_parsed_again(grader
     assert all(rec["obs"] is grader.expected[rec["name"]] for rec in scenarios)
 
 
-def test_the_benchmark_class_reuses_no_answer():
-    """make bench's varied class: no two students share an answer cell, so no verdict can be reused."""
+def test_the_benchmark_classes_reuse_no_answer():
+    """make bench's classes: no two students share an answer cell, so no verdict can be reused; in the second, six of
+    eight have exactly one wrong TODO."""
     for name in ("02_decode_scheduling", "03_batch_scheduling"):
-        subs = examples.varied_class(name, 24)
         ids = get(name).answer_ids
-        sources = [submission.answers_of(nb, ids) for nb in subs.values()]
-        for gid in ids:
-            texts = [s[gid] for s in sources]
-            assert len(set(texts)) == len(texts), gid
-        kinds = {sid.split("_", 1)[1] for sid in subs}
+        for subs in (examples.varied_class(name, 24), examples.one_bug_class(name, 8)):
+            sources = [submission.answers_of(nb, ids) for nb in subs.values()]
+            for gid in ids:
+                texts = [s[gid] for s in sources]
+                assert len(set(texts)) == len(texts), gid
+        kinds = {sid.split("_", 1)[1] for sid in examples.varied_class(name, 24)}
         assert {"ref", "blank", "m00"} <= kinds and any(k.startswith("w") for k in kinds)
+        reference = get(name).reference
+        wrong = [sum(masters.strip_solution_marks(reference[g]).rstrip("\n") != src[g].rsplit("\n# student", 1)[0] for g in ids)
+                 for src in (submission.answers_of(nb, ids) for sid, nb in examples.one_bug_class(name, 8).items() if "_bug_" in sid)]
+        assert wrong == [1] * 6, wrong
 
 
 def test_a_test_cell_at_full_marks_is_not_run_for_the_page_and_one_below_is(tmp_path):
