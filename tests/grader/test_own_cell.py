@@ -71,9 +71,12 @@ def test_the_hostile_cells_would_move_marks_in_a_shared_run(name):
     for layout, target in (({ids[0]: "fixer", ids[1]: "released"}, ids[1]), ({ids[0]: "leaning", ids[1]: "fixer"}, ids[0])):
         cells = released | {gid: own_cell.cell(name, gid, kind) for gid, kind in layout.items()}
         task = next(t for t in grader.tasks if t.answer_id == target)
-        run = grader._run([(gid, cells[gid]) for gid in ids], grader._named(task))
+        # The hidden scenarios, not the visible checks' cases: a fixer's wrapped constructor also overrides the stand-ins
+        # those checks define for other TODOs (03's BudgetOnly), so there it is no help.
+        scenarios = [sc for sc in grader._named(task) if sc["ops"][0][0] != "visible check"]
+        run = grader._run([(gid, cells[gid]) for gid in ids], scenarios)
         observed = {rec["name"]: rec["obs"] for rec in run.records if rec["kind"] == "scenario"}
-        assert run.status == "ok" and observed == {n: grader.expected[n] for n in grader._names(task)}, (name, layout)
+        assert run.status == "ok" and observed == {sc["name"]: grader.expected[sc["name"]] for sc in scenarios}, (name, layout)
         assert expected(name)[(target, layout[target])][0] == 0, (name, layout)
 
 
