@@ -29,6 +29,7 @@ import nbformat
 
 from . import masters
 from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
+from .suites import visible
 from .suites.base import Task
 
 TODO_HEADING = re.compile(r"^#+ .*\bTODO (\d+)\b", re.M)
@@ -144,12 +145,25 @@ class Assignment:
         return self._module("suite")
 
     def tasks(self, seed: int) -> list[Task]:
-        """One Task per TODO of the master, with the suite's rules for it (drawn with `seed`)."""
+        """One Task per TODO of the master, with the suite's rules for it (drawn with `seed`), each case of the TODO's
+        visible check cell among them (grader/suites/visible.py: a suite that leaves one out is refused)."""
         rules = self.suite.build(seed)
         ids = [todo.answer_id for todo in self.todos]
         if sorted(rules) != sorted(ids):
             raise ValueError(f"{self.folder / 'suite.py'}: rules for {sorted(rules)}, but the master's TODOs answer in {ids}")
+        rules = visible.place(rules, self.checks, getattr(self.suite, "VISIBLE", {}), getattr(self.suite, "VISIBLE_JUDGED", {}),
+                              str(self.folder / "suite.py"))
         return [Task(t.task_id, t.answer_id, t.test_id, t.points, rules[t.answer_id]) for t in self.todos]
+
+    @cached_property
+    def checks(self) -> list[visible.Check]:
+        """Each TODO's visible check cell (English master, hidden tests left out): its definitions and its cases."""
+        return visible.checks(self.todos, self.nbgrader_source)
+
+    @cached_property
+    def check_definitions(self) -> list[str]:
+        """What a grading child runs after the answer cells, on both sides of the bridge: the check cells' definitions."""
+        return [c.definitions for c in self.checks]
 
     @cached_property
     def driver_source(self) -> str:

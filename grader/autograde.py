@@ -155,8 +155,7 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
                                              "not graded: the batch was interrupted", key=student_key(p.stem)) for p in paths]
         report.write_outputs(batch.out, batch.head, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
     g = batch.grader
-    say(f"  verdicts: {g.reused} reused from an identical answer graded earlier in the batch; {g.whole} submission(s) "
-        f"graded in one whole-notebook run; {g.whole_todos} TODO verdict(s) from a run with the student's other answers; "
+    say(f"  verdicts: {g.reused} reused from an identical answer graded earlier in the batch; "
         f"{g.as_released} TODO verdict(s) of answers left as released (the stub's, graded once when the assignment was built)")
     say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}"
         f"\nclass:    {out / 'class-report.html'}")

@@ -125,14 +125,14 @@ def _key(grader) -> str:
     suite = Path(grader.assignment.suite.__file__)
     here = Path(__file__).parent   # what a verdict's text is made with, besides grade.py
     sources = [Path(__file__), here / "grade.py", here / "schema.py", here / "snippets.py", here / "shrink.py", here / "compare.py",
-               suite, suite.with_name("cases.py")]
+               here / "suites" / "visible.py", suite, suite.with_name("cases.py")]
     parts = [grader.assignment.name, grader.seed, grader.reference, grader.expected,
              [(t.answer_id, t.task_id, t.test_id, t.points, [(r.name, [sc["ops"] for sc in r.scenarios]) for r in t.rules])
               for t in grader.tasks],
              [(m.answer_id, m.name, m.find, m.replace) for m in grader.assignment.mutants],
              sorted((gid, sorted(stubs)) for gid, stubs in released_stubs(grader.assignment).items()),
              [p.read_text(encoding="utf-8") for p in sources if p.exists()],
-             grader.driver]
+             grader.driver, grader.checks]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 

@@ -97,6 +97,28 @@ def varied_class(assignment: str, size: int) -> dict[str, nbformat.NotebookNode]
     return subs
 
 
+def one_bug_class(assignment: str, size: int = 8) -> dict[str, nbformat.NotebookNode]:
+    """`size` submissions, no two answer cells alike: a correct one, then one per mutant with that one wrong TODO (the
+    TODOs in turn), then a blank one; each answer cell signed by its student, as in varied_class."""
+    a = get(assignment)
+    reference = dict(a.reference)
+    by_todo: dict[str, list] = {}
+    for mutant in a.mutants:
+        by_todo.setdefault(mutant.answer_id, []).append(mutant)
+    picked = [m for turn in range(len(a.mutants)) for ms in by_todo.values() if turn < len(ms) for m in [ms[turn]]][: size - 2]
+    bases = [("ref", filled(assignment, reference))]
+    bases += [(f"bug_{m.answer_id}", filled(assignment, reference | {m.answer_id: m.apply(reference[m.answer_id])})) for m in picked]
+    bases.append(("blank", release(assignment)))
+    subs = {}
+    for index, (kind, base) in enumerate(bases):
+        nb = copy.deepcopy(base)
+        for cell in nb.cells:
+            if masters.grade_id(cell) in a.answer_ids:
+                cell.source = cell.source.rstrip("\n") + f"\n# student b{index:03d}\n"
+        subs[f"b{index:03d}_{kind}"] = nb
+    return subs
+
+
 def hanging(assignment: str, answer_id: str) -> nbformat.NotebookNode:
     """The reference with an infinite loop at the top of one TODO's function."""
     reference = dict(get(assignment).reference)

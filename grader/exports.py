@@ -65,14 +65,6 @@ def stand_in(source: str) -> str:
     return "\n".join(lines)
 
 
-def defined(source: str) -> set[str]:
-    """Every top-level name a cell binds (empty if it does not parse): see bound()."""
-    try:
-        return bound(parse(source))
-    except (SyntaxError, ValueError):
-        return set()
-
-
 def bound(tree: ast.Module) -> set[str]:
     """Every top-level name a module binds (functions, classes, assignments, imports), and 'Cls.fn' for add_to_class."""
     names = set()
@@ -95,33 +87,3 @@ def _stored(node: ast.AST) -> set[str]:
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
         return {node.id}
     return set().union(*map(_stored, ast.iter_child_nodes(node)))
-
-
-def coupling(answers: dict[str, str], owned: dict[str, list[str]], given: list[str]) -> str:
-    """How the answer cells lean on one another beyond what each TODO exports ('' if they do not): a name one
-    answer cell binds, other than its TODO's exports, that another uses; or an answer that redefines another
-    TODO's export. Graded apart (stand-ins for the other TODOs), such a cell would not see those names.
-
-    `owned`: each answer's exports (the reference's); `given`: the given cells' sources (their names are everyone's)."""
-    common = set().union(*(defined(src) for src in given))
-    binds = {gid: defined(src) for gid, src in answers.items()}
-    for gid, source in answers.items():
-        used = words(source) - binds[gid]
-        for other, names in binds.items():
-            if other == gid:
-                continue
-            private = {n for n in names if "." not in n} - set(owned.get(other, ())) - {e.rpartition(".")[2] for e in owned.get(other, ())} - common
-            if used & private:
-                return f"{gid} uses {sorted(used & private)[0]} from {other}'s cell"
-            if binds[gid] & set(owned.get(other, ())) - common:
-                return f"{gid} defines {sorted(binds[gid] & set(owned.get(other, ())))[0]}, which {other} exports"
-    return ""
-
-
-def callers_last(tasks: list, references: dict[str, str], owned: dict[str, list[str]]) -> list:
-    """`tasks` ordered by how many other TODOs' exports their reference answer names (fewest first, stable): a step
-    that calls the key and the capacity check comes after them, so their verdicts are known when it is graded."""
-    def calls(task) -> int:
-        named = words(references[task.answer_id])
-        return sum(any(e.rpartition(".")[2] in named for e in names) for gid, names in owned.items() if gid != task.answer_id)
-    return sorted(tasks, key=calls)

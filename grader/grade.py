@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-import json
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -127,6 +126,9 @@ def explain(ops: list, expected, actual, cases, shown: Budget | None = None) -> 
         return f"expected {len(expected)} observations, got {shown.value(len(actual))}"
     exp, act = expected[index], actual[index]
     where = f"step {index + 1}, {snippets.describe(cases, ops[index])}"
+    if ops[index][0] == snippets.VISIBLE and isinstance(act, dict) and isinstance(act.get("value"), list):
+        numbers = ops[index][2] if len(ops[index]) > 2 else None   # the checks this rule takes of the case
+        return f"{where}: {_visible(exp.get('value') or [], act['value'], shown, numbers)}"
     if not isinstance(act, dict):
         return f"{where}: {first_diff(exp, act, shown, 'observed')}"
     if not same(exp.get("error"), act.get("error")):
@@ -136,6 +138,23 @@ def explain(ops: list, expected, actual, cases, shown: Budget | None = None) -> 
     if not same(exp.get("value"), act.get("value")):
         return f"{where}: {first_diff(exp.get('value'), act.get('value'), shown, 'returned')}"
     return f"{where}: state {first_diff(exp.get('state'), act.get('state'), shown)}"
+
+
+def _visible(expected: list, actual: list, shown: Budget, numbers: list[int] | None = None) -> str:
+    """Where a visible check's case departs (grader/drivers/visible.py records each of its checks): the first check
+    that does not hold, and what the answer gave there (`numbers`: the case's checks these records are)."""
+    for position, (exp, act) in enumerate(zip(expected, actual)):
+        number = numbers[position] if numbers and position < len(numbers) else position + 1
+        if same(exp, act):
+            continue
+        if isinstance(act, dict) and set(act) == {"error"}:
+            return f"it raised {shown.name(act['error'])} before its check {number}"
+        if isinstance(act, dict) and act.get("absent"):
+            return f"it ended before its check {number}"
+        if isinstance(act, dict) and act.get("held") is False:
+            return f"its check {number} does not hold, where the answer gave {shown.value(act.get('seen'))}"
+        break
+    return first_diff(expected, actual, shown, "checks")
 
 
 PRELOADED = {"matplotlib", "numpy", "pandas"}   # what grader/runner/boot.py imports in the warm parent
@@ -161,11 +180,11 @@ class Grader:
             warm_parent = shared(self.sandbox).start()
         self.tasks: list[Task] = assignment.tasks(seed)
         self.setup = assignment.setup
+        self.checks = assignment.check_definitions   # run after the answer cells: the visible cases' helpers
         self.answer_ids = assignment.answer_ids
         self.reference = assignment.reference
         self.exports = {gid: exports.exports(self.reference[gid]) for gid in self.answer_ids}
         self.stand_ins = {gid: exports.stand_in(self.reference[gid]) for gid in self.answer_ids}
-        self.order = exports.callers_last(self.tasks, {t.answer_id: self.reference[t.answer_id] for t in self.tasks}, self.exports)
         self.cases = assignment.cases
         self.driver = assignment.driver_source
         # The reference runs in a fresh child while the warm parent starts up beside it, unless the set-up imports
@@ -176,11 +195,8 @@ class Grader:
         self.known = expected_lines(self.expected)
         self.warm = warm_parent
         self._known: dict[tuple[str, str], TaskVerdict] = {}
-        self._whole_known: dict[str, tuple[dict[str, TaskVerdict], frozenset[str]]] = {}
         self._lock = threading.Lock()
         self.reused = 0   # verdicts taken from an identical answer graded earlier in this process
-        self.whole = 0    # submissions whose verdicts all came from one run of the whole notebook (see whole_notebook)
-        self.whole_todos = 0   # TODO verdicts that came from it
         self.as_released = 0   # TODO verdicts of answers left as released: the stub's, graded once (diagnose.as_released)
 
     @staticmethod
@@ -197,7 +213,7 @@ class Grader:
                 for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)]
 
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict], timeout: float | None = None) -> ChildRun:
-        payload = {"setup": self.setup, "cells": cells, "driver": self.driver, "scenarios": scenarios,
+        payload = {"setup": self.setup, "cells": cells, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout}
         return run_child(payload, self._limits(timeout), self.warm, known=self.known)
 
@@ -206,22 +222,19 @@ class Grader:
 
     def _run_bridged(self, task: Task, answer_source: str, scenarios: list[dict] | None = None,
                      timeout: float | None = None) -> tuple[ChildRun, ChildRun]:
-        """The student's child for `task` (its scenarios, or these), with a reference server for the other TODOs beside it."""
-        return self._run_split({task.answer_id: answer_source}, [task], self._named(task) if scenarios is None else scenarios, timeout)
-
-    def _run_split(self, student: dict[str, str], tasks: list[Task], scenarios: list[dict],
-                   timeout: float | None = None) -> tuple[ChildRun, ChildRun]:
-        """A child that holds the student's answers `student` and stand-ins for the other TODOs, beside a reference
-        server that holds the reference of those others and stand-ins for `student`'s: each side calls the other's."""
-        mine = [e for gid in self.answer_ids if gid in student for e in self.exports[gid]]
-        others = [e for gid in self.answer_ids if gid not in student for e in self.exports[gid]]
-        limit = max([self.scenario_timeout, *(sc.get("cpu_seconds", 0) for task in tasks for sc in task.scenarios)])
-        server = {"setup": self.setup, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
-                  "cells": [(gid, self.stand_ins[gid] if gid in student else self.reference[gid]) for gid in self.answer_ids],
+        """The student's child for `task` (its scenarios, or these): the set-up, the student's answer for `task` and
+        stand-ins for the other TODOs, beside a reference server that holds the reference of those others and a
+        stand-in for `task`'s answer: each side calls the other's exports across the bridge."""
+        scenarios = self._named(task) if scenarios is None else scenarios
+        mine = self.exports[task.answer_id]
+        others = [e for gid in self.answer_ids if gid != task.answer_id for e in self.exports[gid]]
+        limit = max([self.scenario_timeout, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
+        server = {"setup": self.setup, "checks": self.checks, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
+                  "cells": [(gid, self.stand_ins[gid] if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids],
                   "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0}}
-        child = {"setup": self.setup, "driver": self.driver, "scenarios": scenarios,
+        child = {"setup": self.setup, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
                  "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout,
-                 "cells": [(gid, student.get(gid, self.stand_ins[gid])) for gid in self.answer_ids],
+                 "cells": [(gid, answer_source if gid == task.answer_id else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1}}
         return run_pair(child, server, self._limits(timeout), self.warm, self.known)
 
@@ -232,6 +245,10 @@ class Grader:
         if run.status != "ok" or errors:
             raise RuntimeError(f"the reference does not run cleanly ({run.status} {run.detail} {errors}): fix the master")
         expected = {rec["name"]: rec["obs"] for rec in run.records if rec["kind"] == "scenario"}
+        failing = [sc["name"] for task in self.tasks for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)
+                   if visible(sc) and not _all_held(expected.get(self._key(task, ri, si)))]
+        if failing:   # a case of a visible check that the reference fails: the check and the master disagree
+            raise RuntimeError(f"the reference fails its own {failing[0]}: fix the master")
         invalid = [name for name, obs in expected.items() if isinstance(obs, str) and obs.startswith("invalid observation")]
         if invalid:  # a student's equally oversized value would compare equal: the suite must fit the channel
             raise RuntimeError(f"the reference's observation of {invalid[0]} exceeds the result schema: {expected[invalid[0]]}")
@@ -279,7 +296,7 @@ class Grader:
         return self._verdict(task, answer_source, run)
 
     def _verdict(self, task: Task, answer_source: str, run: ChildRun) -> TaskVerdict:
-        """The verdict on `task` from the observations of its scenarios in `run` (its own, or the whole notebook's)."""
+        """The verdict on `task` from the observations of its scenarios in `run`, its own child."""
         names = set(self._names(task))
         observed = {name: obs for name, obs in observations(run).items() if name in names}
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
@@ -290,7 +307,7 @@ class Grader:
                 name = self._key(task, ri, si)
                 if name not in observed:
                     detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
-                elif rule.judge is not None:
+                elif rule.judge is not None and not visible(scenario):
                     verdict = judged(rule.judge, observed[name], scenario)
                     detail, seen = (f"{scenario['name']}: {verdict}", fingerprint(si, None, verdict)) if verdict else ("", "")
                 elif not same(self.expected[name], observed[name]):
@@ -358,93 +375,6 @@ class Grader:
             return None
         return observations(reference[0]), observations(run)
 
-    def whole_notebook(self, answers: dict[str, str]) -> dict[str, TaskVerdict]:
-        """{answer_id: full marks} for each TODO that behaves like the reference on every one of its scenarios when
-        the student's answers run together in one child (no reference anywhere near them); the other TODOs are
-        graded apart (grade_task). This may only ever give full marks, never take a point.
-
-        One run instead of a bridged pair per TODO: most of a class is right on most TODOs. A TODO taken here gets
-        the verdict its own run gives, except when its bug is cancelled by another's on every one of its scenarios
-        (a key that sorts backwards and a step that takes the last): graded apart, the compensating TODO fails.
-        A TODO whose cell raised is graded apart. A run stopped by a hang or a crash still counts for the TODOs
-        whose scenarios all came before it. Answer cells that lean on one another (a helper of one used by another,
-        an export defined again) are all graded apart, as they always were: there each TODO sees only the others'
-        exports."""
-        return self._whole(answers)[0] if self._together(answers) else {}
-
-    def _together(self, answers: dict[str, str]) -> bool:
-        """May these answers run together: every answer cell there, none leaning on another's (exports.coupling)?"""
-        return set(answers) == set(self.answer_ids) and not exports.coupling(answers, self.exports, self.setup)
-
-    def _whole(self, answers: dict[str, str]) -> tuple[dict[str, TaskVerdict], frozenset[str], ChildRun | None]:
-        """whole_notebook's verdicts (for answers that may run together), the TODOs whose scenarios ran out of time
-        there (or never ran), and the run itself if it ended cleanly (grade() may judge the last wrong TODO from it)."""
-        key = hashlib.sha256(json.dumps([answers[gid] for gid in self.answer_ids]).encode("utf-8", "surrogatepass")).hexdigest()
-        with self._lock:
-            known = self._whole_known.get(key)
-            self.reused += len(known[0]) if known else 0
-        if known is not None:
-            verdicts, slow, run = known
-            return copy.deepcopy(verdicts), slow, run
-        run = self._run([(gid, answers[gid]) for gid in self.answer_ids], [sc for task in self.tasks for sc in self._named(task)])
-        if run.status == "garbled" or not run.records:   # records before a hang or a crash are as good as any
-            return {}, frozenset(self.answer_ids), None
-        observed = observations(run)
-        verdicts = self._taken(run, self.tasks, observed)
-        slow = frozenset(t.answer_id for t in self.tasks if not self._finished(t, observed))
-        clean = run if run.status == "ok" else None
-        with self._lock:
-            if clean:   # as grade_task: a run that ended abnormally is not remembered
-                self._whole_known[key] = (copy.deepcopy(verdicts), slow, clean)
-            self.whole += len(verdicts) == len(self.tasks)
-        return verdicts, slow, clean
-
-    def _others_right(self, task: Task, done: dict[str, TaskVerdict]) -> bool:
-        """Every other TODO is at full marks: then the whole run held the reference's behaviour around `task` (on every
-        scenario the TODO texts state), and `task`'s own scenarios there give the verdict a run apart would give.
-
-        So the last wrong TODO (callers are graded last: usually the step that calls all the others) costs no run of its
-        own. The others are proven right on their own scenarios only: where a wrong answer calls one of them in a way
-        no TODO text covers, the student's own code answers, as it does in their notebook."""
-        return all(gid in done and done[gid].score == done[gid].points for gid in self.answer_ids if gid != task.answer_id)
-
-    def _taken(self, run: ChildRun, tasks: list[Task], observed: dict) -> dict[str, TaskVerdict]:
-        """Full marks for each of `tasks` whose cell did not raise in `run` and whose every scenario holds (_holds)."""
-        errors = run.records[0].get("errors") or {}
-        taken = {t.answer_id: full_marks(t) for t in tasks if t.answer_id not in errors and self._holds(t, observed)}
-        with self._lock:
-            self.whole_todos += len(taken)
-        return taken
-
-    def _finished(self, task: Task, observed: dict) -> bool:
-        """Every scenario of `task` ran to an observation (none timed out, none was left out after timeouts)."""
-        return all(name in observed and not ran_out(observed[name]) for name in self._names(task))
-
-    def _holds(self, task: Task, observed: dict) -> bool:
-        """Every scenario of `task` was observed and behaves as the reference's (or satisfies its rule's judge)."""
-        for ri, rule in enumerate(task.rules):
-            for si, scenario in enumerate(rule.scenarios):
-                name = self._key(task, ri, si)
-                if name not in observed:
-                    return False
-                if judged(rule.judge, observed[name], scenario) if rule.judge is not None else not same(self.expected[name], observed[name]):
-                    return False
-        return True
-
-    def leave_out(self, answers: dict[str, str], wrong: list[str], tasks: list[Task]) -> dict[str, TaskVerdict] | None:
-        """{answer_id: full marks} for each of `tasks` that behaves like the reference on every one of its scenarios
-        when the student's answers run together with the reference standing in (across the bridge) for the TODOs
-        `wrong`, those found below full marks: as whole_notebook, once the wrong ones are out of the way.
-        None when the run timed out: nothing more of this notebook is run together."""
-        student = {gid: answers[gid] for gid in self.answer_ids if gid not in wrong}
-        run, server = self._run_split(student, tasks, [sc for task in tasks for sc in self._named(task)])
-        observed = observations(run)
-        if run.status == "timeout" or not all(self._finished(t, observed) for t in tasks):
-            return None
-        if run.status == "garbled" or server.status != "ok" or not run.records:
-            return {}
-        return self._taken(run, tasks, observed)
-
     def _released(self, answers: dict[str, str]) -> dict[str, TaskVerdict]:
         """{answer_id: the stub's verdict} for each answer left as released (its code the release's stub)."""
         tasks = {t.answer_id: t for t in self.tasks}
@@ -472,44 +402,37 @@ class Grader:
         return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, data["note"], data["hung"])
 
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
-        """One verdict per TODO; an answer missing from `answers` scores 0 on its TODO only.
+        """One verdict per TODO, each a function of the set-up, the release and that TODO's own answer cell only.
 
-        An answer left as released (the stub) gets the stub's verdict, graded once for the catalogue: it is not run
-        again, and a notebook left blank runs no grading child. First the whole notebook in one child (whole_notebook). Each TODO not at full marks there is graded in its
-        own child beside a reference server (grade_task), the TODOs that use others last (self.order); the last one
-        left, once every other is at full marks, is judged from the whole run instead (_others_right). Once one of
-        them is found below full marks, the TODOs still to grade run once more together with the reference in
-        place of the wrong ones (leave_out): a bug in enqueue fails every scenario that enqueues, in any TODO.
-        One child at a time, never two at once: none holds another TODO's reference, but two that met could still
-        trade what they learn from their servers. Other submissions still run in parallel (autograde's workers)."""
+        An answer missing from `answers` scores 0 on its TODO only. An answer left as released (the stub, comments
+        aside) gets the stub's verdict, graded once for the catalogue: it is not run again, and a notebook left blank
+        runs no grading child. Every other answer is graded in its own child beside a reference server (grade_task):
+        nothing of the student's other cells is there, so nothing they do (a patched class, module or builtin, a
+        name defined for another cell) reaches this TODO's marks. One child at a time, never two at once: none holds
+        another TODO's reference, but two that met could still trade what they learn from their servers. Other
+        submissions still run in parallel (autograde's workers)."""
         released = self._released(answers)
-        if len(released) == len(self.tasks):   # a blank notebook: nothing to run
-            return [released[task.answer_id] for task in self.tasks]
-        together = self._together(answers)
-        done, slow, whole = self._whole(answers) if together else ({}, frozenset(), None)
-        wrong: list[str] = []
-        for task in self.order:
-            if task.answer_id in done:
-                continue
+        verdicts = []
+        for task in self.tasks:
             source = answers.get(task.answer_id)
             if source is None:
-                done[task.answer_id] = TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
-                                                   [RuleResult(r.name, False, "no answer cell", quotes=self._quotes(task, r.name)) for r in task.rules],
-                                                   "the answer cell is missing")
-                continue
-            if task.answer_id not in released and whole is not None and task.answer_id not in slow and self._others_right(task, done):
-                done[task.answer_id] = self._verdict(task, source, whole)   # as good as a run apart: see _others_right
-                continue
-            done[task.answer_id] = verdict = released.get(task.answer_id) or self.grade_task(task, source)
-            if verdict.score < verdict.points and together:
-                wrong.append(task.answer_id)
-                # A stub left in an answer fails in any company, and a hang would be waited for again: not run together.
-                rest = [t for t in self.order if t.answer_id not in done and t.answer_id not in slow
-                        and "NotImplementedError" not in answers[t.answer_id]]
-                taken = self.leave_out(answers, wrong, rest) if rest else {}
-                together = taken is not None
-                done |= taken or {}
-        return [done[task.answer_id] for task in self.tasks]
+                verdicts.append(TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
+                                            [RuleResult(r.name, False, "no answer cell", quotes=self._quotes(task, r.name)) for r in task.rules],
+                                            "the answer cell is missing"))
+            else:
+                verdicts.append(released.get(task.answer_id) or self.grade_task(task, source))
+        return verdicts
+
+
+def visible(scenario: dict) -> bool:
+    """A case of a visible check cell (grader/suites/visible.py): compared with the reference's, even in a rule with a judge."""
+    return bool(scenario["ops"]) and scenario["ops"][0][0] == snippets.VISIBLE
+
+
+def _all_held(observed) -> bool:
+    """Every check of a visible case held (what the reference's run of the case must report)."""
+    return isinstance(observed, list) and all(isinstance(obs, dict) and isinstance(obs.get("value"), list)
+                                              and all(r == {"held": True} for r in obs["value"]) for obs in observed)
 
 
 def observations(run: ChildRun) -> dict[str, object]:
@@ -520,11 +443,6 @@ def observations(run: ChildRun) -> dict[str, object]:
 def ran_out(obs) -> bool:
     """An observation that is the child's word that the scenario ran out of time (or was left out after three that did)."""
     return isinstance(obs, str) and obs in STATUSES
-
-
-def full_marks(task: Task) -> TaskVerdict:
-    return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score_of(task.points, len(task.rules), len(task.rules)),
-                       [RuleResult(r.name, True) for r in task.rules])
 
 
 def score_of(points: float, passed: int, rules: int) -> float:

@@ -130,6 +130,12 @@ _EXPLANATIONS = _patterns([
     (r"step (?P<n>\d+), (?P<op>.*?): expected to (?P<want>.*?), but it (?P<verb>raised|returned) (?P<got>.*)",
      lambda m: f"第 {m['n']} 步，{m['op']}：应当{_want(m['want'])}，但它"
                + ("抛出了一个异常" if m["got"] == "an error" else f"{'抛出了' if m['verb'] == 'raised' else '返回了'} {_status(m['got'])}")),
+    (r"step (?P<n>\d+), (?P<op>.*?): it raised (?P<error>\S+) before its check (?P<k>\d+)",
+     lambda m: f"第 {m['n']} 步，{m['op']}：在它的第 {m['k']} 项检查之前抛出了 {_status(m['error'])}"),
+    (r"step (?P<n>\d+), (?P<op>.*?): it ended before its check (?P<k>\d+)",
+     lambda m: f"第 {m['n']} 步，{m['op']}：它在第 {m['k']} 项检查之前就结束了"),
+    (r"step (?P<n>\d+), (?P<op>.*?): its check (?P<k>\d+) does not hold, where the answer gave (?P<got>.*)",
+     lambda m: f"第 {m['n']} 步，{m['op']}：它的第 {m['k']} 项检查不成立，答案给出的是 {m['got']}"),
     (r"step (?P<n>\d+), (?P<op>.*?): state " + _DIFF,
      lambda m: f"第 {m['n']} 步，{m['op']}：状态{'' if m['path'] == 'value' else ' ' + _path(m['path'])}：应为 {m['want']}，实际为 {m['got']}"),
     (r"step (?P<n>\d+), (?P<op>.*?): " + _DIFF,
@@ -174,7 +180,7 @@ def _want(text: str) -> str:
 
 
 _SCENARIO = re.compile(
-    r"(?P<example>worked example: )?(?P<name>" + "|".join(re.escape(n) for n in sorted(SCENARIOS_ZH, key=len, reverse=True))
+    r"(?P<example>worked example: |visible check: )?(?P<name>" + "|".join(re.escape(n) for n in sorted(SCENARIOS_ZH, key=len, reverse=True))
     + r"|vLLM test_\w+(?: \(chunked=\w+\))?|trace \d+|held-out trace [A-Z]|\w+\(\))(?P<number> #\d+| \(\d+\))?"
     r"(?P<policy>, (?:static|continuous))?(?P<cut>, cut down to a smaller case)?(?=: |$)", re.S)
 
@@ -192,7 +198,8 @@ def _scenario(match: re.Match) -> str:
     zh = SCENARIOS_ZH.get(name) or re.sub(r"^held-out trace ", "保留轨迹 ", re.sub(r"^trace ", "轨迹 ", name))
     policy = {", static": "，静态", ", continuous": "，连续"}.get(match["policy"] or "", "")
     number = re.sub(r" \((\d+)\)", r"（\1）", match["number"] or "")
-    return ("算例：" if match["example"] else "") + zh + number + policy + ("，缩小后的用例" if match["cut"] else "")
+    prefix = {"worked example: ": "算例：", "visible check: ": "可见检查："}.get(match["example"] or "", "")
+    return prefix + zh + number + policy + ("，缩小后的用例" if match["cut"] else "")
 
 
 def detail(text: str, language: str = "en") -> str:

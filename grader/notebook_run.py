@@ -284,7 +284,7 @@ class Publishing(Watcher):
             return
         rec = _checked(record, self.code)
         if rec is not None:
-            self.seen.add(index)   # the first record of a cell is its own, as in _records
+            self.seen.add(index)   # a release cell before any answer: no student code has run yet
             if index not in self.limits.interrupted:
                 _store_drawn(self.claimed[index], rec)
 
@@ -356,15 +356,35 @@ def _note(text: str):
 
 
 def _records(output: bytes, code: set[int]) -> dict[int, dict]:
-    """The cell records the run sent, checked for shape (outputs are cleaned later by grader/sanitize.py)."""
+    """The cell records the run sent, checked for shape (outputs are cleaned later by grader/sanitize.py).
+
+    A cell's record is taken only where it closes that cell's own start record at the outermost level; a skipped
+    cell's record (the runner writes no start for it) only between cells. Student code runs inside its cell's window,
+    between the runner's start and cell records, so whatever records it writes there are nested in that window and
+    taken for nothing: a scratch cell that forges records for later cells does not replace theirs. (A cell that
+    first forges the end of its own window writes at the outer level; the last window of a cell then wins, so a later
+    cell's own window, which the runner opens after it, replaces the forgery. What such a cell forges for an earlier
+    cell stands: it garbles only its own student's page, as rewriting that cell's code would.)"""
     found: dict[int, dict] = {}
+    opened: list[int] = []   # start records not yet closed, innermost last
     for line in output.split(b"\n"):
         try:
-            rec = _checked(json.loads(line), code)
+            raw = json.loads(line)
         except ValueError:
             continue
-        if rec is not None and rec["index"] not in found:
-            found[rec["index"]] = rec
+        if isinstance(raw, dict) and raw.get("kind") == "start" and type(raw.get("index")) is int:
+            opened.append(raw["index"])
+            continue
+        rec = _checked(raw, code)
+        if rec is None:
+            continue
+        if rec["status"] == "skipped":
+            if not opened:
+                found[rec["index"]] = rec
+        elif rec["index"] in opened:
+            del opened[len(opened) - 1 - opened[::-1].index(rec["index"]):]   # starts left open inside it end with it
+            if not opened:
+                found[rec["index"]] = rec
     return found
 
 

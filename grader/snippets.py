@@ -39,9 +39,17 @@ def function_call(op: list) -> str:
     return f"{name}({', '.join(literal(a) for a in args)})"
 
 
+VISIBLE = "visible check"   # a case of a visible check cell (grader/suites/visible.py): the call, as the cell has it
+
+
+def call(cases, op: list) -> str:
+    """One op as code: the assignment's cases.call, or a visible check's case as the check cell writes it."""
+    return op[1] if op and op[0] == VISIBLE else cases.call(op)
+
+
 def describe(cases, op: list, limit: int = 120) -> str:
     """One op, shortened for a one-line explanation."""
-    text = cases.call(op)  # one line: lists written item by item are joined again
+    text = call(cases, op)  # one line: lists written item by item are joined again
     for pattern, joined in ((r",\n\s*\]", "]"), (r"\[\n\s*", "["), (r",\n\s*", ", "), (r":\n\s*", ": "), (r"\n\s*", "; ")):
         text = re.sub(pattern, joined, text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -69,7 +77,9 @@ def snippet(cases, ops: list, upto: int | None = None, state: bool | str = False
     the cell runs on past them as the replay does. Always code, however long: the grader cuts a long case down
     first (grader/shrink.py)."""
     shown = ops if upto is None else ops[: upto + 1]
-    lines = [cases.call(op) for op in shown]
+    lines = [call(cases, op) for op in shown]
+    if shown and all(op[0] == VISIBLE for op in shown):   # the check cell's own code: run it as it is
+        return "\n".join(lines)
     last = len(shown) - 1 if state else len(shown) - 2  # the op that differs raises as it is, unless its state is shown
     wrapped = [i for i, error in enumerate((errors or [])[: last + 1]) if error]
     for i in wrapped:

@@ -88,8 +88,6 @@ class Run:
 
     wall: float
     reused: int
-    whole: int
-    whole_todos: int
     released: int
     sandbox: str
     tasks: int
@@ -97,11 +95,10 @@ class Run:
     @classmethod
     def of(cls, grader: Grader, wall: float) -> "Run":
         """A run graded in this process, from its Grader's counters."""
-        return cls(wall, grader.reused, grader.whole, grader.whole_todos, grader.as_released, grader.sandbox, len(grader.tasks))
+        return cls(wall, grader.reused, grader.as_released, grader.sandbox, len(grader.tasks))
 
 
-SAID = re.compile(r"verdicts: (\d+) reused .*?; (\d+) submission\(s\) graded in one whole-notebook run; (\d+) TODO .*?; "
-                  r"(\d+) TODO verdict\(s\) of answers left as released")
+SAID = re.compile(r"verdicts: (\d+) reused .*?; (\d+) TODO verdict\(s\) of answers left as released")
 
 
 def command(name: str, subs: dict, label: str) -> Run:
@@ -131,10 +128,9 @@ def reused_share(run: Run, count: int) -> str:
     return f"{run.reused} of {verdicts} TODO verdicts reused ({run.reused / verdicts:.0%})"
 
 
-def together(run: Run, count: int) -> str:
-    return (f"{run.whole} graded in one whole-notebook run; {run.whole_todos} of {count * run.tasks} TODO "
-            f"verdicts from a run with the student's other answers; {run.released} left as released, given the stub's "
-            "verdict graded when the assignment was built")
+def released(run: Run, count: int) -> str:
+    return (f"{run.released} of {count * run.tasks} TODO verdicts of answers left as released, given the stub's verdict "
+            "graded when the assignment was built")
 
 
 def alternated(rounds: int) -> list[tuple[str, str]]:
@@ -149,20 +145,23 @@ def median_pair(pairs: list[tuple[float, "Run"]]) -> tuple[float, "Run"]:
     return sorted(pairs, key=lambda pair: pair[0] / pair[1].wall)[len(pairs) // 2]
 
 
-def bench_ratio(name: str) -> None:
+def bench_ratio(name: str, kind: str = "varied") -> None:
     """PAIRS pairs of runs, stock and ours side by side, each a new process as a user starts it (imports and caches
     cold). The machine's speed drifts by tens of percent within minutes (stock alone took 18 to 31 s on one class in
-    an hour): two runs next to each other see the same machine, and the median pair is the figure."""
-    subs = examples.varied_class(name, CLASS)
+    an hour): two runs next to each other see the same machine, and the median pair is the figure.
+
+    `kind`: "varied" (examples.varied_class) or "one bug" (examples.one_bug_class: six of eight with one wrong TODO)."""
+    subs = examples.varied_class(name, CLASS) if kind == "varied" else examples.one_bug_class(name, CLASS)
+    said = "no two answers alike" if kind == "varied" else "six with one wrong TODO each, no two answers alike"
     pairs = []
     for order in alternated(PAIRS):
-        timed = {side: stock_nbgrader(name, subs) if side == "stock" else command(name, subs, f"varied-{name[:2]}")
+        timed = {side: stock_nbgrader(name, subs) if side == "stock" else command(name, subs, f"{kind.replace(' ', '-')}-{name[:2]}")
                  for side in order}
         pairs.append((timed["stock"], timed["ours"]))
     stock, run = median_pair(pairs)
-    print(f"  {name}, {CLASS} submissions, no two answers alike: stock nbgrader {stock:.1f} s, ours {run.wall:.1f} s "
+    print(f"  {name}, {CLASS} submissions, {said}: stock nbgrader {stock:.1f} s, ours {run.wall:.1f} s "
           f"-> {times(stock, run.wall)} stock, the median of {PAIRS} pairs  ({reused_share(run, CLASS)}; "
-          f"{together(run, CLASS)}; sandbox {run.sandbox})")
+          f"{released(run, CLASS)}; sandbox {run.sandbox})")
     print("    each pair, in the order run: " + ", ".join(f"{s:.1f} / {r.wall:.1f} s = {times(s, r.wall)}" for s, r in pairs))
 
 
@@ -235,8 +234,6 @@ def cell_kind(source: str, outputs: list) -> str:
 def bench_breakdown(name: str) -> None:
     """Where the CPU goes, per submission, for the varied class graded by one worker."""
     ledger = Ledger()
-    ledger.wrap(Grader, "_whole", "grading: whole-notebook run (one child)")
-    ledger.wrap(Grader, "leave_out", "grading: the TODOs left, run together with the reference for the wrong ones")
     ledger.wrap(autograde.Batch, "__init__", "set-up: hidden suite, reference observations, warm sandbox parent (once)")
     ledger.wrap(Grader, "_run_bridged", lambda g, task, src, scenarios=None, timeout=None:
                 f"grading: {task.task_id} child and its reference server" if scenarios is None else None)
@@ -255,7 +252,7 @@ def bench_breakdown(name: str) -> None:
     parts = dict(ledger.parts)
     rest = cpu - sum(parts.values())
     print(f"\n  {name}: CPU seconds per submission, {CLASS} varied submissions, one worker (total {cpu / CLASS:.2f} s; "
-          f"{together(Run.of(grader, wall), CLASS)})")
+          f"{released(Run.of(grader, wall), CLASS)})")
     if not diagnose.shipped_is_current(grader):   # then every command above graded the mutants first
         print("    warning: the shipped mistakes catalogue is stale (run make notebooks): the runs of ours above computed it")
     for label, seconds in sorted(parts.items()):
@@ -282,6 +279,8 @@ def main() -> None:
     print(f"\n== autograde throughput: stock nbgrader vs ours, {os.cpu_count()} cores ==")
     for name in ASSIGNMENTS:
         bench_ratio(name)
+    for name in ASSIGNMENTS:
+        bench_ratio(name, "one bug")
     bench_reuse(ASSIGNMENTS[0])
     for name in ASSIGNMENTS:
         bench_breakdown(name)

@@ -46,6 +46,33 @@ def _schedule_key(self, req: RequestState) -> tuple[int, int, int, int, int, int
 '''
 
 
+_STEP_HEAD = '''@add_to_class(DecodeSchedulerSim)
+@todo("TODO 4")
+def step(self) -> Dict[str, int | str] | None:
+    """Pick and advance one active request, recording its event and the others' waiting."""
+    candidates = [req for req in self.queue if not req.done]
+    if not candidates:
+        return None
+'''
+_STEP_TAIL = '''    if chosen is None:
+        return None  # nobody fits: this step stalls
+    for req in candidates:
+        if req is not chosen:
+            req.wait_steps += 1
+    if chosen.phase == "prefill":
+        chosen.phase = "decode"
+        action = "prefill_to_decode"
+    else:
+        chosen.generated_len += 1
+        action = "finish" if chosen.done else "decode_one_step"
+        if chosen.done and chosen.admitted:
+            self.free_kv_blocks += chosen.required_blocks
+            chosen.admitted = False
+            chosen.status = "finished"
+    return self._record_event(chosen, action, preempted_request_id)
+'''
+
+
 OPEN = [
     (B, "todo2", "a message without the id (Counter of serves)", '''@todo("TODO 2")
 def check_served_exactly(jobs: list[dict], trace: list[dict]) -> None:
@@ -126,4 +153,19 @@ def predicted_makespan(tokens: list[int], slots: int, continuous: bool) -> int:
     if victim is not None and self.free_kv_blocks + victim.required_blocks < challenger.required_blocks:
         victim = None
 ''' + _ENSURE_TAIL, True),
+    # Two readings of "call self._ensure_capacity on each" that the visible checks once missed (issue 39).
+    (D, "todo4", "the chosen request waits one more step too", _STEP_HEAD + '''    chosen = None
+    preempted_request_id = None
+    for candidate in sorted(candidates, key=self._schedule_key):
+        preempted_request_id = self._ensure_capacity(candidate)
+        if candidate.admitted:
+            chosen = candidate
+            chosen.wait_steps += 1
+            break
+''' + _STEP_TAIL, True),
+    (D, "todo4", "_ensure_capacity on every candidate, then the first admitted", _STEP_HEAD + '''    ordered = sorted(candidates, key=self._schedule_key)
+    returned = {req.request_id: self._ensure_capacity(req) for req in ordered}
+    chosen = next((req for req in ordered if req.admitted), None)
+    preempted_request_id = returned[chosen.request_id] if chosen is not None else None
+''' + _STEP_TAIL, True),
 ]

@@ -40,6 +40,14 @@ def todo2_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
+# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/suites/visible.py): a case whose
+# checks state several rules gives each rule the numbers of its checks (1 for the first check the case runs).
+VISIBLE = {
+    "test_todo1_two_requests()": "every request counts its prompt and its output tokens",
+    "test_todo2_three_requests()": "equal arrivals go by the lower id",
+}
+
+
 def build(seed: int) -> dict[str, list[Rule]]:
     """Each TODO's rules (by its answer cell's grade_id), for one random seed."""
     rng = random.Random(seed)

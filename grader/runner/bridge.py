@@ -33,6 +33,8 @@ import types
 MAX_DEPTH = 60          # nested calls across the bridge; deeper is a runaway recursion
 MAX_MESSAGE = 32 << 20  # bytes of one message
 CACHE_LIMIT = 4096      # names a side remembers per cache (a flood of fresh names from the other side starts it again)
+# A message's graph holds each object once ({"r": id} elsewhere), so it has no cycle to look for.
+ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
 class BridgeError(RuntimeError):
@@ -383,7 +385,7 @@ class Bridge:
 
     # -- messages ------------------------------------------------------------------------------
     def send(self, message):
-        data = json.dumps(message, separators=(",", ":")).encode()
+        data = ENCODER.encode(message).encode()
         self.wfile.write(data + b"\n")
         self.wfile.flush()
 

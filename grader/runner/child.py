@@ -1,7 +1,7 @@
 # Bootstrap of a grading child process. The sandbox passes this file's text to `python -I -c`;
 # it imports nothing from grader/, so a child never needs (or sees) instructor files.
 #
-# stdin:  JSON {setup: [src], cells: [[grade_id, src]], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_timeout,
+# stdin:  JSON {setup: [src], cells: [[grade_id, src]], checks: [src], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_timeout,
 #                bridge: {source, owned: [export], parity}, serve: bool}
 # fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}
 # fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (bridge.py, beside this file) to the reference server. The child holds the
@@ -102,6 +102,9 @@ def grade(payload, emit):
         exec(compile(_strip_magics(src), f"<given cell {index}>", "exec"), namespace)
     signal.signal(SIGNAL, _on_alarm)
     errors = _run_cells(payload.pop("cells"), namespace, payload["scenario_timeout"])
+    # The check cells' definitions (helpers and test functions of the visible checks, no student code), on both sides
+    # of the bridge: a case of a visible check is a scenario (grader/suites/visible.py). Their errors are the cases'.
+    _run_cells([(f"check {i}", src) for i, src in enumerate(payload.pop("checks", []))], namespace, payload["scenario_timeout"])
     emit({"kind": "cells", "errors": errors})
     if bridge is not None:
         _own(bridge, namespace, owned)

@@ -7,8 +7,12 @@ student code, so everything it writes is hostile until Protocol has checked it (
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import os
+import select
+import struct
+import termios
 import threading
 import time
 from dataclasses import dataclass, field
@@ -141,22 +145,42 @@ def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None,
              known: dict[str, tuple[bytes, object]] | None = None) -> tuple[ChildRun, ChildRun]:
     """A grading child and its reference server, bridged and watched as one run (see Pair); returns both runs.
 
-    The server gets no limit of its own on progress (its CPU counts as the child's) and a wall limit past the child's."""
-    to_server, from_server = os.pipe(), os.pipe()
+    The server starts when the child first writes to the bridge (its first call of another TODO's function), so a
+    child that calls none (a TODO whose scenarios use only its own functions and lab) never has one: its run and its
+    verdict are those a server beside it would have given, since nothing reached it. The server gets no limit of its
+    own on progress (its CPU counts as the child's) and a wall limit past the child's."""
+    to_server, from_server, woken = os.pipe(), os.pipe(), os.pipe()
     pair, served = Pair(), []
     server_limits = dataclasses.replace(limits, wall=limits.wall + 10 * SERVER_GRACE, stall=None, idle=None)
-    thread = threading.Thread(target=lambda: served.append(run_child(
-        server, server_limits, runner, bridge_fds=(to_server[0], from_server[1]), watcher=pair.server)))
+
+    def serve() -> None:
+        ready, _, _ = select.select([to_server[0], woken[0]], [], [])
+        if woken[0] in ready or not _pending(to_server[0]):   # the child ended (its end closed) without a call: no server
+            os.close(to_server[0])
+            os.close(from_server[1])
+            served.append(ChildRun(status="ok", detail="not needed: the child called no other TODO"))
+            return
+        served.append(run_child(server, server_limits, runner, bridge_fds=(to_server[0], from_server[1]), watcher=pair.server))
+
+    thread = threading.Thread(target=serve)
     thread.start()
     try:
         run = run_child(child, limits, runner, bridge_fds=(from_server[0], to_server[1]), watcher=pair.child, known=known)
     finally:
         pair.child_ended()
+        os.write(woken[1], b"x")
         thread.join()
+        os.close(woken[0])
+        os.close(woken[1])
     server_run = served[0] if served else ChildRun(status="crashed", detail="the reference server did not start")
     if pair.server_killed and server_run.why == "watcher":
         server_run = ChildRun(server_run.records, "ok")   # it was still there after its child: ended, not failed
     return run, server_run
+
+
+def _pending(fd: int) -> int:
+    """Bytes waiting in a pipe (0 at its end)."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
 class Pair:

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from grader import i18n, masters, reference, snippets
+from grader import grade, i18n, masters, reference, snippets
 from grader.assignment import load
 from grader.compare import same
 from grader.grade import Grader
@@ -60,7 +60,7 @@ def summaries(answers: dict) -> list:
     """latency_summary on every summary scenario of the suite, in this process (no sandbox needed: trusted code)."""
     ns = reference.namespace(BATCH, answers)
     rule = next(r for task in grader_of(BATCH).tasks for r in task.rules if r.name.startswith("summary:"))
-    return [ns["latency_summary"](*sc["ops"][0][2]) for sc in rule.scenarios]
+    return [ns["latency_summary"](*sc["ops"][0][2]) for sc in rule.scenarios if not grade.visible(sc)]
 
 
 @pytest.mark.parametrize("name", REWRITTEN_TODO4)

@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from grader import i18n, masters
+from grader import grade, i18n, masters
 from grader.assignment import load
 from grader.grade import Grader
 from grader.paths import assignment_names
@@ -135,7 +135,7 @@ def test_every_trace_rule_holds_a_valid_trace_fifo_cannot_make():
     suite = load("01_continuous_batching").suite
     for task in load("01_continuous_batching").tasks(1)[:2]:
         for rule in task.rules:
-            others = [args for sc in rule.scenarios for _, args in sc["ops"]
+            others = [args for sc in rule.scenarios if not grade.visible(sc) for _, args in sc["ops"]
                       if valid(*args) and not suite.made_by_fifo(*args)]
             assert others, f"{task.task_id} / {rule.name}: every valid trace is one FIFO makes"
 

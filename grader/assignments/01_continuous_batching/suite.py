@@ -290,6 +290,32 @@ def todo4_rules(rng: random.Random, other: random.Random) -> list[Rule]:
     ]
 
 
+# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/suites/visible.py): a case whose
+# checks state several rules gives each rule the numbers of its checks (1 for the first check the case runs).
+VISIBLE = {
+    "test_todo1_worked_example()": "waits and flows on the worked examples",
+    "test_todo1_matches_schedule_records()": "waits and flows on the worked examples",
+    "test_todo1_late_arrival()": "idle gaps: the clock jumps to late arrivals",
+    "test_todo1_staggered_arrivals()": "continuous schedules with staggered arrivals",
+    "test_todo1_another_scheduler()": "any valid trace: another order, a job paused and resumed",
+    "test_todo2_valid_trace_passes()": "valid traces pass",
+    "test_todo2_another_scheduler_passes()": "valid traces pass",
+    # too few, too many, an id that is no job, never served, twice in one tick
+    "test_todo2_catches_each_break()": {"a job served too few times is caught": [1], "a job served too many times is caught": [2, 5],
+                                        "an id that is not a job is caught": [3], "a job never served is caught": [4]},
+    "check_small(no_gain_case(), 'no_gain_case')": "no_gain_case: a valid, non-trivial workload where continuous gains nothing",
+    "check_small(double_gain_case(), 'double_gain_case')": "double_gain_case: a valid workload where static takes at least 2x the ticks",
+    "test_todo3_no_gain()": "no_gain_case: a valid, non-trivial workload where continuous gains nothing",
+    "test_todo3_double_gain()": "double_gain_case: a valid workload where static takes at least 2x the ticks",
+    "test_todo4_worked_examples()": "the worked examples",
+    # four workloads, static then continuous, then no jobs: [5, 1, 1, 1, 1] on 2, [3, 3, 3] on 5, [7] on 1, 1..6 on 3
+    "test_todo4_agrees_with_schedule()": {"static: each group lasts as long as its longest job": [1, 7],
+                                          "continuous: a freed slot takes the next job at once": [2, 8],
+                                          "edges: one job, more slots than jobs, no jobs": [3, 4, 5, 6, 9]},
+    "test_todo4_long_jobs()": "long jobs: computed from the lengths, not tick by tick",
+}
+
+
 def build(seed: int) -> dict[str, list[Rule]]:
     rng = random.Random(seed)
     other = random.Random(f"{seed} other schedulers")  # new cases draw here, so the older ones stay as they were

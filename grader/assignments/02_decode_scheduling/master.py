@@ -612,14 +612,16 @@ test_todo3_hidden_victim_choice()
 # %% [markdown] key="md-todo-4-step"
 # ### TODO 4 · `step`: pick, admit, advance, record
 #
-# **Build:** choose this step's request. Go through `candidates` in the order of `self._schedule_key`
-# and call `self._ensure_capacity` on each; the first candidate that ends up `admitted` is `chosen`, and the
-# value `_ensure_capacity` returned for it is `preempted_request_id`. If no candidate can be admitted,
-# leave `chosen = None`: the given lines then return `None` (the step stalls). When every request is done,
-# the given lines above your code already return `None`. Everything after your code is given: the others
-# wait one step, the chosen request advances, a finished request gives its blocks back, and the event is
-# recorded. Replace `raise NotImplementedError()` with your code: while that line is there, the given lines
-# below it never run.
+# **Build:** choose this step's request. Try the candidates one at a time, in the order of
+# `self._schedule_key`: call `self._ensure_capacity(candidate)`, and if the candidate is then `admitted`, it
+# is `chosen` and the value that call returned is `preempted_request_id`. Stop at the first candidate
+# admitted: `_ensure_capacity` is not called on the candidates after it, so nobody else is admitted or
+# preempted in this step. If no candidate can be admitted, leave `chosen = None`: the given lines then return
+# `None` (the step stalls). When every request is done, the given lines above your code already return
+# `None`. Leave `wait_steps` alone: everything after your code is given: it adds one to the `wait_steps` of
+# every candidate but `chosen` (the chosen request's `wait_steps` does not change), advances the chosen
+# request, gives a finished request's blocks back and records the event. Replace `raise NotImplementedError()`
+# with your code: while that line is there, the given lines below it never run.
 #
 # **A choice real engines do not make.** Trying the next candidate when one does not fit lets a smaller
 # request run while a blocked urgent one waits. vLLM V1 and nano-vllm stop instead at the first waiting
@@ -749,13 +751,34 @@ def test_todo4_schedule_key_picks_the_step():
     expect(sim.step()["request_id"], 2, "TODO 4: the smallest key is served first")
 
 
+def test_todo4_one_admission_per_step():
+    """The first candidate admitted is chosen; the candidates after it are not tried."""
+    sim = DecodeSchedulerSim(free_kv_blocks=4)
+    sim.enqueue(1, 4, 2, priority=9, required_blocks=2)
+    sim.enqueue(2, 4, 2, priority=1, required_blocks=2)
+    expect(sim.step()["request_id"], 1, "TODO 4: request 1 has the smallest key and fits, so it is chosen")
+    expect((sim.queue[1].admitted, sim.free_kv_blocks), (False, 2),
+           "TODO 4: request 2 is not tried in this step: it is not admitted and its 2 blocks stay free")
+
+
+def test_todo4_the_chosen_request_does_not_wait():
+    sim = DecodeSchedulerSim()
+    sim.enqueue(1, 4, 2, priority=9)
+    sim.enqueue(2, 4, 2, priority=1)
+    sim.step()
+    expect([req.wait_steps for req in sim.queue], [0, 1],
+           "TODO 4: the given lines add 1 to the wait of the request not chosen, and the chosen one's does not change")
+
+
 test_todo4_capacity_admission_and_release()
 test_todo4_preemption_and_resume_preserve_progress()
 test_todo4_non_preemptible_and_deadline_policy()
 test_todo4_state_progression_and_step_limit()
 test_todo4_stall_and_exhaustion()
 test_todo4_schedule_key_picks_the_step()
-passed("TODO 4", 6)
+test_todo4_one_admission_per_step()
+test_todo4_the_chosen_request_does_not_wait()
+passed("TODO 4", 8)
 ### BEGIN HIDDEN TESTS
 def test_todo4_hidden_stall_and_exhaustion():
     sim = DecodeSchedulerSim(free_kv_blocks=1)

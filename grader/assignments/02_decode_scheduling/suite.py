@@ -303,6 +303,47 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
+# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/suites/visible.py): a case whose
+# checks state several rules gives each rule the numbers of its checks (1 for the first check the case runs).
+VISIBLE = {
+    "test_todo1_enqueue_contract()": "stores every argument; a new request is waiting, in prefill, not admitted",
+    "test_todo1_keeps_every_argument()": "stores every argument; a new request is waiting, in prefill, not admitted",
+    "test_todo1_defaults_and_new_objects()": {"omitted arguments keep the signature's defaults": [1],
+                                              "one new object per request, appended in order": [2, 3]},
+    "test_todo1_input_guards()": "bad input raises ValueError and leaves the queue unchanged",
+    "test_todo2_decision_order()": "phase, then cache hit, then priority decide the order",
+    "test_todo2_wait_steps_is_observation_not_priority()": {"wait_steps changes nothing outside aging": [1],
+                                                            "ties fall to total length, then request id": [2]},
+    "test_todo2_ties_fall_to_length_then_id()": "ties fall to total length, then request id",
+    "test_todo2_aging_changes_effective_priority()": "aging adds wait_steps // aging_interval to the priority",
+    "test_todo2_deadline_slack_orders_first_only_under_deadline()": "deadline slack comes first under the deadline policy, and only there",
+    "test_todo3_admits_when_blocks_are_free()": {"a challenger whose blocks fit is admitted": [1, 2, 5],
+                                                 "an admitted challenger keeps running and is not charged again": [3, 4]},
+    "test_todo3_preempts_lower_priority_and_keeps_progress()": {
+        "the victim has the lowest effective priority, then most blocks, then lowest id, and makes room": [1, 2, 4],
+        "a victim keeps its phase and progress, and resumes in whole runs": [3]},
+    "test_todo3_protects_non_preemptible_and_more_urgent()": {"non-preemptible requests are never victims": [1, 2],
+                                                              "with no legal victim nothing changes and None is returned": [3]},
+    "test_todo3_free_blocks_count_towards_room()":
+        "the victim has the lowest effective priority, then most blocks, then lowest id, and makes room",
+    "test_todo3_tie_breaks_between_two_victims()":
+        "the victim has the lowest effective priority, then most blocks, then lowest id, and makes room",
+    "test_todo3_effective_priority_under_aging()": "aging counts: effective priority decides who may be preempted",
+    "test_todo4_capacity_admission_and_release()": "a blocked urgent request lets a smaller one run; finishing frees blocks",
+    "test_todo4_preemption_and_resume_preserve_progress()":
+        "preemptions are recorded in the event and the victim resumes without redoing work",
+    "test_todo4_non_preemptible_and_deadline_policy()": {
+        "preemptions are recorded in the event and the victim resumes without redoing work": [1],
+        "deadline order and deadline_missed in events": [2]},
+    "test_todo4_state_progression_and_step_limit()": {"every candidate not chosen waits one more step": [3],
+                                                      "random workloads with arrivals during the run match the reference": [1, 2, 4, 5]},
+    "test_todo4_stall_and_exhaustion()": "step returns None when all are done or nothing can be admitted",
+    "test_todo4_schedule_key_picks_the_step()": "the request with the smallest key is served",
+    "test_todo4_one_admission_per_step()": "the request with the smallest key is served",
+    "test_todo4_the_chosen_request_does_not_wait()": "every candidate not chosen waits one more step",
+}
+
+
 def build(seed: int) -> dict[str, list[Rule]]:
     """Each TODO's rules (by its answer cell's grade_id), for one random seed."""
     rng = random.Random(seed)

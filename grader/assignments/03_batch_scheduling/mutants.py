@@ -9,6 +9,8 @@ MUTANTS = [
            "        self.block_manager.append(seq, num_new_tokens)\n"
            "        if not self._make_room(seq, num_new_tokens, batch):\n            break  # seq itself was preempted\n",
            passes_visible=True),
+    Mutant("todo1", "steps on by one index after making room",
+           "        index = self.running.index(seq) + 1  # victims ahead of seq may have left the list\n", "        index += 1\n"),
     Mutant("todo1", "ignores max_num_seqs", " and len(self.running) < self.max_num_seqs:", ":"),
     Mutant("todo1", "waiting pass ignores the budget already spent",
            "        seq = self._peek_waiting()\n        num_new_tokens = self._num_new_tokens(seq, batch.token_budget)\n",

@@ -39,6 +39,8 @@ RULES = {
 
 # The hidden scenarios' names, without their " #k" or " (k)" number and ", static" / ", continuous" suffix.
 SCENARIOS = {
+    "priority: the victim stood before the request that made room": "priority 策略：被抢占者排在腾出空间的请求之前",
+    "priority, victim ahead": "priority 策略，被抢占者在前",
     "SLO met exactly": "恰好满足 SLO", "ample KV": "KV 充足", "blocks needed": "所需块数", "engine run": "引擎运行",
     "fcfs victims": "fcfs 下的被抢占者", "freeing": "释放", "growth": "增长", "head-of-line": "队头阻塞",
     "key-function victims": "键函数策略下的被抢占者", "latencies": "时延", "no values": "没有数据", "percentile": "百分位数",

@@ -70,19 +70,12 @@ def grader():
 
 
 @pytest.mark.deadline(600)
-@pytest.mark.parametrize("mode", ["apart", "together"])
-def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, mode):
-    """Apart: TODO 4's child, the reference of 1-3 on the server. Together (Grader.leave_out): the student's 2-4 in
-    the child, the reference of TODO 1, found wrong, on the server."""
+def test_a_grading_child_holds_no_line_of_another_todos_reference(grader):
+    """TODO 4's child, the reference of 1-3 on the server."""
     # The student's answer is the reference for TODO 4; its cell sleeps first, so both sandboxes are alive when read.
     answer = f"import time\ntime.sleep(4)  # {MARKER}\n" + grader.reference["todo4"]
-    if mode == "apart":
-        held, run = ("todo1", "todo2", "todo3"), lambda: grader._run_bridged(next(t for t in grader.tasks if t.answer_id == "todo4"), answer)
-        student = {"todo4": answer}
-    else:
-        held, rest = ("todo1",), [t for t in grader.tasks if t.answer_id != "todo1"]
-        student = {gid: answer if gid == "todo4" else grader.reference[gid] for gid in ("todo2", "todo3", "todo4")}
-        run = lambda: grader._run_split(student, rest, [sc for t in rest for sc in grader._named(t)])  # noqa: E731
+    held, run = ("todo1", "todo2", "todo3"), lambda: grader._run_bridged(next(t for t in grader.tasks if t.answer_id == "todo4"), answer)
+    student = {"todo4": answer}
     given = "\n".join(grader.setup + [grader.stand_ins[g] for g in grader.answer_ids] + list(student.values()))
     needles = {gid: reference_lines(grader.reference[gid], given) for gid in held}
     assert all(needles.values()), needles
@@ -674,3 +667,17 @@ def test_a_hog_in_the_same_batch_costs_the_victim_nothing(tmp_path):
     assert float(rows["attacker_hog"]["total"]) == float(rows["attacker_beats"]["total"]) == 0
     assert time.monotonic() - started < 240, "each of the spinning child's TODOs is stopped within seconds, not 120 s"
     assert runner.leftovers()["processes"] == {}
+
+
+def test_a_reference_server_starts_only_with_the_first_call_across_the_bridge():
+    """A child whose scenarios call no other TODO (01's functions) never has a server, and gets the same verdict; a child
+    that calls one (02's key, whose scenarios enqueue with TODO 1) has its server started by that call."""
+    from grader import pipeline
+
+    for name, gid, needed in (("01_continuous_batching", "todo1", False), ("02_decode_scheduling", "todo2", True)):
+        g = pipeline.grader_for(name)
+        task = next(t for t in g.tasks if t.answer_id == gid)
+        run, server = g._run_bridged(task, g.reference[gid] + "\n# lazy\n")
+        assert run.status == "ok" and server.status == "ok", (run, server)
+        assert ("not needed" in server.detail) is not needed, (name, server)
+        assert g._verdict(task, "", run).score == task.points

@@ -508,28 +508,29 @@ def test_one_submissions_todo_children_run_one_after_another(monkeypatch):
     from grader.assignment import get
     grader = grade.Grader("02_decode_scheduling")
     running, most, calls, lock = [0], [0], [0], threading.Lock()
-    real = grade.Grader._run_split   # every bridged pair: a TODO graded apart, and the TODOs left run together
+    real = grade.Grader._run_bridged   # every bridged pair: a TODO's child and its reference server
 
-    def counted(self, student, *args, **kwargs):
+    def counted(self, task, *args, **kwargs):
         with lock:
             running[0] += 1
             calls[0] += 1
             most[0] = max(most[0], running[0])
         try:
             time.sleep(0.2)  # long enough for a sibling started in parallel to overlap
-            return real(self, student, *args, **kwargs)
+            return real(self, task, *args, **kwargs)
         finally:
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(grade.Grader, "_run_split", counted)
-    answers = masters.reference_answers("02_decode_scheduling")
-    bug = next(m for m in get("02_decode_scheduling").mutants if m.answer_id == "todo1")   # so no whole-notebook run decides
+    monkeypatch.setattr(grade.Grader, "_run_bridged", counted)
+    answers = {gid: src + "\n# mine\n" for gid, src in masters.reference_answers("02_decode_scheduling").items()}
+    bug = next(m for m in get("02_decode_scheduling").mutants if m.answer_id == "todo1")
     verdicts = grader.grade(answers | {"todo1": bug.apply(answers["todo1"])})
     assert [v.score == v.points for v in verdicts] == [False, True, True, True]
-    assert calls[0] == 2 and most[0] == 1, "TODO 1 apart, then the three left together: one after the other"
+    assert calls[0] >= 4 and most[0] == 1, "each TODO apart (and the wrong one's failing cases cut down): one after the other"
+    before = calls[0]
     # stubs of the student's own (a stub as released is not run: its verdict ships with the assignment)
     stubs = grader.grade({gid: src.replace("raise NotImplementedError()", "raise NotImplementedError('mine')")
                           for gid, src in examples.release_answers("02_decode_scheduling").items()})
     assert all(v.score == 0 for v in stubs) and grader.as_released == 0
-    assert calls[0] >= 6 and most[0] == 1, "four stubs, each apart (and any failing case cut down)"
+    assert calls[0] >= before + 4 and most[0] == 1, "four stubs, each apart (and any failing case cut down)"
