@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from types import SimpleNamespace
@@ -149,7 +149,10 @@ class Assignment:
         ids = [todo.answer_id for todo in self.todos]
         if sorted(rules) != sorted(ids):
             raise ValueError(f"{self.folder / 'suite.py'}: rules for {sorted(rules)}, but the master's TODOs answer in {ids}")
-        return [Task(t.task_id, t.answer_id, t.test_id, t.points, rules[t.answer_id]) for t in self.todos]
+        from .promises import allows
+        return [Task(t.task_id, t.answer_id, t.test_id, t.points,
+                     [replace(rule, allows=allows(self, t.task_id, rule.name)) for rule in rules[t.answer_id]])
+                for t in self.todos]
 
     @cached_property
     def driver_source(self) -> str:
