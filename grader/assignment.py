@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from types import SimpleNamespace
@@ -153,7 +153,10 @@ class Assignment:
             raise ValueError(f"{self.folder / 'suite.py'}: rules for {sorted(rules)}, but the master's TODOs answer in {ids}")
         rules = visible.place(rules, self.checks, getattr(self.suite, "VISIBLE", {}), getattr(self.suite, "VISIBLE_JUDGED", {}),
                               str(self.folder / "suite.py"))
-        return [Task(t.task_id, t.answer_id, t.test_id, t.points, rules[t.answer_id]) for t in self.todos]
+        from .promises import allows
+        return [Task(t.task_id, t.answer_id, t.test_id, t.points,
+                     [replace(rule, allows=allows(self, t.task_id, rule.name)) for rule in rules[t.answer_id]])
+                for t in self.todos]
 
     @cached_property
     def checks(self) -> list[visible.Check]:

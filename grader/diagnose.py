@@ -30,8 +30,9 @@ from pathlib import Path
 
 import yaml
 
-from .compare import same
+from .compare import STRICT, same
 from .exports import parse
+from .observed import Instance, is_numpy
 from .paths import ASSIGNMENTS_DIR, BUILD_DIR
 
 LANGUAGES = ("en", "zh")
@@ -44,21 +45,34 @@ _RELEASED: dict[str, dict[str, dict]] = {}
 
 
 def _canonical(value):
-    """The value with numbers written at DIGITS significant digits, so a last-bit difference does not count."""
-    if type(value) in (int, float):
+    """The value as JSON data that keeps its types, with numbers written at DIGITS significant digits (so a last-bit
+    difference does not count); an object is its type's name (its repr may hold an address)."""
+    kind = type(value)
+    if kind in (int, float):
         return "#" + format(value, f".{DIGITS}g")
-    if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if value is None or kind is bool or kind is str:
+        return value
+    if kind is list:
         return [_canonical(v) for v in value]
-    return value
+    if kind is dict and all(type(k) is str and k[:1] != "$" for k in value):
+        return {k: _canonical(v) for k, v in value.items()}
+    if kind is dict:
+        return {"$dict": [[_canonical(k), _canonical(v)] for k, v in value.items()]}
+    if kind in (tuple, set, frozenset):
+        items = [_canonical(v) for v in value]
+        return {"$" + kind.__name__: items if kind is tuple else sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
+    if kind is Instance:
+        return {"$obj": [value.type_name, _canonical(value.base)]}
+    if is_numpy(value):
+        return {"$numpy": [kind.__name__, _canonical(value.item())]}
+    return repr(value)
 
 
-def fingerprint(scenario: int, expected, actual) -> str:
+def fingerprint(scenario: int, expected, actual, allow: frozenset = STRICT) -> str:
     """What an answer did on the `scenario`-th scenario of a rule where it first departs from the reference."""
     at = None
     if isinstance(expected, list) and isinstance(actual, list):
-        at = next((i for i, (e, a) in enumerate(zip(expected, actual)) if not same(e, a)), None)
+        at = next((i for i, (e, a) in enumerate(zip(expected, actual)) if not same(e, a, allow)), None)
     what = actual[at] if at is not None else actual
     text = json.dumps(_canonical(what), sort_keys=True, default=repr)
     return f"{scenario}:{'' if at is None else at}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
@@ -125,9 +139,9 @@ def _key(grader) -> str:
     suite = Path(grader.assignment.suite.__file__)
     here = Path(__file__).parent   # what a verdict's text is made with, besides grade.py
     sources = [Path(__file__), here / "grade.py", here / "schema.py", here / "snippets.py", here / "shrink.py", here / "compare.py",
-               here / "suites" / "visible.py", suite, suite.with_name("cases.py")]
+               here / "suites" / "visible.py", here / "observed.py", suite, suite.with_name("cases.py")]
     parts = [grader.assignment.name, grader.seed, grader.reference, grader.expected,
-             [(t.answer_id, t.task_id, t.test_id, t.points, [(r.name, [sc["ops"] for sc in r.scenarios]) for r in t.rules])
+             [(t.answer_id, t.task_id, t.test_id, t.points, [(r.name, sorted(r.allows), [sc["ops"] for sc in r.scenarios]) for r in t.rules])
               for t in grader.tasks],
              [(m.answer_id, m.name, m.find, m.replace) for m in grader.assignment.mutants],
              sorted((gid, sorted(stubs)) for gid, stubs in released_stubs(grader.assignment).items()),

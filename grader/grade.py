@@ -18,11 +18,12 @@ from dataclasses import asdict, dataclass, field
 
 from . import exports, promises, shrink, snippets
 from .assignment import Assignment, get
-from .compare import same
+from .compare import STRICT, by_key, key, loosened, same, same_type
 from .config import DEFAULTS
 from .diagnose import as_released, fingerprint
 from .runner import (BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, likely_level, run_child, run_pair,
                      sandbox_level, shared)
+from .observed import key_kinds, kind
 from .schema import Budget, problem, short_text
 from .suites.base import Task
 
@@ -60,44 +61,73 @@ class TaskVerdict:
 
 
 def _short(value, limit: int = 160) -> str:
-    """A value of the reference's (ours, not the child's) as the page shows it."""
+    """A value of the reference's (ours, not the child's) as the page shows it: as Python prints it (ascii())."""
     text = ascii(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def first_diff(expected, actual, shown: Budget | None = None, path: str = "") -> str:
-    """Where two observations first differ, as 'path: expected X, got Y' (the child's side within `shown`'s budget)."""
+NO_KEY = "no such key"   # the side of a difference that lacks a key the other has
+
+
+def first_diff(expected, actual, shown: Budget | None = None, path: str = "", allow: frozenset = STRICT) -> str:
+    """Where two observations first differ, as 'path: expected X, got Y' (the child's side within `shown`'s budget).
+
+    Both values are shown as Python prints them; where their types differ, each is named after it: 'expected (3, 6)
+    (tuple), got [3, 6] (list)', and for dicts whose keys differ in type, 'expected {0: 1} (int keys), got {'0': 1}
+    (str keys)'. `allow`: the looser types the rule allows (grader/compare.py)."""
     shown = shown or Budget()
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        for key in list(expected) + [k for k in actual if k not in expected]:
-            if not same(expected.get(key, "<absent>"), actual.get(key, "<absent>")):
-                step = key if key in expected else shown.value(key)  # a key only the child has is its text
-                return first_diff(expected.get(key, "<absent>"), actual.get(key, "<absent>"), shown, f"{path}.{step}".lstrip("."))
-    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        for index, (e, a) in enumerate(zip(expected, actual)):
-            if not same(e, a):
+    where = path or "value"
+    if not same_type(expected, actual, allow):
+        return f"{where}: expected {_short(expected)} ({kind(expected)}), got {shown.value(actual)} ({shown.kind(actual)})"
+    mine, theirs = loosened(expected, allow), loosened(actual, allow)
+    if type(mine) is dict and type(theirs) is dict:
+        if mine and theirs and {key(k, allow)[0] for k in mine} != {key(k, allow)[0] for k in theirs}:
+            return (f"{where}: expected {_short(expected)} ({key_kinds(mine)}), "
+                    f"got {shown.value(actual)} ({shown.key_kinds(theirs)})")
+        ours, child = by_key(mine, allow), by_key(theirs, allow)
+        for k in list(ours) + [k for k in child if k not in ours]:
+            if k not in child:
+                return f"{_step(path, ours[k][0]) or 'value'}: expected {_short(ours[k][1])}, got {NO_KEY}"
+            if k not in ours:
+                return f"{_step(path, child[k][0], shown)}: expected {NO_KEY}, got {shown.value(child[k][1])}"
+            if not same(ours[k][1], child[k][1], allow):
+                return first_diff(ours[k][1], child[k][1], shown, _step(path, ours[k][0]), allow)
+    if type(mine) in (list, tuple) and type(theirs) in (list, tuple) and len(mine) == len(theirs):
+        for index, (e, a) in enumerate(zip(mine, theirs)):
+            if not same(e, a, allow):
                 label = f"request {e['request_id']}" if isinstance(e, dict) and "request_id" in e else index
-                return first_diff(e, a, shown, f"{path}[{label}]")
-    return f"{path or 'value'}: expected {_short(expected)}, got {shown.value(actual)}"
+                return first_diff(e, a, shown, f"{path}[{label}]", allow)
+    return f"{where}: expected {_short(expected)}, got {shown.value(actual)}"
 
 
-def departure(expected, actual) -> int | None:
+def _step(path: str, k, shown: Budget | None = None) -> str:
+    """`path` and a dict's key after it: '.name' for a str key that is a name (the driver's state has those), '[key]'
+    for any other, as Python indexes it; a key only the child has is shown within `shown`'s budget."""
+    if shown is not None:
+        return f"{path}[{shown.value(k)}]"
+    if type(k) is str and k.isidentifier() and k.isascii():
+        return f"{path}.{k}".lstrip(".")
+    return f"{path}[{_short(k)}]"
+
+
+def departure(expected, actual, allow: frozenset = STRICT) -> int | None:
     """Index of the first op whose observation differs (None if the run did not finish or lengths differ)."""
     if not isinstance(actual, list):
         return None
-    return next((i for i, (exp, act) in enumerate(zip(expected, actual)) if not same(exp, act)), None)
+    return next((i for i, (exp, act) in enumerate(zip(expected, actual)) if not same(exp, act, allow)), None)
 
 
-def _same_result(expected: dict, actual) -> bool:
+def _same_result(expected: dict, actual, allow: frozenset = STRICT) -> bool:
     """True when an op returned (or raised) the same, so only the state after it differs."""
-    return isinstance(actual, dict) and same(expected.get("error"), actual.get("error")) and same(expected.get("value"), actual.get("value"))
+    return (isinstance(actual, dict) and same(expected.get("error"), actual.get("error"))
+            and same(expected.get("value"), actual.get("value"), allow))
 
 
-def _state_part(expected: dict, actual: dict) -> str | None:
+def _state_part(expected: dict, actual: dict, allow: frozenset = STRICT) -> str | None:
     """The first top-level key of the state where the student's run differs (our key: the reference's state names it)."""
     mine, theirs = expected.get("state"), actual.get("state")
     if isinstance(mine, dict) and isinstance(theirs, dict):
-        return next((key for key in mine if not same(mine[key], theirs.get(key, "<absent>"))), None)
+        return next((key for key in mine if not same(mine[key], theirs.get(key, NO_KEY), allow)), None)
     return None
 
 
@@ -113,15 +143,16 @@ def _status(actual, shown: Budget) -> str:
     return shown.value(actual)
 
 
-def explain(ops: list, expected, actual, cases, shown: Budget | None = None) -> str:
+def explain(ops: list, expected, actual, cases, shown: Budget | None = None, allow: frozenset = STRICT) -> str:
     """The first point where the student's run departs from the reference, in words.
 
     Everything of the child's (`actual`) is shown through one Budget, so the message holds FEEDBACK_BUDGET
-    characters of it at most, however the value is shaped. `cases`: the assignment's ops as code (snippets.py)."""
+    characters of it at most, however the value is shaped. `cases`: the assignment's ops as code (snippets.py).
+    `allow`: the looser types the rule allows."""
     shown = shown or Budget()
     if not isinstance(actual, list):
         return f"the scenario did not finish: {_status(actual, shown)}"
-    index = departure(expected, actual)
+    index = departure(expected, actual, allow)
     if index is None:
         return f"expected {len(expected)} observations, got {shown.value(len(actual))}"
     exp, act = expected[index], actual[index]
@@ -130,14 +161,14 @@ def explain(ops: list, expected, actual, cases, shown: Budget | None = None) -> 
         numbers = ops[index][2] if len(ops[index]) > 2 else None   # the checks this rule takes of the case
         return f"{where}: {_visible(exp.get('value') or [], act['value'], shown, numbers)}"
     if not isinstance(act, dict):
-        return f"{where}: {first_diff(exp, act, shown, 'observed')}"
+        return f"{where}: {first_diff(exp, act, shown, 'observed', allow)}"
     if not same(exp.get("error"), act.get("error")):
         want = f"raise {exp['error']}" if exp.get("error") else f"return {_short(exp.get('value'))}"
         got = f"raised {shown.name(act['error'])}" if act.get("error") else f"returned {shown.value(act.get('value'))}"
         return f"{where}: expected to {want}, but it {got}"
-    if not same(exp.get("value"), act.get("value")):
-        return f"{where}: {first_diff(exp.get('value'), act.get('value'), shown, 'returned')}"
-    return f"{where}: state {first_diff(exp.get('state'), act.get('state'), shown)}"
+    if not same(exp.get("value"), act.get("value"), allow):
+        return f"{where}: {first_diff(exp.get('value'), act.get('value'), shown, 'returned', allow)}"
+    return f"{where}: state {first_diff(exp.get('state'), act.get('state'), shown, allow=allow)}"
 
 
 def _visible(expected: list, actual: list, shown: Budget, numbers: list[int] | None = None) -> str:
@@ -191,8 +222,9 @@ class Grader:
         # what the parent imports before it forks: a fresh child would then take as long, so it is forked instead.
         self.warm = warm_parent if exports.words("\n".join(self.setup)) & PRELOADED else None
         self.known = {}   # no student's run is read yet: the reference's own is checked in full
-        self.expected = self._reference_observations()
-        self.known = expected_lines(self.expected)
+        reference = self._reference_run()
+        self.expected = observations(reference)
+        self.known = expected_lines(reference)
         self.warm = warm_parent
         self._known: dict[tuple[str, str], TaskVerdict] = {}
         self._lock = threading.Lock()
@@ -238,7 +270,8 @@ class Grader:
                  "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1}}
         return run_pair(child, server, self._limits(timeout), self.warm, self.known)
 
-    def _reference_observations(self) -> dict[str, object]:
+    def _reference_run(self) -> ChildRun:
+        """The reference's run of every scenario (its observations are the expected ones)."""
         cells = [(gid, self.reference[gid]) for gid in self.answer_ids]
         run = self._run(cells, [sc for task in self.tasks for sc in self._named(task)])
         errors = run.records[0].get("errors") if run.records else None
@@ -252,7 +285,7 @@ class Grader:
         invalid = [name for name, obs in expected.items() if isinstance(obs, str) and obs.startswith("invalid observation")]
         if invalid:  # a student's equally oversized value would compare equal: the suite must fit the channel
             raise RuntimeError(f"the reference's observation of {invalid[0]} exceeds the result schema: {expected[invalid[0]]}")
-        return expected
+        return run
 
     def grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         """The verdict on one answer; an answer already graded in this batch (a shared answer) is not run again.
@@ -275,13 +308,15 @@ class Grader:
         """The sentences of the TODO's text that state the rule, per language (grader/promises.py)."""
         return {lang: found for lang in promises.LANGUAGES if (found := promises.quotes(self.assignment, task.task_id, rule_name, lang))}
 
-    def _case(self, label: str, ops: list, expected, actual) -> tuple[str, str]:
-        """A failing case as feedback: where it departs from the reference (in words), and the code that shows it."""
-        at = departure(expected, actual)
+    def _case(self, label: str, ops: list, expected, actual, allow: frozenset = STRICT) -> tuple[str, str]:
+        """A failing case as feedback: where it departs from the reference (in words), and the code that shows it.
+        `allow`: the looser types its rule allows (grader/compare.py)."""
+        at = departure(expected, actual, allow)
         errors = [obs.get("error") if isinstance(obs, dict) else None for obs in expected] if isinstance(expected, list) else None
-        state = at is not None and _same_result(expected[at], actual[at]) and (_state_part(expected[at], actual[at]) or True)
+        state = (at is not None and _same_result(expected[at], actual[at], allow)
+                 and (_state_part(expected[at], actual[at], allow) or True))
         code = snippets.snippet(self.cases, ops, at, state=state, errors=errors)
-        return f"{label}: {explain(ops, expected, actual, self.cases)}", code
+        return f"{label}: {explain(ops, expected, actual, self.cases, allow=allow)}", code
 
     def _grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         for _ in range(2):   # a failure of the grader's side is run again once, and never scored
@@ -310,10 +345,11 @@ class Grader:
                 elif rule.judge is not None and not visible(scenario):
                     verdict = judged(rule.judge, observed[name], scenario)
                     detail, seen = (f"{scenario['name']}: {verdict}", fingerprint(si, None, verdict)) if verdict else ("", "")
-                elif not same(self.expected[name], observed[name]):
-                    cases[ri] = (scenario["name"], *up_to_departure(scenario["ops"], self.expected[name], observed[name]))
+                elif not same(self.expected[name], observed[name], rule.allows):
+                    cases[ri] = (scenario["name"], *up_to_departure(scenario["ops"], self.expected[name], observed[name], rule.allows),
+                                 rule.allows)
                     detail, code = self._case(*cases[ri])
-                    seen = fingerprint(si, self.expected[name], observed[name])
+                    seen = fingerprint(si, self.expected[name], observed[name], rule.allows)
                 if detail:
                     break
             results.append(RuleResult(rule.name, not detail, detail, code, self._quotes(task, rule.name) if detail else {}, seen))
@@ -331,7 +367,7 @@ class Grader:
         return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note, hung)
 
     def _shrink(self, task: Task, answer_source: str, cases: dict[int, tuple]) -> dict[int, tuple]:
-        """Smaller versions of failing cases ({rule index: (label, ops, expected, actual)}) that still fail.
+        """Smaller versions of failing cases ({rule index: (label, ops, expected, actual, allow)}) that still fail.
 
         At most SHRINK_ROUNDS rounds and shrink_seconds; each round runs a batch of candidates (shrink.py) once
         with the student's answer (bridged, as in grading) and once with the reference, side by side."""
@@ -353,9 +389,10 @@ class Grader:
             expected, actual = observed
             for ri, sc in batch:
                 exp, act = expected.get(sc["name"]), actual.get(sc["name"])
-                if not shrink.disagrees(exp, act, cases[ri][2]):
+                allow = task.rules[ri].allows
+                if not shrink.disagrees(exp, act, cases[ri][2], allow):
                     continue
-                candidate = (best[ri][0], *up_to_departure(sc["ops"], exp, act))
+                candidate = (best[ri][0], *up_to_departure(sc["ops"], exp, act, allow), allow)
                 if shrink.size(self._case(*candidate)[1]) < shrink.size(self._case(*best[ri])[1]):
                     best[ri] = smaller[ri] = candidate
         return smaller
@@ -450,9 +487,9 @@ def score_of(points: float, passed: int, rules: int) -> float:
     return round(points * passed / rules, 2)
 
 
-def up_to_departure(ops: list, expected, actual) -> tuple[list, object, object]:
+def up_to_departure(ops: list, expected, actual, allow: frozenset = STRICT) -> tuple[list, object, object]:
     """A failing case cut after the op where the student's run departs (what follows cannot matter)."""
-    at = departure(expected, actual)
+    at = departure(expected, actual, allow)
     return (ops, expected, actual) if at is None else (ops[: at + 1], expected[: at + 1], actual[: at + 1])
 
 

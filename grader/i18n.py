@@ -89,7 +89,9 @@ def _quoted_from_lab(shown: str) -> str:
 STATUS_ZH = {"timeout": "超时", "crashed": "崩溃", "garbled": "输出无法解读", "ok": "正常结束",
              "skipped after 3 timeouts in a row": "连续 3 次超时后被跳过", "an error": "一个异常",
              "the cell itself ran past the time limit": "单元格本身超出了时间限制"}
-_STATUS = _patterns([(r"crash: (.*)", lambda m: f"崩溃：{_status(m[1])}")])
+_STATUS = _patterns([(r"crash: (.*)", lambda m: f"崩溃：{_status(m[1])}"),
+                     # a value the protocol refused, shown (as any value of the child's) in quotes
+                     (r"'invalid observation: (.*)'", lambda m: f"'无效的观测：{_first(m[1], _PROBLEMS) or m[1]}'")])
 _PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that is not the protocol
     (r"a record after the end", "结束之后的记录"), (r"a record of (\d+) bytes", "一条 {0} 字节的记录"),
     (r"something that is not a result record", "不是结果记录的内容"), (r"a malformed result record", "格式错误的结果记录"),
@@ -121,6 +123,8 @@ def _path(path: str) -> str:
 
 
 _DIFF = r"(?P<path>.*?): expected (?P<want>.*?), got (?P<got>.*)"
+# After "step N, <op>: " the path names what differs: the op's code may hold ": " itself (a dict literal).
+_DIFF_AT = r"(?P<path>(?:returned|observed|value)(?:[.\[].*?)?): expected (?P<want>.*?), got (?P<got>.*)"
 _EXPLANATIONS = _patterns([
     (r"not run \((?P<status>\w+): (?P<detail>.*)\)",
      lambda m: f"未运行（{_status(m['status'])}：{_first(m['detail'], _RUN_DETAIL) or m['detail']}）"),
@@ -137,16 +141,16 @@ _EXPLANATIONS = _patterns([
     (r"step (?P<n>\d+), (?P<op>.*?): its check (?P<k>\d+) does not hold, where the answer gave (?P<got>.*)",
      lambda m: f"第 {m['n']} 步，{m['op']}：它的第 {m['k']} 项检查不成立，答案给出的是 {m['got']}"),
     (r"step (?P<n>\d+), (?P<op>.*?): state " + _DIFF,
-     lambda m: f"第 {m['n']} 步，{m['op']}：状态{'' if m['path'] == 'value' else ' ' + _path(m['path'])}：应为 {m['want']}，实际为 {m['got']}"),
-    (r"step (?P<n>\d+), (?P<op>.*?): " + _DIFF,
-     lambda m: f"第 {m['n']} 步，{m['op']}：{_path(m['path'])}：应为 {m['want']}，实际为 {m['got']}"),
-    (_DIFF, lambda m: f"{_path(m['path'])}：应为 {m['want']}，实际为 {m['got']}"),
+     lambda m: f"第 {m['n']} 步，{m['op']}：状态{'' if m['path'] == 'value' else ' ' + _path(m['path'])}：{_diff(m)}"),
+    (r"step (?P<n>\d+), (?P<op>.*?): " + _DIFF_AT, lambda m: f"第 {m['n']} 步，{m['op']}：{_path(m['path'])}：{_diff(m)}"),
+    (_DIFF, lambda m: f"{_path(m['path'])}：{_diff(m)}"),
     # grade.judged
     (r"the value could not be judged: (.*)", lambda m: f"无法评判这个值：{_first(m[1], _PROBLEMS) or m[1]}"),
     (r"the value could not be judged \((\w+)\)", "无法评判这个值（{0}）"),
     # the judges of 01_continuous_batching
     (r"the function did not return: (.*)", "函数没有返回：{0}"),
-    (r"expected a \(jobs, slots\) pair, got (.*)", "应返回一个 (jobs, slots) 二元组，实际是 {0}"),
+    (r"expected a \(jobs, slots\) pair, got (.*)",
+     lambda m: f"应返回一个 (jobs, slots) 二元组，实际是 {_kinded(k) if (k := _KIND.fullmatch(m[1])) else m[1]}"),
     (r"lab\.schedule rejects the workload: (.*)", lambda m: f"lab.schedule 拒绝了这个工作负载：{_quoted_from_lab(m[1])}"),
     (r"make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length",
      "请让它不平凡：至少 2 个槽位，作业数多于槽位数，且作业长度不全相同"),
@@ -171,8 +175,33 @@ _EXPLANATIONS = _patterns([
 _PROBLEMS = _patterns([
     (r"more than (\d+) values", "多于 {0} 个值"), (r"nested deeper than (\d+)", "嵌套深度超过 {0}"),
     (r"an integer of (\d+) bits", "一个 {0} 位的整数"), (r"a string of (\d+) characters", "一个 {0} 个字符的字符串"),
+    # grader/observed.py: a tag the drivers' encoder never writes
+    (r"a malformed (\$\w+) tag", "格式错误的 {0} 标记"), (r"an unknown tag", "未知的标记"),
+    (r"a dict with a key twice", "一个含有重复键的 dict"), (r"a (set|frozenset) with an item twice", "一个含有重复元素的 {0}"),
+    (r"a numpy scalar of an unknown kind", "一个未知种类的 numpy 标量"),
+    (r"an object's type name of the wrong length", "对象的类型名长度不对"),
+    (r"an object's builtin value of the wrong kind", "对象的内置值类型不对"),
     (r"a (\w+)", "一个 {0}"),
 ])
+
+
+# grade.first_diff names the types of both values where they differ: "(int)", "(str keys)", "(int and str keys)".
+_KIND = re.compile(r"(?P<value>.+) \((?P<types>(?:[\w.]+|an object)(?: and (?:[\w.]+|an object))*)(?P<keys> keys)?\)", re.S)
+NO_KEY_ZH = {"no such key": "没有这个键"}
+
+
+def _diff(m: re.Match) -> str:
+    """'expected X, got Y' in Chinese; the values as Python prints them, the types named as first_diff named them."""
+    want, got = _KIND.fullmatch(m["want"]), _KIND.fullmatch(m["got"])
+    if want and got:
+        return f"应为 {_kinded(want)}，实际为 {_kinded(got)}"
+    want, got = (NO_KEY_ZH.get(text, f" {text}") for text in (m["want"], m["got"]))
+    return f"应为{want}，实际为{got}"
+
+
+def _kinded(m: re.Match) -> str:
+    types = m["types"].replace(" and ", " 和 ").replace("an object", "一个对象的类型")
+    return f"{m['value']}（{'键的类型为' if m['keys'] else '类型为'} {types}）"
 
 
 def _want(text: str) -> str:

@@ -5,12 +5,18 @@ quotes for every rule of the suite the sentence(s) that state it, as they read i
 edition. tests/grader/test_promises.py fails when a rule has no quote or a quote is no longer in its edition,
 and a failing rule's feedback shows the quote, so the student sees which promise was broken.
 
+Values are compared with their types (grader/compare.py). Where the text allows a looser type, the rule says so
+under `allows`: the allowance (one of compare.ALLOWANCES) and the sentence of each edition that allows it, which
+must be one of the rule's quotes and name what it allows (compare.ALLOWANCES' words).
+
 Layout of the file:
 
     TODO 1:
       "<rule name exactly as in the suite>":
         en: ["a sentence of the English TODO text", ...]
         zh: ["同一要求在中文版中的原句", ...]
+        allows:                       # only where the text allows a looser type
+          number: {en: "the sentence that allows it", zh: "允许它的那句话"}
 """
 from __future__ import annotations
 
@@ -27,14 +33,24 @@ def read(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
     if not path.exists():
         return {}
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return {task: {rule: {lang: [q] if isinstance(q, str) else list(q) for lang, q in (langs or {}).items()}
-                   for rule, langs in (rules or {}).items()}
-            for task, rules in data.items()}
+    return {task: {rule: _rule(langs or {}) for rule, langs in (rules or {}).items()} for task, rules in data.items()}
+
+
+def _rule(entry: dict) -> dict:
+    found = {lang: [q] if isinstance(q, str) else list(q) for lang, q in entry.items() if lang != "allows"}
+    if "allows" in entry:
+        found["allows"] = dict(entry["allows"] or {})
+    return found
 
 
 def quotes(assignment, task_id: str, rule: str, language: str = "en") -> list[str]:
     """The sentences of `task_id`'s text that state `rule`, in `language` ([] if none are recorded)."""
     return assignment.promises.get(task_id, {}).get(rule, {}).get(language, [])
+
+
+def allows(assignment, task_id: str, rule: str) -> frozenset:
+    """The looser types `task_id`'s text allows for `rule` (grader/compare.py's ALLOWANCES); none by default."""
+    return frozenset(assignment.promises.get(task_id, {}).get(rule, {}).get("allows", {}))
 
 
 def normalized(text: str) -> str:
@@ -77,7 +93,31 @@ def problems(assignment, recorded: dict | None = None) -> list[str]:
                     found.append(f"{language} {task.task_id} / {rule.name}: no sentence of the text states it")
                 found += [f"{language} {task.task_id} / {rule.name}: not in the edition: {q!r}"
                           for q in said if normalized(q) not in text]
+    found += [f"{task.task_id} / {rule.name}: {problem}" for task in tasks for rule in task.rules
+              for problem in allowance_problems(rule, recorded.get(task.task_id, {}).get(rule.name, {}))]
     names = {(t.task_id, r.name) for t in tasks for r in t.rules}
     found += [f"{task} / {rule}: no such rule in the suite" for task, rules in recorded.items() for rule in rules
               if (task, rule) not in names]
+    return found
+
+
+def allowance_problems(rule, entry: dict) -> list[str]:
+    """What is wrong with a rule's `allows`: an unknown allowance, a sentence that is not one of the rule's quotes in
+    an edition or that does not name what it allows, or an allowance on a judged rule (its judge checks types)."""
+    from .compare import ALLOWANCES
+
+    said = entry.get("allows", {})
+    found = ["a judged rule allows nothing: its judge checks the types"] if said and rule.judge is not None else []
+    for name, sentences in said.items():
+        if name not in ALLOWANCES:
+            found.append(f"allows {name!r}, which is not one of {sorted(ALLOWANCES)}")
+            continue
+        for language in LANGUAGES:
+            sentence = sentences.get(language) if isinstance(sentences, dict) else None
+            quoted = {normalized(q) for q in entry.get(language, [])}
+            if not isinstance(sentence, str) or normalized(sentence) not in quoted:
+                found.append(f"allows {name}, but its {language} sentence is not one of the rule's quotes")
+            else:
+                found += [f"allows {name}, but its {language} sentence does not say {word!r}"
+                          for word in ALLOWANCES[name][language] if word not in sentence]
     return found

@@ -1,12 +1,17 @@
-"""What a grading child's values may be: plain JSON data of bounded size, and how much of them feedback may show.
+"""What a grading child's values may be: data of bounded size, and how much of them feedback may show.
 
 A child runs student code, so everything it writes is hostile until checked. The parent accepts only
-the records it expects, in order (grader/runner/protocol.py), and observations that are plain JSON data of
-bounded depth, size and string length (here). Anything else is replaced by a short description. What is
+the records it expects, in order (grader/runner/protocol.py), and observations that decode to data
+(grader/observed.py: JSON values, tuples, sets, numpy scalars, stand-ins of other objects) of bounded
+depth, size and string length (here). Anything else is replaced by a short description. What is
 accepted reaches a feedback page only through a Budget: FEEDBACK_BUDGET characters of printable ASCII per
 failing rule, so what the child was given (the reference, the scenarios) can ride out only that far.
 """
 from __future__ import annotations
+
+import sys
+
+from .observed import NUMPY_DTYPES, Instance, kind
 
 MAX_DEPTH = 12
 MAX_NODES = 20_000        # values in one observation (a scenario's whole op log)
@@ -16,13 +21,16 @@ MAX_LINE = 2 << 20        # bytes in one record
 MAX_TEXT = 160            # free text (a cell's error message) kept for feedback
 FEEDBACK_BUDGET = 120     # characters of a child's values that one failing rule's feedback may show, in all
 NAME_CHARS = 40           # an exception name longer than this is shown as "an error"
+TYPE_CHARS = 60           # a class name of the child's longer than this is shown as "an object"
 
 
 def problem(value) -> str:
-    """'' if `value` is plain bounded JSON data, else what is wrong with it.
+    """'' if `value` is a decoded observation of bounded depth, size and string length, else what is wrong with it.
 
-    Level by level, not by recursion: a child's observations are checked value by value on every scenario, and a
-    call per value cost the grader more than the child's run took."""
+    Decoded (grader/observed.py): JSON's None, bool, int, float, str, list and dict with str keys, plus tuples, sets,
+    frozensets, dicts with other keys, numpy scalars of the allowlisted dtypes and Instances (their text is a string,
+    their builtin value a value). Level by level, not by recursion: a child's observations are checked value by
+    value on every scenario, and a call per value cost the grader more than the child's run took."""
     level, depth, nodes = [value], 0, 0
     while level:
         nodes += len(level)
@@ -36,7 +44,7 @@ def problem(value) -> str:
             if kind is str:
                 if len(item) > MAX_STRING:
                     return f"a string of {len(item)} characters"
-            elif kind is list:
+            elif kind is list or kind is tuple or kind is set or kind is frozenset:
                 below += item
             elif kind is dict:
                 below += item          # the keys are values too
@@ -44,10 +52,28 @@ def problem(value) -> str:
             elif kind is int:
                 if item.bit_length() > MAX_INT_BITS:
                     return f"an integer of {item.bit_length()} bits"
-            elif item is not None and kind is not bool and kind is not float:
+            elif kind is Instance:
+                below.append(item.text)
+                if item.base is not None:
+                    below.append(item.base)
+            elif item is not None and kind is not bool and kind is not float and kind not in numpy_types():
                 return f"a {kind.__name__}"
         level, depth = below, depth + 1
     return ""
+
+
+def numpy_types() -> frozenset:
+    """The numpy scalar types an observation may hold (none while the grader has not imported numpy)."""
+    global _NUMPY_TYPES
+    if _NUMPY_TYPES is None:
+        numpy = sys.modules.get("numpy")
+        if numpy is None:   # no numpy scalar was decoded yet (grader/observed.py imports it for the first)
+            return frozenset()
+        _NUMPY_TYPES = frozenset(numpy.dtype(name).type for name in NUMPY_DTYPES)
+    return _NUMPY_TYPES
+
+
+_NUMPY_TYPES: frozenset | None = None
 
 
 def describe(value) -> str:
@@ -72,6 +98,25 @@ class Budget:
         kept = text[: self.left]
         self.left -= len(kept)
         return kept if len(kept) == len(text) else kept + "..."
+
+    def kind(self, value) -> str:
+        """The name of `value`'s type (grader/observed.py); the name of a class the child wrote counts toward the budget,
+        and is shown only if it is a short dotted ASCII name."""
+        name = kind(value)
+        if type(value) is not Instance:
+            return name
+        plain = name.isascii() and len(name) <= TYPE_CHARS and all(part.isidentifier() for part in name.split("."))
+        if not plain or len(name) > self.left:
+            return "an object"
+        self.left -= len(name)
+        return name
+
+    def key_kinds(self, mapping: dict) -> str:
+        """The types of a dict's keys ('int keys', 'int and str keys'), each named as kind() names it."""
+        found = {}
+        for key in mapping:
+            found.setdefault(kind(key), key)
+        return " and ".join(sorted(self.kind(key) for key in found.values())) + " keys"
 
     def name(self, text) -> str:
         """An exception name the child reported, if it is a short ASCII identifier the budget still holds."""

@@ -12,7 +12,7 @@ import copy
 import json
 import math
 
-from .compare import same
+from .compare import STRICT, same
 
 SHRINK_ROUNDS = 6         # rounds per TODO; each is one sandboxed run of the student's answer and one of the reference
 SHRINK_CANDIDATES = 48    # candidates per round, over every rule of the TODO being cut down
@@ -120,8 +120,8 @@ def errors(observed) -> set:
     return {op.get("error") for op in observed if isinstance(op, dict) and op.get("error")} if isinstance(observed, list) else set()
 
 
-def disagrees(expected, actual, original_expected) -> bool:
-    """Both ran to the end and differ, and the reference raised nothing it did not raise on the original case
-    (dropping an op that a later one needs makes a case about something else)."""
-    return (isinstance(expected, list) and isinstance(actual, list) and not same(expected, actual)
+def disagrees(expected, actual, original_expected, allow: frozenset = STRICT) -> bool:
+    """Both ran to the end and differ (under the looser types `allow` allows), and the reference raised nothing it did
+    not raise on the original case (dropping an op that a later one needs makes a case about something else)."""
+    return (isinstance(expected, list) and isinstance(actual, list) and not same(expected, actual, allow)
             and errors(expected) <= errors(original_expected))

@@ -2,7 +2,8 @@
 
 The child (grader/runner/child.py) and the bridge to its reference server (bridge.py) are sent as text into the
 sandbox; this module runs them through a runner (cold.py or warm.py) and reads what comes back. A child runs
-student code, so everything it writes is hostile until Protocol has checked it (with grader/schema.py's bounds).
+student code, so everything it writes is hostile until Protocol has checked it: its observations are decoded
+with their Python types (grader/observed.py) and bounded (grader/schema.py).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..observed import Malformed, decode_hook
 from ..schema import MAX_LINE, error_name, problem
 from .cold import Cold
 from .limits import Limits
@@ -37,6 +39,7 @@ class Protocol:
         self.cell_ids, self.names = set(cell_ids), names
         self.known = known or {}   # scenario name -> (the reference's record line, its observation): see expected_lines
         self.records: list[dict] = []
+        self.lines: dict[str, bytes] = {}   # scenario name -> the line its record came in (see expected_lines)
         self.error = ""
 
     @property
@@ -59,17 +62,25 @@ class Protocol:
         if 0 < done <= len(self.names) and self.known.get(self.names[done - 1], (None,))[0] == line:
             name = self.names[done - 1]   # byte for byte the reference's record: trusted as it is, nothing to check
             self.records.append({"kind": "scenario", "name": name, "obs": self.known[name][1]})
+            self.lines[name] = line
             return ""
+        malformed = ""
         try:
-            record = json.loads(line)
+            try:
+                record = json.loads(line, object_hook=decode_hook)
+            except Malformed as exc:   # a tag the encoder never writes: the record may still be in its place
+                record, malformed = json.loads(line), str(exc)
         except (UnicodeDecodeError, ValueError, RecursionError):
             return "something that is not a result record"
         if type(record) is not dict:
             return "a malformed result record"
         if done == 0:
-            return self._cells(record)
+            return "a malformed cells record" if malformed else self._cells(record)
         if done <= len(self.names):
-            return self._scenario(record, self.names[done - 1])
+            found = self._scenario(record, self.names[done - 1], malformed)
+            if not found:
+                self.lines[self.names[done - 1]] = line
+            return found
         if record != {"kind": "done"}:
             return "an unexpected record where the end belongs"
         self.records.append(record)
@@ -83,10 +94,10 @@ class Protocol:
         self.records.append({"kind": "cells", "errors": {k: error_name(v) for k, v in errors.items()}})
         return ""
 
-    def _scenario(self, record: dict, name: str) -> str:
+    def _scenario(self, record: dict, name: str, malformed: str = "") -> str:
         if set(record) != {"kind", "name", "obs"} or record["kind"] != "scenario" or record["name"] != name:
             return "an unexpected record where a scenario belongs"
-        why = problem(record["obs"])
+        why = malformed or problem(record["obs"])
         obs = record["obs"] if not why else f"invalid observation: {why}"
         self.records.append({"kind": "scenario", "name": name, "obs": obs})
         return ""
@@ -100,16 +111,18 @@ class ChildRun:
     status: str = "ok"          # ok | timeout | crashed | garbled
     detail: str = ""
     why: str = ""               # the limit that stopped it (Finished.why)
+    lines: dict[str, bytes] = field(default_factory=dict)   # scenario name -> the line its record came in
     cpu: float = 0.0            # CPU seconds it (and its reference server) used
     waited: float = 0.0         # seconds it waited for a CPU while ready to run
     elapsed: float = 0.0        # wall seconds it ran
 
 
-def expected_lines(observations: dict[str, object]) -> dict[str, tuple[bytes, object]]:
-    """The record line a child writes for each of the reference's observations (as child.py writes it), and the
-    observation: a student's line equal to it byte for byte is taken without parsing, checking or comparing."""
-    return {name: (json.dumps({"kind": "scenario", "name": name, "obs": obs}, default=repr).encode(), obs)
-            for name, obs in observations.items()}
+def expected_lines(run: ChildRun) -> dict[str, tuple[bytes, object]]:
+    """The line the reference's child wrote for each of its observations, and the observation as decoded: a student's
+    line equal to it byte for byte is taken without parsing, checking or comparing. The line itself, not the
+    observation written again: JSON writes a tuple as a list, and the tags that tell them apart are the child's."""
+    observed = {rec["name"]: rec["obs"] for rec in run.records if rec.get("kind") == "scenario"}
+    return {name: (line, observed[name]) for name, line in run.lines.items() if name in observed}
 
 
 def run_child(payload: dict, limits: Limits = CHILD, runner=None, *, bridge_fds: tuple[int, int] = (),
@@ -128,7 +141,7 @@ def parse_child_output(done: Finished, protocol: Protocol, limits: Limits) -> Ch
     for line in done.output.split(b"\n"):
         if line.strip() and not protocol.feed(line):
             break
-    run = ChildRun(protocol.records, why=done.why, cpu=done.cpu, waited=done.waited, elapsed=done.elapsed)
+    run = ChildRun(protocol.records, lines=protocol.lines, why=done.why, cpu=done.cpu, waited=done.waited, elapsed=done.elapsed)
     if protocol.error:
         run.status, run.detail = "garbled", f"the child wrote {protocol.error}"
     elif done.timed_out:

@@ -11,11 +11,14 @@ class Rule:
 
     With a `judge`, open-ended answers are checked instead: judge(observations, scenario) runs in the
     grading process (trusted) and returns "" when the property holds, else what is wrong.
+    `allows`: the looser types its TODO's text allows (grader/compare.py's ALLOWANCES), read from promises.yml by
+    Assignment.tasks; none in a suite.
     """
 
     name: str
     scenarios: list[dict]
     judge: Callable[[object, dict], str] | None = None
+    allows: frozenset = frozenset()
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,12 @@ def _state(expected: list, rng: random.Random) -> tuple[list, list]:
     return [{**expected[0], "state": extra}, *copy.deepcopy(expected[1:])], [key, value]
 
 
+def _tagged_pairs(expected: list, pairs: list) -> tuple[list, list]:
+    """A returned dict keyed by 1-tuples of the child's strings, each value a set of one more."""
+    value = {"$dict": [[{"$tuple": [key]}, {"$set": [item]}] for key, item in pairs]}
+    return _op(expected, value=value), [text for pair in pairs for text in pair]
+
+
 def _workload(rng: random.Random):
     return [[{"id": text(rng, 400), "arrival": 0, "tokens": 1, text(rng): 1}], 2]
 
@@ -66,6 +72,14 @@ FAMILIES = {
     "a crash with a long name": lambda e, r: ((v := "crash: " + "Q" * 300), [v]),
     "lists nested twelve deep": lambda e, r: (v := [[[[[[[[[[[[text(r)] * 3]]]]]]]]]]], [v]),
     "a workload whose ids and keys are its own": lambda e, r: (_op(e, value=(v := _workload(r))), [v]),
+    # the drivers' tags (grader/drivers/common.py): an object's class name and repr, keys and items of its own
+    "an object whose class and repr are its own": lambda e, r: (
+        _op(e, value={"$obj": [(n := "__graded__." + text(r)), (t := text(r, 400)), None]}), [n, t]),
+    "an object named like a class, with a builtin value": lambda e, r: (
+        _op(e, value={"$obj": [(n := "__graded__." + "Qxzjk" * 11), (t := text(r, 400)), ["tuple", (v := [text(r)] * 5)]]}),
+        [n, t, v]),
+    "a dict keyed by tuples, values in sets": lambda e, r: _tagged_pairs(e, [(text(r), text(r)) for _ in range(20)]),
+    "a malformed tag": lambda e, r: (_op(e, value={"$obj": [(v := text(r)), 1, None]}), [v]),
 }
 CELL_ERRORS = ["\u6f22" * 59 + ": QXZJK", "Q" + "Z" * 39 + ": x", "A" * 5000, CONTROL]
 
@@ -114,7 +128,7 @@ def child_run(grader: Grader, family: str, scenarios: list, cell_ids: list) -> t
         obs, own = FAMILIES[family](template, random.Random(family))
         lines.append({"kind": "scenario", "name": sc["name"], "obs": obs})
     for record in [*lines, {"kind": "done"}]:
-        assert protocol.feed(json.dumps(record).encode()), protocol.error
+        assert protocol.feed(json.dumps(record, default=repr).encode()), protocol.error   # a copied object of the reference's: its repr
     accepted = [r["obs"] for r in protocol.records if r["kind"] == "scenario"]
     assert not [o for o in accepted if str(o).startswith("invalid observation")], "the schema refused the attack itself"
     return ChildRun(protocol.records), own + list(errors.values())

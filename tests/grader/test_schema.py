@@ -1,7 +1,9 @@
-"""What a grading child may report (grader/schema.py): `problem` accepts plain bounded JSON data, and nothing else."""
+"""What a grading child may report (grader/schema.py): `problem` accepts bounded decoded observations, and nothing else."""
+import numpy
 from hypothesis import given, strategies as st
 
 from grader import schema
+from grader.observed import Instance
 from grader.schema import MAX_DEPTH, MAX_INT_BITS, MAX_NODES, MAX_STRING
 
 
@@ -11,14 +13,16 @@ def spec(value, depth=0, budget=None) -> bool:
     budget[0] -= 1
     if budget[0] < 0 or depth > MAX_DEPTH:
         return False
-    if value is None or type(value) in (bool, float):
+    if value is None or type(value) in (bool, float) or type(value) in schema.numpy_types():
         return True
     if type(value) is int:
         return value.bit_length() <= MAX_INT_BITS
     if type(value) is str:
         return len(value) <= MAX_STRING
-    if type(value) is list:
+    if type(value) in (list, tuple, set, frozenset):
         return all(spec(v, depth + 1, budget) for v in value)
+    if type(value) is Instance:   # its text is a string below it, and so is its builtin value if it has one
+        return spec(value.text, depth + 1, budget) and (value.base is None or spec(value.base, depth + 1, budget))
     if type(value) is dict:
         return all(spec(k, depth + 1, budget) and spec(v, depth + 1, budget) for k, v in value.items())
     return False
@@ -32,9 +36,12 @@ def nested(depth: int, leaf=0):
 
 
 leaves = (st.none() | st.booleans() | st.floats() | st.integers(-2 ** 66, 2 ** 66)
-          | st.text(max_size=3) | st.text(min_size=MAX_STRING - 1, max_size=MAX_STRING + 1) | st.tuples(st.integers()))
-values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3),
-                      max_leaves=30)
+          | st.text(max_size=3) | st.text(min_size=MAX_STRING - 1, max_size=MAX_STRING + 1) | st.tuples(st.integers())
+          | st.integers(0, 255).map(numpy.uint8) | st.booleans().map(numpy.bool_) | st.binary(max_size=2)
+          | st.builds(Instance, st.just("numpy.ndarray"), st.text(max_size=MAX_STRING + 1))
+          | st.builds(Instance, st.just("__graded__.P"), st.just("P(x=1)"), st.tuples(st.integers(-2 ** 66, 2 ** 66))))
+values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
+                      | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3), max_leaves=30)
 
 
 @given(values)
@@ -53,5 +60,7 @@ def test_each_bound_is_exact_and_says_what_was_wrong():
     assert schema.problem(nested(MAX_DEPTH)) == "" and schema.problem(nested(MAX_DEPTH + 1)) == f"nested deeper than {MAX_DEPTH}"
     assert schema.problem(["x" * MAX_STRING]) == "" and schema.problem({"k": "x" * (MAX_STRING + 1)}) == f"a string of {MAX_STRING + 1} characters"
     assert schema.problem(-(2 ** MAX_INT_BITS - 1)) == "" and schema.problem([2 ** MAX_INT_BITS]) == f"an integer of {MAX_INT_BITS + 1} bits"
-    assert schema.problem({"k": (1, 2)}) == "a tuple" and schema.problem({(1,): 2}) == "a tuple" and schema.problem([b"x"]) == "a bytes"
-    assert schema.problem({"k": [None, True, 1.5, float("nan"), "s", {}]}) == ""
+    assert schema.problem({"k": (1, 2)}) == "" and schema.problem({(1,): 2}) == "" and schema.problem([b"x"]) == "a bytes"
+    assert schema.problem({"k": [None, True, 1.5, float("nan"), "s", {}, {0: frozenset({1})}, numpy.int64(2)]}) == ""
+    assert schema.problem([numpy.datetime64(0, "s")]) == "a datetime64" and schema.problem([object()]) == "a object"
+    assert schema.problem(Instance("numpy.ndarray", "x" * (MAX_STRING + 1))) == f"a string of {MAX_STRING + 1} characters"

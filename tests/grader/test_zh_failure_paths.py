@@ -19,6 +19,7 @@ from grader.assignment import load
 from grader.config import DEFAULTS
 from grader.grade import RuleResult, TaskVerdict, explain, judged
 from grader.mutants import MUTANTS
+from grader.observed import Instance
 from grader.paths import assignment_names
 from lab import __version__
 from lab.engine import LLMEngine, ScheduledBatch, Sequence, serving_order
@@ -295,13 +296,23 @@ def judge_messages() -> list[str]:
         explain(ops, exp, exp[:2] + [{"value": {"request_id": 2}, "state": {"clock": 1}}], DECODE),
         explain(ops, exp, exp[:2] + [{"value": {"request_id": 1}, "state": {"clock": 7}}], DECODE),
         explain(ops, [{"value": [{"request_id": 3, "x": 1}]}], [{"value": [{"request_id": 3, "x": 2}]}], DECODE),
+        # values of another type: each named after its type; dicts whose keys differ in type; a key one side lacks
+        explain(ops, exp, exp[:2] + [{"value": {"request_id": "1"}, "state": {"clock": 1}}], DECODE),
+        explain(ops, [{"value": {0: (0, 1)}}], [{"value": {"0": (0, 1)}}], DECODE),
+        explain(ops, [{"value": {0: (0, 1)}}], [{"value": {0: [0, 1]}}], DECODE),
+        explain(ops, [{"value": {0: (0, 1), 1: (2, 3)}}], [{"value": {0: (0, 1), "1": (2, 3)}}], DECODE),
+        explain(ops, [{"value": 3}], [{"value": Instance("numpy.ndarray", "array([3])")}], DECODE),
+        explain(ops, [{"value": {"a": 1, "b": 2}}], [{"value": {"a": 1}}], DECODE),
+        explain(ops, [{"value": {"a": 1}}], [{"value": {"a": 1, "b": 2}}], DECODE),
         judged(lambda o, s: 1 / 0, [1], {}), judged(lambda o, s: "", {"a": "x" * 10**6}, {}),
     ]
     judge = continuous_batching._judge_workload
-    messages += [judge("timeout", None), judge([{"value": 3}], None), judge([{"value": [[{"id": 0, "arrival": 0, "tokens": 0}], 2]}], None),
-                 judge([{"value": [[{"id": i, "arrival": 0, "tokens": 2} for i in range(3)], 2]}], None),
-                 judge([{"value": [[{"id": i, "arrival": 0, "tokens": 1 + i} for i in range(3)], 2]}], None),
-                 judge([{"value": [[{"id": 0, "arrival": 0, "tokens": 2}, {"id": 1, "arrival": 0, "tokens": 3}], 1]}], 2),
+    messages += [judge("timeout", None), judge([{"value": 3}], None), judge([{"value": ([{"id": 0, "arrival": 0, "tokens": 0}], 2)}], None),
+                 judge([{"value": ([{"id": i, "arrival": 0, "tokens": 2} for i in range(3)], 2)}], None),
+                 judge([{"value": ([{"id": i, "arrival": 0, "tokens": 1 + i} for i in range(3)], 2)}], None),
+                 judge([{"value": ([{"id": 0, "arrival": 0, "tokens": 2}, {"id": 1, "arrival": 0, "tokens": 3}], 1)}], 2),
+                 judge([{"value": [[{"id": 0, "arrival": 0, "tokens": 2}], 1]}], None),   # a list, not a (jobs, slots) pair
+                 judge([{"value": Instance("__graded__.Pair", "Pair(jobs=[], slots=1)", ([], 1))}], None),
                  continuous_batching.workload_too_big([{}] * 300, 2), continuous_batching.workload_too_big([], 0),
                  continuous_batching.workload_too_big([{"tokens": 5000, "arrival": 0}], 2),
                  continuous_batching.workload_too_big([{"tokens": 1000, "arrival": 0}] * 30, 2)]

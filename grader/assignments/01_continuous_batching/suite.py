@@ -12,7 +12,7 @@ import random
 
 from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
-from grader.schema import shown
+from grader.schema import Budget, shown
 from grader.suites.base import Rule, seeded
 
 
@@ -142,8 +142,9 @@ def _judge_workload(observed, want_ratio) -> str:
     if not isinstance(observed, list) or not observed or not isinstance(observed[0], dict) or "value" not in observed[0]:
         return f"the function did not return: {shown(observed)}"
     value = observed[0]["value"]
-    if not (isinstance(value, list) and len(value) == 2):
-        return f"expected a (jobs, slots) pair, got {shown(value)}"
+    if not (type(value) is tuple and len(value) == 2):   # the text's "(jobs, slots) pair" (二元组), a tuple[list[dict], int]
+        budget = Budget()   # the child's value and the name of its class, within one message's budget
+        return f"expected a (jobs, slots) pair, got {budget.value(value)} ({budget.kind(value)})"
     jobs, slots = value
     too_big = workload_too_big(jobs, slots)
     if too_big:
@@ -167,7 +168,7 @@ MAX_JOBS, MAX_TOKENS, MAX_ARRIVAL, MAX_SLOTS, MAX_TOTAL_TOKENS = 200, 1000, 1000
 
 def workload_too_big(jobs, slots) -> str:
     """'' if the workload is small enough to simulate here, else why it is refused (checked before any work)."""
-    if not isinstance(jobs, list) or len(jobs) > MAX_JOBS:
+    if type(jobs) not in (list, tuple) or len(jobs) > MAX_JOBS:   # what schedule accepts (an iterator cannot cross)
         return f"expected a list of at most {MAX_JOBS} jobs"
     if type(slots) is not int or not 0 < slots <= MAX_SLOTS:
         return f"slots must be an int from 1 to {MAX_SLOTS}"

@@ -61,7 +61,7 @@ def call(op: list) -> str:
 # What to show after a failing op that is a statement, so that a notebook cell displays the differing value.
 SHOW = {"schedule": "batch", "update": "done", "step": "batch, done", "sched": "sched", "pool": "pool", "run": "steps",
         "engine": _RUN_VALUE}
-_SEQ_STATES = ("seq_states = {s.seq_id: [s.status.value, s.num_computed_tokens, s.num_output_tokens, s.num_preemptions,\n"
+_SEQ_STATES = ("seq_states = {s.seq_id: [s.status, s.num_computed_tokens, s.num_output_tokens, s.num_preemptions,\n"
                "                       s.num_recomputed_tokens, len(s.block_table)] for s in (*sched.running, *sched.waiting, *sched.finished)}\n")
 
 

@@ -23,7 +23,7 @@ from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.assignment import load
 from grader.compare import same
-from grader.runner import (UID_BASE, UID_COUNT, Limits, Protocol, expected_lines, leftovers, python_view, run_sandboxed,
+from grader.runner import (UID_BASE, UID_COUNT, ChildRun, Limits, Protocol, expected_lines, leftovers, python_view, run_sandboxed,
                            sandbox_level)
 
 NAME = "02_decode_scheduling"
@@ -222,17 +222,27 @@ def test_protocol_accepts_exactly_the_expected_records():
 
 def test_a_record_equal_to_the_references_line_is_the_references_and_any_other_is_checked():
     """The fast path for the common case (a student's observation equals the reference's): byte for byte only."""
-    expected = {"a": [1, {"x": 0.1, "s": "é"}], "b": {"x": True}}
-    known = expected_lines(expected)
+    plain = {}
+    exec((ROOT / "grader" / "drivers" / "common.py").read_text(), plain)   # the drivers' encoder
+    values = {"a": [1, {"x": 0.1, "s": "\u00e9", "t": (0, 1)}], "b": {"x": True}}
     cells = json.dumps({"kind": "cells", "errors": {}}).encode()
-    written = json.dumps({"kind": "scenario", "name": "a", "obs": [1, {"x": 0.1, "s": "é"}]}, default=repr).encode()
-    assert written == known["a"][0], "the line a grading child writes (child.py's emit) for the same observation"
+    written = {name: json.dumps({"kind": "scenario", "name": name, "obs": plain["_plain"](obs)}, default=repr).encode()
+               for name, obs in values.items()}   # as child.py's emit writes them
+    reference = Protocol(["todo1"], ["a", "b"])
+    for line in (cells, written["a"], written["b"]):
+        assert reference.feed(line)
+    known = expected_lines(ChildRun(reference.records, lines=reference.lines))
+    assert known["a"][0] == written["a"] and same(known["a"][1], values["a"]) and known["a"][1][1]["t"] == (0, 1)
     protocol = Protocol(["todo1"], ["a", "b"], known)
-    for line in (cells, written, json.dumps({"kind": "scenario", "name": "b", "obs": {"x": 1}}).encode()):
+    for line in (cells, written["a"], json.dumps({"kind": "scenario", "name": "b", "obs": {"x": 1}}).encode()):
         assert protocol.feed(line)
-    assert protocol.records[1]["obs"] is expected["a"], "taken as the reference's own object, unparsed"
-    assert protocol.records[2]["obs"] == {"x": 1} and not same(expected["b"], protocol.records[2]["obs"]), \
+    assert protocol.records[1]["obs"] is known["a"][1], "taken as the reference's own object, unparsed"
+    assert protocol.records[2]["obs"] == {"x": 1} and not same(known["b"][1], protocol.records[2]["obs"]), \
         "True written as 1 differs by one byte: parsed, checked and compared, and it is not the same"
+    as_list = Protocol(["todo1"], ["a"], known)   # the tuple written as JSON writes it: a list, which is another answer
+    as_list.feed(cells)
+    assert as_list.feed(json.dumps({"kind": "scenario", "name": "a", "obs": values["a"]}).encode())
+    assert as_list.records[1]["obs"] is not known["a"][1] and not same(known["a"][1], as_list.records[1]["obs"])
     out_of_order = Protocol(["todo1"], ["a", "b"], known)
     assert out_of_order.feed(cells) and out_of_order.feed(known["b"][0]) is False, "b's line where a belongs"
     hostile_line = Protocol(["todo1"], ["a"], known)
@@ -287,8 +297,8 @@ def test_root_reads_by_value_and_writes_without_following(tmp_path):
 
 def test_a_huge_workload_is_refused_before_it_is_simulated():
     jobs = [{"id": i, "arrival": 0, "tokens": 10 ** 12} for i in range(3)]
-    assert "keep it small" in judge_double_gain([{"value": [jobs, 2]}])
-    assert "at most" in judge_double_gain([{"value": [[{"id": 1, "arrival": 0, "tokens": 1}] * 10_000, 2]}])
+    assert "keep it small" in judge_double_gain([{"value": (jobs, 2)}])
+    assert "at most" in judge_double_gain([{"value": ([{"id": 1, "arrival": 0, "tokens": 1}] * 10_000, 2)}])
 
 
 def test_cancelling_the_cpu_alarm_does_not_hold_a_worker():
