@@ -1,18 +1,27 @@
 """`make bench`: wall-clock figures, measured once each on this machine. Not a test: nothing here asserts a time."""
 from __future__ import annotations
 
+import copy
 import gc
+import os
 import random
 import shutil
+import statistics
 import sys
 import time
+from pathlib import Path
+
+from nbclient import NotebookClient
 
 from lab import schedule
 
-from . import autograde, build, examples, masters, pipeline, throughput
+from . import autograde, build, examples, masters, pipeline, throughput, translation
+from .assignment import get
 from .paths import BUILD_DIR, assignment_names
 
 ASSIGNMENT = "02_decode_scheduling"
+REPEAT = 3    # runs per figure: the machine is shared, so each figure is the median
+SLOWEST = 5   # cells and checks listed per notebook
 
 
 def timed(fn, *args, **kwargs) -> tuple[float, object]:
@@ -36,31 +45,82 @@ def workload(n: int) -> list[dict]:
 
 
 def bench_schedule() -> None:
-    print("== schedule(): 64 slots, random arrivals in [0, n/8), tokens in [1, 64]; best of 3 ==")
+    print(f"== schedule(): 64 slots, random arrivals in [0, n/8), tokens in [1, 64]; median of {REPEAT} (least) ==")
     sizes = (10_000, 100_000)
     jobs = {n: workload(n) for n in sizes}
     for continuous in (False, True):
         label = "continuous" if continuous else "static"
         runs = {}
         for n in sizes:
-            seconds, result = best_of(3, schedule, jobs[n], 64, continuous)
-            gc.disable()  # the same run with Python's cyclic GC paused: the algorithm's own cost
-            try:
-                paused, _ = best_of(3, schedule, jobs[n], 64, continuous)
-            finally:
-                gc.enable()
-            runs[n] = (seconds, paused, result["makespan_ticks"])
-            print(f"  n={n:>7,}  {label:<10}  {seconds:6.3f} s  ({seconds / n * 1e6:5.1f} us/job)   GC paused: {paused:6.3f} s")
-        (s1, p1, t1), (s2, p2, t2) = runs[sizes[0]], runs[sizes[1]]
-        print(f"  {label}: 10x the jobs, {t2 / t1:.1f}x the ticks: {s2 / s1:.1f}x the time ({p2 / p1:.1f}x with the GC paused)")
+            times = [timed(schedule, jobs[n], 64, continuous)[0] for _ in range(REPEAT)]
+            runs[n] = statistics.median(times)
+            print(f"  n={n:>7,}  {label:<10}  {runs[n]:6.3f} s  ({min(times):.3f})  {runs[n] / n * 1e6:5.1f} us/job")
+        print(f"  {label}: 10x the jobs, {runs[sizes[1]] / runs[sizes[0]]:.1f}x the time")
 
 
-def bench_notebook() -> None:
-    print("\n== solved notebooks, executed top to bottom ==")
-    out = BUILD_DIR / "bench"
-    for name in assignment_names():
-        seconds, _ = timed(build.execute, masters.solved_edition(name), out)
-        print(f"  {name}: {seconds:.1f} s (kernel start included)")
+class TimedClient(NotebookClient):
+    """nbclient's client, with the wall time of each cell it runs (from sending it to its last output)."""
+
+    def __init__(self, nb, **kwargs):
+        super().__init__(nb, **kwargs)
+        self.cell_seconds: dict[int, float] = {}
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        started = time.perf_counter()
+        try:
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        finally:
+            if cell.cell_type == "code":
+                self.cell_seconds[cell_index] = time.perf_counter() - started
+
+
+def run_all(nb, cwd: Path) -> tuple[float, dict[int, float]]:
+    """Run a notebook top to bottom as `make notebooks` does (build.execute): (seconds, kernel start included;
+    seconds per cell index). Raises if a cell fails."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    client = TimedClient(nb, timeout=build.EXECUTE_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
+    started = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - started, client.cell_seconds
+
+
+def editions(name: str) -> dict[str, tuple[object, list]]:
+    """The editions a student or a reader runs, each with its cells' grade_ids: the solved one, and the student one
+    with the reference answers typed in."""
+    found = {}
+    for language in ("en", "zh"):
+        if language == "en" or language in translation.languages(name):
+            solved = masters.solved_edition(name, language)  # nbgrader's metadata dropped: its ids are the master's
+            found[f"solved {language}"] = solved, [masters.grade_id(c) for c in masters.read_master(name, language).cells]
+            student = examples.filled(name, dict(get(name).reference), language)
+            found[f"student {language}"] = student, [masters.grade_id(c) for c in student.cells]
+    return found
+
+
+def cell_name(cell, grade_id: str | None) -> str:
+    """A cell's grade_id, else its master key, else its first line."""
+    return grade_id or cell.get("metadata", {}).get("key") or cell.source.strip().splitlines()[0][:50]
+
+
+def bench_notebook(names: list[str] | None = None) -> None:
+    print(f"\n== notebooks, run top to bottom (kernel start included); median of {REPEAT} runs each, then the slowest cells ==")
+    out, checks_seen = BUILD_DIR / "bench" / "notebooks", {}
+    for name in names or assignment_names():
+        checks = set(masters.test_ids(masters.nbgrader_source(name)))
+        for edition, (nb, ids) in editions(name).items():
+            runs = [run_all(copy.deepcopy(nb), out) for _ in range(REPEAT)]
+            total = statistics.median(seconds for seconds, _ in runs)
+            cells = {i: statistics.median(per_cell.get(i, 0.0) for _, per_cell in runs) for i in range(len(nb.cells))}
+            top = sorted(cells, key=cells.get, reverse=True)[:SLOWEST]
+            print(f"  {name} {edition:<10} {total:5.1f} s   (runs: {', '.join(f'{s:.1f}' for s, _ in runs)})")
+            print("      slowest cells: " + ", ".join(f"{cell_name(nb.cells[i], ids[i])} {cells[i]:.2f} s" for i in top))
+            for i in cells:
+                if ids[i] in checks:  # a visible check: the slowest of its editions is kept
+                    checks_seen[name, ids[i]] = max(checks_seen.get((name, ids[i]), (0.0, "")), (cells[i], edition))
+    slowest = sorted(checks_seen.items(), key=lambda item: item[1], reverse=True)[:SLOWEST]
+    print("  slowest visible checks (the slowest of each check's editions): " + ", ".join(
+        f"{name[:2]} {check} {seconds:.2f} s ({edition})" for (name, check), (seconds, edition) in slowest))
 
 
 def bench_autograde() -> None:
@@ -108,10 +168,16 @@ def bench_fast_engine() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m grader.bench [engine|schedule|notebook|autograde ...]`: the named sections, default all."""
+    """`python -m grader.bench [engine|schedule|notebook|autograde ...] [ASSIGNMENT ...]`: the named sections, default
+    all; assignment names limit the notebook section to those notebooks."""
     sections = {"engine": bench_fast_engine, "schedule": bench_schedule, "notebook": bench_notebook, "autograde": bench_autograde}
-    for name in (argv if argv is not None else sys.argv[1:]) or list(sections):
-        sections[name]()
+    args = argv if argv is not None else sys.argv[1:]
+    names = [a for a in args if a in assignment_names()]
+    unknown = [a for a in args if a not in sections and a not in names]
+    if unknown:
+        raise SystemExit(f"unknown section or assignment: {', '.join(unknown)} (sections: {', '.join(sections)})")
+    for section in [a for a in args if a in sections] or list(sections):
+        sections[section](names) if section == "notebook" else sections[section]()
     return 0
 
 

@@ -7,11 +7,12 @@ a tick count here is never a hardware speedup.
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable
 
-from .decode import _describe, _require_int
+from .decode import _describe, _require_int, gc_paused
 from .i18n import tr
 
 JOB_KEYS = frozenset({"id", "arrival", "tokens"})
@@ -38,6 +39,8 @@ class Job:
     finish: int | None = None
 
     def __post_init__(self) -> None:
+        if type(self.id) is int and type(self.arrival) is int and type(self.tokens) is int and self.arrival >= 0 and self.tokens >= 1:
+            return  # a valid job, checked cheaply: the messages below are built only for a bad one
         # only true ints: bool, float, NaN and str would break termination
         _require_int(tr("job {id}: field '{field}'", id=repr(self.id), field="id"), self.id)
         _require_int(tr("job {id}: field '{field}'", id=self.id, field="arrival"), self.arrival)
@@ -77,11 +80,11 @@ def parse_jobs(jobs: Iterable[Any]) -> list[Job]:
     for position, raw in enumerate(jobs):
         if not isinstance(raw, dict):
             raise ValueError(tr("job #{position} must be a dict, got {kind}", position=position, kind=type(raw).__name__))
-        label = raw.get("id", f"#{position}")
-        missing, extra = JOB_KEYS - raw.keys(), raw.keys() - JOB_KEYS
-        if missing:
-            raise ValueError(tr("job {label}: missing field(s) {fields}", label=repr(label), fields=sorted(missing)))
-        if extra:
+        if raw.keys() != JOB_KEYS:
+            label = raw.get("id", f"#{position}")
+            missing, extra = JOB_KEYS - raw.keys(), raw.keys() - JOB_KEYS
+            if missing:
+                raise ValueError(tr("job {label}: missing field(s) {fields}", label=repr(label), fields=sorted(missing)))
             raise ValueError(tr("job {label}: unexpected field(s) {fields}", label=repr(label), fields=sorted(map(str, extra))))
         job = Job(id=raw["id"], arrival=raw["arrival"], tokens=raw["tokens"])
         if job.id in seen:
@@ -92,16 +95,23 @@ def parse_jobs(jobs: Iterable[Any]) -> list[Job]:
 
 
 class TickScheduler:
-    """FIFO batching over `num_slots` slots; static keeps the group boundary."""
+    """FIFO batching over `num_slots` slots; static keeps the group boundary.
+
+    A job is served one token per tick from its start, so it finishes at start + tokens: that tick is known on
+    admission. Running jobs sit in a heap of finish ticks, and a tick costs one copy of the running ids (its
+    trace row), not one update per job; an idle clock jumps to the next arrival.
+    """
 
     def __init__(self, jobs: list[Job], num_slots: int, continuous: bool):
         self.num_slots = num_slots
         self.continuous = continuous
-        # Admission order is fixed up front: one sort, then a cursor (no list.pop(0), no heap).
+        # Admission order is fixed up front: one sort, then a cursor (no list.pop(0)).
         self.pending = sorted(jobs, key=lambda job: (job.arrival, job.id))
         self.num_admitted = 0
-        self.running: list[Job] = []
+        self.running: dict[int, Job] = {}  # id -> job, in admission order (the order a trace row lists them)
+        self.finish_ticks: list[tuple[int, int]] = []  # heap of (finish tick, id) of the running jobs
         self.clock = 0
+        self.num_busy_slots = 0
         self.trace: list[dict[str, Any]] = []
 
     @property
@@ -115,8 +125,15 @@ class TickScheduler:
 
     def can_admit(self) -> bool:
         """True if the next waiting job has arrived and a slot is free."""
-        has_arrival = self.num_waiting > 0 and self.next_arrival() <= self.clock
+        has_arrival = self.num_admitted < len(self.pending) and self.pending[self.num_admitted].arrival <= self.clock
         return has_arrival and len(self.running) < self.num_slots
+
+    def reclaim(self) -> None:
+        """Free the slots of jobs whose last token was served in the previous tick."""
+        while self.finish_ticks and self.finish_ticks[0][0] <= self.clock:
+            _, job_id = heapq.heappop(self.finish_ticks)
+            job = self.running.pop(job_id)
+            job.status, job.num_served = JobStatus.FINISHED, job.tokens
 
     def admit(self) -> None:
         """Move arrived jobs, in (arrival, id) order, into free slots."""
@@ -125,23 +142,22 @@ class TickScheduler:
         while self.can_admit():
             job = self.pending[self.num_admitted]
             self.num_admitted += 1
-            job.status, job.start = JobStatus.RUNNING, self.clock
-            self.running.append(job)
+            job.status, job.start, job.finish = JobStatus.RUNNING, self.clock, self.clock + job.tokens
+            self.running[job.id] = job
+            heapq.heappush(self.finish_ticks, (job.finish, job.id))
 
     def serve(self) -> None:
-        """Serve one token to every running job; finishers leave at tick + 1."""
-        self.trace.append({"tick": self.clock, "served": [job.id for job in self.running]})
-        for job in self.running:
-            job.num_served += 1
-            if job.num_remaining == 0:
-                job.status, job.finish = JobStatus.FINISHED, self.clock + 1
-        # Reclaiming here is the same as at the top of the next tick.
-        self.running = [job for job in self.running if not job.is_finished]
+        """Serve one token to every running job: one trace row; finishers leave at the next reclaim."""
+        self.trace.append({"tick": self.clock, "served": list(self.running)})
+        self.num_busy_slots += len(self.running)
         self.clock += 1
 
     def run(self) -> None:
         """Tick until every job finished; an idle clock jumps to the next arrival."""
-        while self.num_waiting or self.running:
+        while True:
+            self.reclaim()
+            if not (self.num_waiting or self.running):
+                return
             if not self.running and self.next_arrival() > self.clock:
                 self.clock = self.next_arrival()
             self.admit()
@@ -153,16 +169,16 @@ def schedule(jobs: list[dict], slots: int, continuous: bool) -> dict[str, Any]:
     if type(continuous) is not bool:
         raise ValueError(tr("continuous must be True or False, got {value}", value=_describe(continuous)))
     num_slots = validate_slots(slots)
-    parsed = parse_jobs(jobs)
-    sim = TickScheduler(parsed, num_slots, continuous)
-    sim.run()
-    busy_slots = sum(len(row["served"]) for row in sim.trace)
-    makespan = sim.clock
-    completed = [
-        {"id": j.id, "arrival": j.arrival, "tokens": j.tokens, "start": j.start, "finish": j.finish,
-         "wait": j.start - j.arrival, "flow": j.finish - j.arrival}
-        for j in sorted(parsed, key=lambda job: job.id)
-    ]
+    with gc_paused():  # jobs, trace rows and records form no cycles: at 10^5 jobs the collector's rescans cost half the time
+        parsed = parse_jobs(jobs)
+        sim = TickScheduler(parsed, num_slots, continuous)
+        sim.run()
+        completed = [
+            {"id": j.id, "arrival": j.arrival, "tokens": j.tokens, "start": j.start, "finish": j.finish,
+             "wait": j.start - j.arrival, "flow": j.finish - j.arrival}
+            for j in sorted(parsed, key=lambda job: job.id)
+        ]
+    busy_slots, makespan = sim.num_busy_slots, sim.clock
     return {
         "policy": "continuous" if continuous else "static",
         "slots": num_slots,

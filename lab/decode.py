@@ -9,7 +9,9 @@ step under token and sequence budgets and allocate real KV pages.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import math
 import types
 from dataclasses import dataclass
@@ -72,6 +74,21 @@ def _describe(value: Any) -> str:
     if isinstance(value, float) and math.isnan(value):
         return "NaN"
     return f"{value!r} ({type(value).__name__})"
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector for a simulation that makes no reference cycles.
+
+    Its collections would only rescan the simulation's growing output again and again: at 10^5 jobs, half of
+    `lab.schedule`'s time. Reference counting still frees everything; the collector resumes afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _require_int(name: str, value: Any, minimum: int | None = None) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..decode import _require_int
+from ..decode import _require_int, gc_paused
 from ..i18n import tr
 from .scheduler import SchedulerBase
 from .sequence import Sequence
@@ -71,12 +71,19 @@ class LLMEngine:
         """Run until every request has finished; raise if the scheduler stalls or max_steps is reached."""
         _require_int("max_steps", max_steps, minimum=1)
         pending = sorted((as_sequence(r) for r in requests), key=lambda s: (s.arrival_us, s.seq_id))
+        with gc_paused():  # requests, batches and step rows form no cycles: the collector would only rescan them
+            return self._run(pending, max_steps)
+
+    def _run(self, pending: list[Sequence], max_steps: int) -> EngineRun:
+        """The loop of run(): pending is sorted by (arrival_us, seq_id)."""
         sched, run, clock, step = self.scheduler, EngineRun(), 0, 0
-        while pending or sched.has_unfinished():
-            if not sched.has_unfinished() and pending[0].arrival_us > clock:
-                clock = pending[0].arrival_us  # idle: jump to the next arrival
-            while pending and pending[0].arrival_us <= clock:
-                sched.add(pending.pop(0))
+        num_added = 0  # pending[:num_added] have arrived (a cursor: no list.pop(0))
+        while num_added < len(pending) or sched.has_unfinished():
+            if not sched.has_unfinished() and pending[num_added].arrival_us > clock:
+                clock = pending[num_added].arrival_us  # idle: jump to the next arrival
+            while num_added < len(pending) and pending[num_added].arrival_us <= clock:
+                sched.add(pending[num_added])
+                num_added += 1
             if step >= max_steps:
                 raise RuntimeError(tr("stopped after max_steps={max_steps} with {waiting} waiting, {running} running",
                                       max_steps=max_steps, waiting=len(sched.waiting), running=len(sched.running)))

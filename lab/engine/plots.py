@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.collections import PolyCollection
 
 from ..i18n import label
 from .slo import SLO_EXERCISE
@@ -17,6 +19,17 @@ def _labelled(ax, xlabel: str, ylabel: str, title: str, legend_loc: str):
     return ax.figure
 
 
+def _bars(ax, x, heights, bottoms, color: str, name: str) -> None:
+    """Bars of width 0.9, as ax.bar draws them, but one artist for all (ax.bar's one per step is slow to draw at 10^2+ steps)."""
+    x, top, bottom = (np.asarray(v, dtype=float).reshape(-1) for v in (x, np.add(bottoms, heights), bottoms))
+    left, right = x - 0.45, x + 0.45
+    corners = np.stack([np.column_stack(c) for c in ((left, bottom), (left, top), (right, top), (right, bottom))], axis=1)
+    bars = PolyCollection(corners.reshape(-1, 4, 2), facecolors=color, edgecolors="none", label=name)
+    bars.sticky_edges.y.extend(bottom.tolist())  # as ax.bar: no axis margin past any bar's base
+    ax.add_collection(bars)
+    ax.autoscale_view()
+
+
 def plot_batch_composition(steps: list[dict], title: str | None = None, ax=None):
     """Stacked bars per step: decode tokens, prefill (chunk) tokens, and the unused token budget."""
     if ax is None:
@@ -25,9 +38,9 @@ def plot_batch_composition(steps: list[dict], title: str | None = None, ax=None)
     decode = [s["num_decode_tokens"] for s in steps]
     prefill = [s["num_prefill_tokens"] for s in steps]
     unused = [s["max_num_batched_tokens"] - s["num_batched_tokens"] for s in steps]
-    ax.bar(x, decode, color="#1f77b4", label=label("decode tokens"), width=0.9)
-    ax.bar(x, prefill, bottom=decode, color="#ff7f0e", label=label("prefill (chunk) tokens"), width=0.9)
-    ax.bar(x, unused, bottom=[d + p for d, p in zip(decode, prefill)], color="#dddddd", label=label("unused budget"), width=0.9)
+    _bars(ax, x, decode, [0] * len(x), "#1f77b4", label("decode tokens"))
+    _bars(ax, x, prefill, decode, "#ff7f0e", label("prefill (chunk) tokens"))
+    _bars(ax, x, unused, [d + p for d, p in zip(decode, prefill)], "#dddddd", label("unused budget"))
     return _labelled(ax, label("engine step"), label("tokens"), title or label("What each step computes"), "upper right")
 
 

@@ -168,7 +168,7 @@ class SchedulerBase:
 
     def _num_new_tokens(self, seq: Sequence, token_budget: int) -> int:
         """Tokens seq would compute this step: catch up, capped by the long-prefill threshold and the budget."""
-        num_new_tokens = seq.num_tokens - seq.num_computed_tokens
+        num_new_tokens = seq.num_prompt_tokens + seq.num_output_tokens - seq.num_computed_tokens  # num_tokens - computed
         if 0 < self.long_prefill_token_threshold < num_new_tokens:
             num_new_tokens = self.long_prefill_token_threshold
         return num_new_tokens if num_new_tokens < token_budget else token_budget  # min(), without a call: once per sequence per step
@@ -199,7 +199,7 @@ class SchedulerBase:
             if seq.first_scheduled_step is None:
                 seq.first_scheduled_step = step
             seq.num_computed_tokens += num_new_tokens
-            if seq.num_computed_tokens < seq.num_tokens:
+            if seq.num_computed_tokens < seq.num_prompt_tokens + seq.num_output_tokens:  # < num_tokens
                 continue  # a prefill chunk: no token yet
             seq.num_output_tokens += 1
             if seq.first_token_step is None:

@@ -71,7 +71,8 @@ class Sequence:
     @property
     def is_decode(self) -> bool:
         """True when the next step computes exactly the last sampled token."""
-        return self.num_output_tokens > 0 and self.num_tokens - self.num_computed_tokens == 1
+        # num_tokens written out (here and in the scheduler's per-sequence paths): read for every request every step
+        return self.num_output_tokens > 0 and self.num_prompt_tokens + self.num_output_tokens - self.num_computed_tokens == 1
 
     def info(self) -> "RequestInfo":
         """What a waiting-queue policy may read about this request."""

@@ -392,20 +392,20 @@ def nb03_baselines(ex):
 
 
 def nb03_explanations(ex):
+    from grader.assignment import load
     rate = int(re.search(r"seconds_per_level = (\d+)", ex._cell("def slo_key").source).group(1))
     t = ex.table("aging_rates = [")
-    traces = sorted(t)
-    shown, held_out = traces[:len(SLO_EXERCISE["seeds"])], traces[len(SLO_EXERCISE["seeds"]):]
-    meets = {float(col[:-2]): [tr for tr in traces if t[tr][col] == "meets"] for col in t[traces[0]]}
-    everywhere = sorted(r for r, ok in meets.items() if ok == traces)
-    holds(everywhere == [r for r in sorted(meets) if everywhere[0] <= r <= everywhere[-1]], "the rates that work form one range")
-    holds(rate in everywhere, "the reference rate meets both parts everywhere")
-    misses_2_5 = [tr for tr in traces if tr not in meets[2.5]]
-    holds(meets[2.5][:len(shown)] == shown, "2.5 s meets the shown traces")
-    holds(t[0]["8 s"] == "misses wait", "8 s misses trace 0 by a wait")
-    holds(meets[1] != traces and meets[60] != traces, "1 s and a minute both miss")
-    return [0, rate, rate, 2 * rate, 2 * rate, rate, *held_out, everywhere[0], everywhere[-1], 2.5, *shown, *misses_2_5,
-            8, 0, SLO_EXERCISE["max_wait_ms"] // 1000, 1]
+    (trace,) = sorted(t)  # one held-out trace, in the notebook; all five are the policy benchmark's (below)
+    row = {float(col[:-2]): verdict for col, verdict in t[trace].items()}
+    fast, slow = min(row), max(row)
+    held_out = load("03_batch_scheduling").suite.HELD_OUT_SEEDS
+    holds(trace in held_out, "the trace shown is one of the grader's held-out traces")
+    holds(row[fast] == "misses p99" and row[rate] == "meets" and row[slow] == "misses wait",
+          "too fast misses the interactive tail, the reference rate meets both parts, too slow misses the wait")
+    # The five-trace claims (3 to 7 s meet all five, 2.5 s misses trace 5 only, 8 s misses trace 0 by a wait, 1 s and
+    # a minute miss) are checked on the fast engine by tests/policybench/test_policybench.py::test_slo_exercise_separates_policies.
+    return [0, rate, rate, 2 * rate, 2 * rate, rate, trace, fast, rate, slow, *held_out, 3, 7, fast, *SLO_EXERCISE["seeds"],
+            trace, slow, 0, SLO_EXERCISE["max_wait_ms"] // 1000, 1]
 
 
 NB03 = {
@@ -492,7 +492,7 @@ def test_every_number_in_the_prose_matches_the_executed_output(name):
     ("01_continuous_batching", "Static batching needs **13** ticks", "≈ 65%", "≈ 66%"),
     ("03_batch_scheduling", "Up to 14 requests/s the engine keeps up", "647 ms at 14", "648 ms at 14"),
     ("03_batch_scheduling", "With a small pool, admitted requests", "6.2 s of a 199.4 s run", "6.2 s of a 200 s run"),
-    ("03_batch_scheduling", "## Explanations of TODO 1–5", "rates from 3 to\n7 s", "rates from 3 to\n8 s"),
+    ("03_batch_scheduling", "## Explanations of TODO 1–5", "rates from 3 to 7 s", "rates from 3 to 8 s"),
 ])
 def test_a_wrong_number_in_the_prose_is_caught(name, marker, right, wrong):
     nb = solved(name)

@@ -139,6 +139,53 @@ def test_reference_runs_keep_every_invariant(data, block_size, budget, seqs, pol
     check_run(*run_case(NS, data, block_size, budget, seqs, policy, spare, threshold))
 
 
+def plain_run(sched, requests, time_model):
+    """The step loop as first written (a list popped from the front, the collector on, num_tokens read through its
+    property): what the engine's faster loop must reproduce, step row for step row and record for record."""
+    pending = sorted((Sequence(**r) for r in requests), key=lambda s: (s.arrival_us, s.seq_id))
+    rows, clock, step = [], 0, 0
+    while pending or sched.waiting or sched.running:
+        if not (sched.waiting or sched.running) and pending[0].arrival_us > clock:
+            clock = pending[0].arrival_us
+        while pending and pending[0].arrival_us <= clock:
+            sched.add(pending.pop(0))
+        batch = sched.schedule()
+        decodes = sum(1 for s in sched.running if s.seq_id in batch.num_scheduled_tokens
+                      and s.num_output_tokens > 0 and s.num_tokens - s.num_computed_tokens == 1)
+        assert batch.num_decode_tokens == decodes, "is_decode reads num_tokens - num_computed_tokens == 1"
+        tokens = sum(batch.num_scheduled_tokens.values())
+        start, clock = clock, clock + time_model.step_us(tokens)
+        used = sched.block_manager.num_used_blocks
+        sched.update_from_batch(batch, step, clock)
+        rows.append({"step": step, "start_us": start, "end_us": clock, "num_seqs": len(batch.num_scheduled_tokens),
+                     "num_decode_tokens": batch.num_decode_tokens, "num_prefill_tokens": tokens - batch.num_decode_tokens,
+                     "num_batched_tokens": tokens, "max_num_batched_tokens": sched.max_num_batched_tokens,
+                     "num_used_blocks": used, "num_blocks": sched.block_manager.num_blocks,
+                     "preempted": list(batch.preempted_seq_ids), "num_waiting": len(sched.waiting),
+                     "num_running": len(sched.running)})
+        step += 1
+    return [seq.record() for seq in sorted(sched.finished, key=lambda s: s.seq_id)], rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads, st.sampled_from([1, 4, 16]), st.integers(1, 64), st.integers(1, 5), st.sampled_from(["fcfs", "priority"]),
+       st.integers(0, 4), st.sampled_from([0, 5]))
+def test_the_engine_loop_gives_what_the_plain_loop_gives(data, block_size, budget, seqs, policy, spare, threshold):
+    """Every step row and every record of LLMEngine.run equal the plain loop's, under pressure and with preemptions."""
+    run, requests, config = run_case(NS, data, block_size, budget, seqs, policy, spare, threshold)
+    assert (run.records, run.steps) == plain_run(NS["Scheduler"](**config), requests, TimeModel(1000, 10))
+
+
+def test_the_plain_loop_comparison_catches_a_changed_step():
+    requests = poisson_requests(30, 50, seed=4, prompt_median=40, output_median=30, max_prompt=120, max_output=100)
+    config = {"num_blocks": 16, "block_size": 16, "max_num_batched_tokens": 128, "max_num_seqs": 8}
+    run = LLMEngine(NS["Scheduler"](**config), TimeModel(1000, 10)).run(requests)
+    records, rows = plain_run(NS["Scheduler"](**config), requests, TimeModel(1000, 10))
+    assert (run.records, run.steps) == (records, rows) and sum(r["num_preemptions"] for r in records) > 0
+    rows[len(rows) // 2]["num_used_blocks"] += 1
+    assert run.steps != rows
+
+
 def test_runs_are_deterministic_and_preempt_under_pressure():
     requests = poisson_requests(40, 50, seed=4, prompt_median=40, output_median=30, max_prompt=120, max_output=100)
     config = {"num_blocks": 16, "block_size": 16, "max_num_batched_tokens": 128, "max_num_seqs": 8}
