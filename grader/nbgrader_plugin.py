@@ -8,9 +8,10 @@ e.g. `pip install -e <repo>` or PYTHONPATH):
 
 `configure` puts `SandboxedAutograde` in place of nbgrader's `Execute` in
 `c.Autograde.autograde_preprocessors`, puts `RepairCellMetadata` first in `c.Autograde.sanitize_preprocessors`
-(so that a scratch cell's nbgrader metadata cannot stop `nbgrader autograde` for the class) and selects our
-feedback template (`c.HTMLExporter.template_name`, `extra_template_basedirs`, `extra_template_paths`), with
-nbgrader's `ClearHiddenTests` added to `c.GenerateFeedback.preprocessors`. Then `nbgrader autograde
+(so that a scratch cell's nbgrader metadata cannot stop `nbgrader autograde` for the class), adds nbgrader's
+`ClearHiddenTests` to `c.GenerateFeedback.preprocessors` and makes `FeedbackTodoExporter` GenerateFeedback's
+exporter: our template, set on that class's config section only (formgrader's own HTMLExporter keeps its
+template), and pages as inert as `make autograde`'s. Then `nbgrader autograde
 <assignment>` stores our verdicts in the course's own gradebook, and formgrader, `nbgrader generate_feedback`
 (redacted) and `nbgrader export` work as usual. `make autograde` (a folder of LMS files) runs the same pipeline,
 rendering the page in-process.
@@ -22,9 +23,12 @@ checksums hold); the feedback page shows only their visible part.
 """
 from __future__ import annotations
 
-from traitlets import Dict
+import html
 
-from . import config, feedback, pipeline
+from nbconvert.exporters import HTMLExporter
+from traitlets import Dict, Integer
+
+from . import config, feedback, pipeline, sanitize
 from .paths import assignment_names
 from .runner import LEVELS
 from .safe_text import inert
@@ -87,6 +91,41 @@ class RepairCellMetadata(SandboxedAutograde):
         return nb, resources
 
 
+class FeedbackTodoExporter(HTMLExporter):
+    """`nbgrader generate_feedback`'s exporter (`c.GenerateFeedback.exporter_class`): our template, set on this class's
+    own config section so that formgrader's HTMLExporter keeps its own, and the page made inert as `make autograde`
+    makes its pages (grader/sanitize.py:clean_page: no script, no remote resource, a Content-Security-Policy)."""
+
+    page_cap = Integer(config.DEFAULTS.page_cap, help="bytes of one feedback page; a larger page is replaced by the "
+                       "plain one").tag(config=True)
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        page, resources = super().from_notebook_node(nb, resources, **kw)
+        clean, why = sanitize.clean_page(page, self.page_cap)
+        if clean is None:  # nbgrader writes what we return: never the refused page
+            self.log.warning("feedback fell back to a plain page: %s", inert(why, 500))
+            clean = plain_page(nb, resources, why)
+        return clean, resources
+
+
+def plain_page(nb, resources, why: str) -> str:
+    """A page whose rich form was refused: nbgrader's scores per graded cell and our verdicts, as escaped text."""
+    info = (resources or {}).get("nbgrader", {})
+    rows, verdicts = [], []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            rows.append(f"<tr><td>{html.escape(str(meta.get('grade_id', '')))}</td>"
+                        f"<td>{html.escape(str(meta.get('score', '')))} / {html.escape(str(meta.get('points', '')))}</td></tr>")
+            verdicts += [f"<pre>{html.escape(str(o.get('text', '')))}</pre>" for o in cell.get("outputs", [])
+                         if o.get("output_type") == "stream"]
+    title = html.escape(str(info.get("notebook", "feedback")))
+    return (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\">"
+            f"<title>{title}</title><h1>{title}: {html.escape(str(info.get('score', '')))} / "
+            f"{html.escape(str(info.get('max_score', '')))}</h1><p>{html.escape(why)}</p>"
+            f"<table border=1>{''.join(rows)}</table>{''.join(verdicts)}")
+
+
 def configure(c) -> None:
     """The settings an instructor adds to nbgrader_config.py (see the module docstring)."""
     from nbgrader.converters import Autograde, GenerateFeedback
@@ -98,8 +137,8 @@ def configure(c) -> None:
     c.Autograde.sanitize_preprocessors = [RepairCellMetadata, *Autograde.class_traits()["sanitize_preprocessors"].default()]
     steps = GenerateFeedback.class_traits()["preprocessors"].default()  # the page never shows a hidden test
     c.GenerateFeedback.preprocessors = [p for step in steps for p in ([step, ClearHiddenTests] if step is GetGrades else [step])]
-    templates = feedback._nbgrader_templates()
-    c.HTMLExporter.template_name = feedback.TEMPLATE_NAME
-    c.HTMLExporter.template_file = feedback.TEMPLATE_FILE
-    c.HTMLExporter.extra_template_basedirs = [str(feedback.TEMPLATES), str(templates)]
-    c.HTMLExporter.extra_template_paths = [str(templates)]
+    # Not c.HTMLExporter: formgrader renders its submission view with an HTMLExporter of that config (a 500 there).
+    # A subclass's section wins over HTMLExporter's, which GenerateFeedback and formgrader's button set to 'feedback'.
+    c.GenerateFeedback.exporter_class = FeedbackTodoExporter
+    for name, value in feedback.template_settings().items():
+        setattr(c.FeedbackTodoExporter, name, value)

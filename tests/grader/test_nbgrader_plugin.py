@@ -1,16 +1,25 @@
 """Our grading inside a standard nbgrader course: the collect layout, then plain `nbgrader autograde`,
 `nbgrader generate_feedback` and `nbgrader export`, configured only by the two documented lines."""
 import csv
+import json
 import os
+import re
+import socket
 import subprocess
 import sys
+import time
+import types
+import urllib.error
+import urllib.request
 from pathlib import Path
+
+import nbformat
 
 import pytest
 
 import hostile
 from conftest import ROOT
-from grader import build, examples, masters
+from grader import autograde, build, examples, masters, sanitize
 from grader.feedback import visible_text
 from grader.masters import hidden_snippets
 from grader.mutants import MUTANTS, mutated_answers
@@ -21,6 +30,29 @@ from grader.runner import leftovers, sandbox_level
 
 NAME = "02_decode_scheduling"
 PLUGIN_LINES = "\nfrom grader.nbgrader_plugin import configure\nconfigure(c)\n"
+
+
+# The same hostile prose on both feedback paths: markup, a remote frame and style, and TeX (MathJax from a CDN).
+HOSTILE_MARKDOWN = hostile.XSS_MARKDOWN + "\n\nEuler: $e^{i\\pi} + 1 = 0$ and $$\\sum_i x_i$$"
+HOSTILE_CODE = hostile.XSS_CODE.replace('print("x" * 40_000_000)', "")
+
+
+def hostile_submission():
+    perfect = examples.filled(NAME, masters.reference_answers(NAME))
+    return hostile._with_cells(perfect, [nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN), nbformat.v4.new_code_cell(HOSTILE_CODE)])
+
+
+def assert_inert(page: str) -> None:
+    """No script, no remote resource, the kit's Content-Security-Policy; and the kit's rich page, not a fallback."""
+    low = page.lower()
+    assert "<script" not in low and "<link" not in low and "<iframe" not in low and "@import" not in low
+    assert not re.findall(r"<[^>]*\son\w+\s*=", low), "an event handler"
+    assert all(src.startswith("data:") for src in re.findall(r"""<[^>]*\ssrc\s*=\s*["']?([^"'\s>]*)""", low))
+    css = " ".join(re.findall(r"<style[^>]*>(.*?)</style", low, re.S) + re.findall(r"""<[^>]*\sstyle\s*=\s*("[^"]*"|'[^']*')""", low))
+    assert not re.search(r"""(url\(|@import)\s*["']?\s*(https?:)?//""", css), "a remote resource in CSS"
+    assert "mathjax" not in re.sub(r"<!--.*?-->", "", low, flags=re.S)  # nbconvert's loader (a CDN) and its settings
+    assert re.search(r"""http-equiv=["']Content-Security-Policy["']\s+content=["']""" + re.escape(sanitize.CSP), page)
+    assert "overflow-wrap: anywhere" in page  # grader/templates/feedback_todo, not the plain page
 
 
 def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
@@ -42,7 +74,8 @@ def course(tmp_path_factory):
             "ivan": examples.bad_submissions(NAME)["ivan_subverts_kernel"],
             "kim": hostile.submissions(NAME)["kim_relays"],  # blank stubs that relay the reference through the kernel
             # First in nbgrader's order: stock CheckCellMetadata on his scratch cells once stopped the whole class.
-            "aaron": examples.layout_submissions(NAME)["pim_scratch_nbgrader_metadata"]}
+            "aaron": examples.layout_submissions(NAME)["pim_scratch_nbgrader_metadata"],
+            "xavier": hostile_submission()}
     for sid, nb in subs.items():  # what `nbgrader collect` leaves: submitted/<student>/<assignment>/<notebook>.ipynb
         examples.write({NAME: nb}, course / "submitted" / sid / NAME)
     log = nbgrader(course, "autograde", NAME)
@@ -126,3 +159,163 @@ def test_the_autograded_notebook_keeps_its_tests_and_outputs_only_the_verdict(co
     assert not [line for line in hidden if line in outputs]
     results = {gid: c.outputs[-1]["data"]["text/plain"] for gid, c in tests.items()}
     assert results["todo1_tests"] == "2" and float(results["todo3_tests"]) < 3
+
+
+def test_generate_feedback_pages_are_as_inert_as_make_autogrades(course, tmp_path):
+    """The same hostile prose and outputs through `make autograde` and through `nbgrader generate_feedback`."""
+    folder, subs, _, _ = course
+    subs_dir = tmp_path / "submissions"
+    examples.write({"xavier": subs["xavier"]}, subs_dir)
+    autograde.run(NAME, subs_dir, tmp_path / "out", jobs=0, cell_timeout=30)
+    pages = {"make autograde": (tmp_path / "out" / "feedback" / "xavier.html").read_text(),
+             "nbgrader": (folder / "feedback" / "xavier" / NAME / f"{NAME}.html").read_text()}
+    for path, page in pages.items():
+        assert "Euler:" in visible_text(page), path  # the prose itself is shown, as text
+        assert_inert(page)
+    for sid in ("alice", "carol"):
+        assert_inert((folder / "feedback" / sid / NAME / f"{NAME}.html").read_text())
+
+
+# --- formgrader ---------------------------------------------------------------------------------
+
+def kit_config(folder: Path) -> Path:
+    """A course folder whose nbgrader_config.py is ours plus the two documented lines."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text((ROOT / "grader" / "nbgrader_config.py").read_text() + PLUGIN_LINES)
+    return folder
+
+
+def graded_cell_notebook():
+    meta = {"nbgrader": {"grade": True, "grade_id": "todo1_tests", "points": 2, "solution": False, "locked": True,
+                         "schema_version": 3, "score": 1.5}}
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN),
+                                           nbformat.v4.new_code_cell("check()", metadata=meta, outputs=[
+                                               nbformat.v4.new_output("stream", name="stdout", text="TODO 1: 1.5 / 2\n")])])
+
+
+def test_formgraders_submission_view_keeps_its_own_template(tmp_path, monkeypatch):
+    """Formgrader's HTMLExporter, built as its server extension builds it with the course's config loaded, renders a
+    submission (with the kit's settings on HTMLExporter it raised TemplateNotFound: bootstrap.min.css)."""
+    from nbgrader.server_extensions.formgrader.formgrader import FormgradeExtension
+
+    monkeypatch.chdir(kit_config(tmp_path / "course"))
+    monkeypatch.syspath_prepend(str(ROOT))
+    app = FormgradeExtension()
+    app.root_dir = str(tmp_path)
+    app.initialize([])
+    assert "SandboxedAutograde" in str(app.config.Autograde.autograde_preprocessors)  # the kit's config was loaded
+    webapp = types.SimpleNamespace(settings={})
+    app.init_tornado_settings(webapp)
+    resources = {"assignment_id": NAME, "notebook_id": NAME, "submission_id": "s1", "index": 0, "total": 1, "base_url": "",
+                 "student": "alice", "last_name": "A", "first_name": "B", "notebook_path": "x"}
+    page, _ = webapp.settings["nbgrader_exporter"].from_notebook_node(graded_cell_notebook(), resources=resources)
+    assert "formgrade" in page and "overflow-wrap: anywhere" not in page  # formgrader's view, not our feedback page
+
+
+def test_generate_feedback_uses_the_kits_template_and_exporter(tmp_path, monkeypatch):
+    """GenerateFeedback's exporter, built as nbgrader builds it (also as formgrader's button does: template 'feedback'
+    set on HTMLExporter), renders our template and an inert page."""
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.apps import NbGrader
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.preprocessors import ClearHiddenTests
+    from traitlets.config import Config
+
+    monkeypatch.chdir(kit_config(tmp_path / "course"))
+    monkeypatch.syspath_prepend(str(ROOT))
+    app = NbGrader()
+    app.load_config_file()
+    converter = GenerateFeedback(coursedir=None, config=app.config)
+    converter.update_config(Config({"HTMLExporter": {"template_name": "feedback"}}))  # nbgrader/apps/api.py:generate_feedback
+    exporter = converter.exporter_class(parent=converter, config=converter.config)
+    for step in (ClearHiddenTests, CSSHTMLHeaderPreprocessor):
+        exporter.register_preprocessor(step)
+    resources = {"nbgrader": {"notebook": NAME, "assignment": NAME, "student": "alice", "score": 1.5, "max_score": 2,
+                              "late_penalty": 0}}
+    nb = graded_cell_notebook()
+    sanitize.clean_notebook(nb)  # as SandboxedAutograde leaves the autograded notebook
+    page, _ = exporter.from_notebook_node(nb, resources=resources)
+    assert 'href="#todo1_tests">TODO 1</a>' in page
+    assert_inert(page)
+
+
+def test_a_feedback_page_that_cannot_be_made_inert_is_replaced_by_the_plain_one(tmp_path, monkeypatch):
+    """A page the audit refuses (here: over the cap) is never written as rendered: the plain page, scores and verdicts."""
+    from grader.nbgrader_plugin import FeedbackTodoExporter
+    from traitlets.config import Config
+
+    config = Config()
+    for name, value in __import__("grader.feedback").feedback.template_settings().items():
+        setattr(config.FeedbackTodoExporter, name, value)
+    config.FeedbackTodoExporter.page_cap = 1000
+    resources = {"nbgrader": {"notebook": NAME, "score": 1.5, "max_score": 2, "late_penalty": 0}}
+    page, _ = FeedbackTodoExporter(config=config).from_notebook_node(graded_cell_notebook(), resources=resources)
+    assert "above the 0 MiB cap" in page and "TODO 1: 1.5 / 2" in page and "<script" not in page and sanitize.CSP in page
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def formgrader(course):
+    """A Jupyter server with nbgrader's formgrader, started in the course folder as an instructor starts it."""
+    folder = course[0]
+    port, token = free_port(), "kit-test-token"
+    env = os.environ | {"PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    log = open(folder.parent / "server.log", "w")
+    server = subprocess.Popen([sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1", "--no-browser",
+                               f"--ServerApp.root_dir={folder.parent}", f"--IdentityProvider.token={token}",
+                               "--ServerApp.port_retries=0", "--allow-root"], cwd=folder, env=env, stdout=log, stderr=log)
+
+    def call(path: str, method: str = "GET", timeout: float = 1200):
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, data=b"" if method == "POST" else None,
+                                         headers={"Authorization": f"token {token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    deadline = time.monotonic() + 600  # generous: the machine may be busy; failure is the server exiting or never answering
+    while True:
+        assert server.poll() is None, (folder.parent / "server.log").read_text()[-3000:]
+        try:
+            if call("/api/status", timeout=10)[0] == 200:
+                break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, (folder.parent / "server.log").read_text()[-3000:]
+        time.sleep(0.5)
+    yield call, folder
+    server.terminate()
+    try:
+        server.wait(60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    log.close()
+
+
+def test_formgrader_shows_a_submission_and_its_buttons_work(formgrader):
+    """The manual-grading view, then the per-student autograde and "Generate feedback" buttons (their API calls)."""
+    from nbgrader.api import Gradebook
+
+    call, folder = formgrader
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
+        submission_id = gb.find_submission_notebook(NAME, NAME, "carol").id
+    status, page = call(f"/formgrader/submissions/{submission_id}/")
+    assert status == 200, page[-2000:]
+    assert "carol" in page and "todo3_tests" in page
+    status, body = call(f"/formgrader/api/submission/{NAME}/carol/autograde", "POST")
+    assert status == 200 and json.loads(body)["success"], body[-3000:]
+    status, body = call(f"/formgrader/api/assignment/{NAME}/carol/generate_feedback", "POST")
+    assert status == 200 and json.loads(body)["success"], body[-3000:]
+    status, body = call(f"/formgrader/api/assignment/{NAME}/generate_feedback", "POST")
+    assert status == 200 and json.loads(body)["success"], body[-3000:]
+    for sid in ("alice", "carol"):  # every student's page is there, made with our template
+        page = (folder / "feedback" / sid / NAME / f"{NAME}.html").read_text()
+        assert 'href="#todo3_tests">TODO 3</a>' in page
+        assert_inert(page)
