@@ -8,10 +8,11 @@ e.g. `pip install -e <repo>` or PYTHONPATH):
 
 `configure` puts `SandboxedAutograde` in place of nbgrader's `Execute` in
 `c.Autograde.autograde_preprocessors`, puts `RepairCellMetadata` first in `c.Autograde.sanitize_preprocessors`
-(so that a scratch cell's nbgrader metadata cannot stop `nbgrader autograde` for the class), adds nbgrader's
-`ClearHiddenTests` to `c.GenerateFeedback.preprocessors` and makes `FeedbackTodoExporter` GenerateFeedback's
-exporter: our template, set on that class's config section only (formgrader's own HTMLExporter keeps its
-template), and pages as inert as `make autograde`'s. Then `nbgrader autograde
+(so that a scratch cell's nbgrader metadata cannot stop `nbgrader autograde` for the class) and makes
+`FeedbackTodoExporter` GenerateFeedback's exporter: hidden tests cleared (nbgrader's `ClearHiddenTests`), our
+template, set on that class's config section only (formgrader's own HTMLExporter keeps its template), and pages as
+inert as `make autograde`'s. Each command it changes says so once in its log (`announce`): the kit's version and
+folder, the sandbox level (autograde) and the feedback template. Then `nbgrader autograde
 <assignment>` stores our verdicts in the course's own gradebook, and formgrader, `nbgrader generate_feedback`
 (redacted) and `nbgrader export` work as usual. `make autograde` (a folder of LMS files) runs the same pipeline,
 rendering the page in-process.
@@ -23,7 +24,10 @@ checksums hold); the feedback page shows only their visible part.
 """
 from __future__ import annotations
 
+import copy
 import html
+import weakref
+from pathlib import Path
 
 from nbconvert.exporters import HTMLExporter
 from traitlets import Dict, Integer
@@ -33,12 +37,16 @@ from .paths import assignment_names
 from .runner import LEVELS
 from .safe_text import inert
 
-_ANNOUNCED: dict[str, bool] = {}
+# The nbgrader commands (converters) that have said which kit changes them, and about what: once per command run,
+# so each press of a formgrader button logs it too (its log is shown with the result).
+_ANNOUNCED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 try:
+    from nbgrader.converters.base import BaseConverter as _Command
     from nbgrader.preprocessors import NbGraderPreprocessor as _Base
 except ImportError:  # nbgrader absent: the adapters still load, on nbconvert's base class
     from nbconvert.preprocessors import Preprocessor as _Base
+    _Command = ()
 
 # The settings nbgrader has (grader/config.py), as configurable traits of the preprocessors below.
 _Settings = type("_Settings", (_Base,), config.traits())
@@ -57,10 +65,8 @@ class SandboxedAutograde(_Settings):
             raise ValueError(f"no grading suite for assignment {assignment!r}; known: {', '.join(assignment_names())} "
                              "(set SandboxedAutograde.assignment_map)")
         prepared = pipeline.prepare(assignment, self.settings())
-        if not _ANNOUNCED.get(assignment):   # once per process and assignment, in the log of every command it grades in
-            _ANNOUNCED[assignment] = True
-            self.log.info("decode-scheduling grading kit: %s graded in sandbox %s (%s)", assignment, prepared.grader.sandbox,
-                          LEVELS[prepared.grader.sandbox])
+        level = prepared.grader.sandbox
+        announce(self, f"{assignment} graded in sandbox {level} ({LEVELS[level]})")
         return prepared
 
     def settings(self) -> config.Config:
@@ -100,12 +106,42 @@ class FeedbackTodoExporter(HTMLExporter):
                        "plain one").tag(config=True)
 
     def from_notebook_node(self, nb, resources=None, **kw):
+        announce(self, f"feedback pages made inert (no script, no remote resource, a CSP); page cap {self.page_cap} bytes")
+        nb = self.without_hidden_tests(nb, resources)
         page, resources = super().from_notebook_node(nb, resources, **kw)
         clean, why = sanitize.clean_page(page, self.page_cap)
         if clean is None:  # nbgrader writes what we return: never the refused page
             self.log.warning("feedback fell back to a plain page: %s", inert(why, 500))
             clean = plain_page(nb, resources, why)
         return clean, resources
+
+
+    def without_hidden_tests(self, nb, resources):
+        """A copy of `nb` without hidden tests: nbgrader's ClearHiddenTests, with the course's settings for it.
+
+        Not one of this exporter's preprocessors: an HTMLExporter's defaults set `display_data_priority`, which
+        nbgrader's preprocessors declare but do not accept as a setting (a warning per page)."""
+        from nbgrader.preprocessors import ClearHiddenTests
+
+        settings = self.parent.config if self.parent is not None else self.config.__class__()
+        nb, _ = ClearHiddenTests(config=settings, log=self.log).preprocess(copy.deepcopy(nb), dict(resources or {}))
+        return nb
+
+
+def announce(step, subject: str) -> None:
+    """One log line per nbgrader command and subject: this kit's version and folder, the subject (the sandbox
+    level, for autograde), the feedback template. `step` is a preprocessor or exporter of that command."""
+    import lab
+
+    command = step
+    while getattr(command, "parent", None) is not None and not isinstance(command, _Command):
+        command = command.parent
+    said = _ANNOUNCED.setdefault(command, set())
+    if subject in said:
+        return
+    said.add(subject)
+    step.log.info("decode-scheduling grading kit %s (%s): %s; feedback template %s (%s)", lab.__version__,
+                  Path(__file__).parent, subject, feedback.TEMPLATE_NAME, feedback.TEMPLATES / feedback.TEMPLATE_NAME)
 
 
 def plain_page(nb, resources, why: str) -> str:
@@ -128,17 +164,16 @@ def plain_page(nb, resources, why: str) -> str:
 
 def configure(c) -> None:
     """The settings an instructor adds to nbgrader_config.py (see the module docstring)."""
-    from nbgrader.converters import Autograde, GenerateFeedback
-    from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
 
     defaults = Autograde.class_traits()["autograde_preprocessors"].default()
     c.Autograde.autograde_preprocessors = [SandboxedAutograde if step is Execute else step for step in defaults]
     # Stock nbgrader checks the metadata as it reads a submission (CheckCellMetadata, last of these): repair first.
     c.Autograde.sanitize_preprocessors = [RepairCellMetadata, *Autograde.class_traits()["sanitize_preprocessors"].default()]
-    steps = GenerateFeedback.class_traits()["preprocessors"].default()  # the page never shows a hidden test
-    c.GenerateFeedback.preprocessors = [p for step in steps for p in ([step, ClearHiddenTests] if step is GetGrades else [step])]
-    # Not c.HTMLExporter: formgrader renders its submission view with an HTMLExporter of that config (a 500 there).
-    # A subclass's section wins over HTMLExporter's, which GenerateFeedback and formgrader's button set to 'feedback'.
+    # The page never shows a hidden test: the exporter clears them. Its template is set on its own section, not on
+    # c.HTMLExporter: formgrader renders its submission view with an HTMLExporter of this config (a 500 there). A
+    # subclass's section wins over HTMLExporter's, which GenerateFeedback and formgrader's button set to 'feedback'.
     c.GenerateFeedback.exporter_class = FeedbackTodoExporter
     for name, value in feedback.template_settings().items():
         setattr(c.FeedbackTodoExporter, name, value)

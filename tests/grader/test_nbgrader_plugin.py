@@ -80,9 +80,9 @@ def course(tmp_path_factory):
         examples.write({NAME: nb}, course / "submitted" / sid / NAME)
     log = nbgrader(course, "autograde", NAME)
     kernel = leftovers()  # what sandbox uids hold once `nbgrader autograde` is done
-    nbgrader(course, "generate_feedback", NAME)
+    feedback = nbgrader(course, "generate_feedback", NAME)
     nbgrader(course, "export")
-    return course, subs, log.stdout + log.stderr, kernel
+    return course, subs, log.stdout + log.stderr + feedback.stdout + feedback.stderr, kernel
 
 
 def our_verdicts(nb):
@@ -119,6 +119,42 @@ def test_a_scratch_cells_nbgrader_metadata_stops_no_one(course):
     assert float(rows["aaron"]["raw_score"]) == 12 and float(rows["alice"]["raw_score"]) == 12
     assert "aaron: 4 cell(s) had nbgrader metadata the release does not have; it was removed" in log
     assert "\x1b" not in log  # his grade_id's escape never reached nbgrader's log
+
+
+def test_the_logs_hold_no_warning_about_settings_or_checksums(course):
+    """No unrecognised option (ClearHiddenTests in an HTMLExporter, c.Execute.allow_errors), and no checksum warning:
+    a test cell left as released gets back its hidden region before nbgrader compares (jupyter/nbgrader#1961)."""
+    _, _, log, _ = course
+    assert "not recognized" not in log and "checksum" not in log.lower(), log[-3000:]
+    assert "aaron: 4 cell(s)" in log  # the log is the one with warnings in it
+
+
+def test_a_test_cell_left_as_released_gets_its_hidden_region_back_and_a_changed_one_does_not():
+    from grader import pipeline
+
+    source = {masters.grade_id(c): c.source for c in masters.nbgrader_source(NAME).cells}
+    nb = examples.filled(NAME, masters.reference_answers(NAME))
+    tests = [c for c in nb.cells if (masters.grade_id(c) or "").endswith("_tests")]
+    tests[1].source += "\nassert True  # the student's own line"
+    changed = tests[1].source
+    pipeline.restore_hidden(pipeline.prepare(NAME), nb)
+    assert tests[0].source == source[masters.grade_id(tests[0])] and "BEGIN HIDDEN TESTS" in tests[0].source
+    assert tests[1].source == changed  # nbgrader still reports it, and overwrites it from the gradebook
+    assert all("BEGIN HIDDEN" not in c.source for c in nb.cells if not (masters.grade_id(c) or "").endswith("_tests"))
+
+
+def test_the_course_config_alone_is_clean_for_stock_nbgrader(tmp_path, monkeypatch, caplog):
+    """Without the kit (stock nbgrader), the course's settings are all ones nbgrader's Execute accepts."""
+    from nbgrader.apps import NbGrader
+    from nbgrader.preprocessors import Execute
+
+    (tmp_path / "nbgrader_config.py").write_text((ROOT / "grader" / "nbgrader_config.py").read_text())
+    monkeypatch.chdir(tmp_path)
+    app = NbGrader()
+    app.load_config_file()
+    execute = Execute(config=app.config)
+    assert execute.timeout == 30 and execute.allow_errors  # allow_errors: nbgrader's fixed default
+    assert "not recognized" not in caplog.text and app.config.CourseDirectory.course_id == "decode-scheduling"
 
 
 def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
@@ -185,11 +221,14 @@ def kit_config(folder: Path) -> Path:
     return folder
 
 
+HIDDEN_CELL = "check()\n### BEGIN HIDDEN TESTS\nsecret_check()\n### END HIDDEN TESTS\n"
+
+
 def graded_cell_notebook():
     meta = {"nbgrader": {"grade": True, "grade_id": "todo1_tests", "points": 2, "solution": False, "locked": True,
                          "schema_version": 3, "score": 1.5}}
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN),
-                                           nbformat.v4.new_code_cell("check()", metadata=meta, outputs=[
+                                           nbformat.v4.new_code_cell(HIDDEN_CELL, metadata=meta, outputs=[
                                                nbformat.v4.new_output("stream", name="stdout", text="TODO 1: 1.5 / 2\n")])])
 
 
@@ -212,15 +251,15 @@ def test_formgraders_submission_view_keeps_its_own_template(tmp_path, monkeypatc
     assert "formgrade" in page and "overflow-wrap: anywhere" not in page  # formgrader's view, not our feedback page
 
 
-def test_generate_feedback_uses_the_kits_template_and_exporter(tmp_path, monkeypatch):
+def test_generate_feedback_uses_the_kits_template_and_exporter(tmp_path, monkeypatch, caplog):
     """GenerateFeedback's exporter, built as nbgrader builds it (also as formgrader's button does: template 'feedback'
     set on HTMLExporter), renders our template and an inert page."""
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.apps import NbGrader
     from nbgrader.converters import GenerateFeedback
-    from nbgrader.preprocessors import ClearHiddenTests
+    from nbgrader.preprocessors import GetGrades
     from traitlets.config import Config
 
+    caplog.set_level("INFO")
     monkeypatch.chdir(kit_config(tmp_path / "course"))
     monkeypatch.syspath_prepend(str(ROOT))
     app = NbGrader()
@@ -228,15 +267,21 @@ def test_generate_feedback_uses_the_kits_template_and_exporter(tmp_path, monkeyp
     converter = GenerateFeedback(coursedir=None, config=app.config)
     converter.update_config(Config({"HTMLExporter": {"template_name": "feedback"}}))  # nbgrader/apps/api.py:generate_feedback
     exporter = converter.exporter_class(parent=converter, config=converter.config)
-    for step in (ClearHiddenTests, CSSHTMLHeaderPreprocessor):
-        exporter.register_preprocessor(step)
+    for step in converter.preprocessors:  # as BaseConverter.start, but no gradebook here: the scores are set below
+        if step is not GetGrades:
+            exporter.register_preprocessor(step)
     resources = {"nbgrader": {"notebook": NAME, "assignment": NAME, "student": "alice", "score": 1.5, "max_score": 2,
                               "late_penalty": 0}}
     nb = graded_cell_notebook()
     sanitize.clean_notebook(nb)  # as SandboxedAutograde leaves the autograded notebook
     page, _ = exporter.from_notebook_node(nb, resources=resources)
-    assert 'href="#todo1_tests">TODO 1</a>' in page
+    assert 'href="#todo1_tests">TODO 1</a>' in page and "check()" in visible_text(page) and "secret_check" not in page
     assert_inert(page)
+    assert "not recognized" not in caplog.text
+    said = [r.getMessage() for r in caplog.records if "grading kit" in r.getMessage()]
+    assert len(said) == 1 and "feedback template feedback_todo" in said[0] and "made inert" in said[0]
+    exporter.from_notebook_node(graded_cell_notebook(), resources=resources)  # said once per command
+    assert len([r for r in caplog.records if "grading kit" in r.getMessage()]) == 1
 
 
 def test_a_feedback_page_that_cannot_be_made_inert_is_replaced_by_the_plain_one(tmp_path, monkeypatch):
@@ -309,12 +354,18 @@ def test_formgrader_shows_a_submission_and_its_buttons_work(formgrader):
     status, page = call(f"/formgrader/submissions/{submission_id}/")
     assert status == 200, page[-2000:]
     assert "carol" in page and "todo3_tests" in page
-    status, body = call(f"/formgrader/api/submission/{NAME}/carol/autograde", "POST")
-    assert status == 200 and json.loads(body)["success"], body[-3000:]
-    status, body = call(f"/formgrader/api/assignment/{NAME}/carol/generate_feedback", "POST")
-    assert status == 200 and json.loads(body)["success"], body[-3000:]
-    status, body = call(f"/formgrader/api/assignment/{NAME}/generate_feedback", "POST")
-    assert status == 200 and json.loads(body)["success"], body[-3000:]
+    logs = {}
+    for button, path in [("autograde", f"/formgrader/api/submission/{NAME}/carol/autograde"),
+                         ("feedback", f"/formgrader/api/assignment/{NAME}/carol/generate_feedback"),
+                         ("feedback for all", f"/formgrader/api/assignment/{NAME}/generate_feedback")]:
+        status, body = call(path, "POST")
+        assert status == 200 and json.loads(body)["success"], body[-3000:]
+        logs[button] = json.loads(body).get("log", "")
+    # Each press says which kit changed it (the log formgrader shows), with no warning about settings or checksums.
+    assert re.search(r"grading kit \S+ \(.*\): 02_decode_scheduling graded in sandbox \w+ .*feedback template feedback_todo",
+                     logs["autograde"]), logs["autograde"]
+    assert all("feedback template feedback_todo" in logs[b] and "made inert" in logs[b] for b in ("feedback", "feedback for all"))
+    assert not [line for text in logs.values() for line in text.splitlines() if "not recognized" in line or "hecksum" in line]
     for sid in ("alice", "carol"):  # every student's page is there, made with our template
         page = (folder / "feedback" / sid / NAME / f"{NAME}.html").read_text()
         assert 'href="#todo3_tests">TODO 3</a>' in page
