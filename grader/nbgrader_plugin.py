@@ -29,6 +29,7 @@ import html
 import weakref
 from pathlib import Path
 
+import nbformat
 from nbconvert.exporters import HTMLExporter
 from traitlets import Dict, Integer
 
@@ -115,6 +116,10 @@ class FeedbackTodoExporter(HTMLExporter):
             clean = plain_page(nb, resources, why)
         return clean, resources
 
+    def _preprocess(self, nb, resources):
+        nb, resources = super()._preprocess(nb, resources)  # GetGrades: the gradebook's scores, a manual one included
+        note_manual_scores(nb)
+        return nb, resources
 
     def without_hidden_tests(self, nb, resources):
         """A copy of `nb` without hidden tests: nbgrader's ClearHiddenTests, with the course's settings for it.
@@ -142,6 +147,30 @@ def announce(step, subject: str) -> None:
     said.add(subject)
     step.log.info("decode-scheduling grading kit %s (%s): %s; feedback template %s (%s)", lab.__version__,
                   Path(__file__).parent, subject, feedback.TEMPLATE_NAME, feedback.TEMPLATES / feedback.TEMPLATE_NAME)
+
+
+def note_manual_scores(nb) -> None:
+    """A test cell whose gradebook score (a grader's manual one) is not the hidden rules' says so above the verdict,
+    and its result is the score that counts. The rules' score is the cell's result as autograde left it
+    (pipeline.redact), which nbgrader's SaveAutoGrades recorded."""
+    from .i18n import SUMMARY
+
+    text = SUMMARY.get(nb.metadata.get("language_edition", "en"), SUMMARY["en"])["manual"]
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        results = [o for o in cell.get("outputs", []) if o.get("output_type") == "execute_result"]
+        if not meta.get("grade") or meta.get("solution") or meta.get("score") is None or not results:
+            continue
+        try:
+            auto, score = float(results[-1]["data"]["text/plain"]), float(meta["score"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if abs(auto - score) < 1e-9:
+            continue
+        task = str(meta.get("grade_id", "")).replace("_tests", "").replace("todo", "TODO ")
+        note = text.format(task=task, score=score, points=float(meta.get("points", 0)), auto=auto)
+        cell.outputs.insert(0, nbformat.v4.new_output("stream", name="stdout", text=note + "\n\n"))
+        results[-1]["data"]["text/plain"] = f"{score:g}"
 
 
 def plain_page(nb, resources, why: str) -> str:

@@ -284,6 +284,48 @@ def test_generate_feedback_uses_the_kits_template_and_exporter(tmp_path, monkeyp
     assert len([r for r in caplog.records if "grading kit" in r.getMessage()]) == 1
 
 
+def kit_exporter():
+    from grader.nbgrader_plugin import FeedbackTodoExporter
+    from traitlets.config import Config
+
+    config = Config()
+    for name, value in __import__("grader.feedback").feedback.template_settings().items():
+        setattr(config.FeedbackTodoExporter, name, value)
+    return FeedbackTodoExporter(config=config)
+
+
+def scored_notebook(manual: float, language: str = "en"):
+    """What GetGrades leaves: TODO 1's answer with a grader's comment, its test cell scored `manual` (the gradebook's
+    score) while autograde's result, the hidden rules' score, was 0."""
+    answer = nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {
+        "grade": False, "solution": True, "grade_id": "todo1", "locked": False, "schema_version": 3,
+        "comment": "Look at the *queue* order."}})
+    test = nbformat.v4.new_code_cell("check()", metadata={"nbgrader": {
+        "grade": True, "solution": False, "grade_id": "todo1_tests", "points": 2, "locked": True, "schema_version": 3,
+        "score": manual}}, outputs=[nbformat.v4.new_output("stream", name="stdout", text="TODO 1: 0 / 2 points (0 of 3 rules hold)\n"),
+                                    nbformat.v4.new_output("execute_result", data={"text/plain": "0"}, execution_count=1)])
+    nb = nbformat.v4.new_notebook(cells=[answer, test])
+    nb.metadata["language_edition"] = language
+    return nb
+
+
+def test_the_page_keeps_the_late_penalty_the_comments_and_says_which_score_counts():
+    resources = {"nbgrader": {"notebook": NAME, "score": 0.5, "max_score": 2, "late_penalty": 1.0}}
+    page, _ = kit_exporter().from_notebook_node(scored_notebook(1.5), resources=resources)
+    shown = visible_text(page)
+    assert "(Score: 0.5 / 2.0) (the TODOs: 1.5, minus a late penalty of 1.0)" in shown
+    assert '<li class="late-penalty">Late submission penalty (Score: -1.0)</li>' in page
+    assert 'href="#comment-todo1">Comment on TODO 1</a>' in page and "queue" in shown
+    assert "TODO 1: manual score 1.5 / 2 points, which counts; the hidden rules gave 0" in shown
+    assert "TODO 1: 0 / 2 points" in shown and re.search(r"Out\[[^\]]*\]:\s*1\.5", shown)  # the verdict stays; its result is 1.5
+    assert_inert(page)
+    on_time, _ = kit_exporter().from_notebook_node(scored_notebook(0.0), resources={"nbgrader": {
+        "notebook": NAME, "score": 0, "max_score": 2, "late_penalty": 0}})
+    assert "manual score" not in on_time and "late penalty" not in on_time.lower().replace("li.late-penalty", "")
+    zh, _ = kit_exporter().from_notebook_node(scored_notebook(1.5, "zh"), resources=resources)
+    assert "TODO 1：人工评分 1.5 / 2 分，以此为准；隐藏规则给出 0 分" in visible_text(zh) and "迟交扣 1.0 分" in visible_text(zh)
+
+
 def test_a_feedback_page_that_cannot_be_made_inert_is_replaced_by_the_plain_one(tmp_path, monkeypatch):
     """A page the audit refuses (here: over the cap) is never written as rendered: the plain page, scores and verdicts."""
     from grader.nbgrader_plugin import FeedbackTodoExporter
@@ -315,9 +357,10 @@ def formgrader(course):
                                f"--ServerApp.root_dir={folder.parent}", f"--IdentityProvider.token={token}",
                                "--ServerApp.port_retries=0", "--allow-root"], cwd=folder, env=env, stdout=log, stderr=log)
 
-    def call(path: str, method: str = "GET", timeout: float = 1200):
-        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, data=b"" if method == "POST" else None,
-                                         headers={"Authorization": f"token {token}"})
+    def call(path: str, method: str = "GET", timeout: float = 1200, body: dict | None = None):
+        data = json.dumps(body).encode() if body is not None else (b"" if method in ("POST", "PUT") else None)
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, data=data,
+                                         headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 return response.status, response.read().decode()
@@ -366,6 +409,28 @@ def test_formgrader_shows_a_submission_and_its_buttons_work(formgrader):
                      logs["autograde"]), logs["autograde"]
     assert all("feedback template feedback_todo" in logs[b] and "made inert" in logs[b] for b in ("feedback", "feedback for all"))
     assert not [line for text in logs.values() for line in text.splitlines() if "not recognized" in line or "hecksum" in line]
+
+
+def test_a_manual_score_and_a_comment_from_formgrader_reach_the_page_worded_as_the_verdict(formgrader):
+    """carol's TODO 3 got partial credit from the hidden rules; a grader overrides it and comments in formgrader."""
+    from nbgrader.api import Gradebook
+
+    call, folder = formgrader
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
+        grade = gb.find_grade("todo3_tests", NAME, NAME, "carol")
+        comment = gb.find_comment("todo3", NAME, NAME, "carol")
+        auto, grade_id, comment_id = grade.auto_score, grade.id, comment.id
+    manual = 0.5 if auto != 0.5 else 1.0
+    assert call(f"/formgrader/api/grade/{grade_id}", "PUT", body={"manual_score": manual})[0] == 200
+    assert call(f"/formgrader/api/comment/{comment_id}", "PUT", body={"manual_comment": "Look at who waits longest."})[0] == 200
+    status, body = call(f"/formgrader/api/assignment/{NAME}/carol/generate_feedback", "POST")
+    assert status == 200 and json.loads(body)["success"], body[-3000:]
+    page = (folder / "feedback" / "carol" / NAME / f"{NAME}.html").read_text()
+    shown = visible_text(page)
+    assert f"TODO 3: manual score {manual:g} / 3 points, which counts; the hidden rules gave {auto:g}" in shown
+    assert 'href="#comment-todo3">Comment on TODO 3</a>' in page and "Look at who waits longest." in shown
+    assert f'href="#todo3_tests">TODO 3</a> (Score: {manual} / 3.0)' in page
+    assert_inert(page)
     for sid in ("alice", "carol"):  # every student's page is there, made with our template
         page = (folder / "feedback" / sid / NAME / f"{NAME}.html").read_text()
         assert 'href="#todo3_tests">TODO 3</a>' in page
