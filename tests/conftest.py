@@ -164,18 +164,7 @@ def sandbox_levels() -> dict[str, str]:
         from grader.runner import cold
 
         for level in ("bwrap", "userns"):
-            if level == "bwrap" and os.geteuid() != 0:
-                _LEVELS[level] = "not root"
-            elif not cold.tool("bwrap"):
-                _LEVELS[level] = "bubblewrap is not installed (make sandbox-deps)"
-            elif not cold.seccomp.supported():
-                _LEVELS[level] = f"the seccomp filter does not know {os.uname().machine}"
-            elif level == "bwrap" and not cold.tool("setpriv"):
-                _LEVELS[level] = "util-linux's setpriv is missing"
-            elif level == "userns" and not cold.tool("prlimit"):
-                _LEVELS[level] = "util-linux's prlimit is missing"
-            else:
-                _LEVELS[level] = cold._probe(level)
+            _LEVELS[level] = cold.why_not(level) or cold._probe(level)
     return _LEVELS
 
 

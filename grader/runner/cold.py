@@ -38,27 +38,30 @@ def asked() -> str:
     return value
 
 
+def why_not(level: str) -> str:
+    """'' where `level`'s tools and privileges are here (not yet probed), else why not."""
+    if not seccomp.supported():
+        return f"the seccomp filter does not know this machine ({os.uname().machine})"
+    if not tool("bwrap"):
+        return "bubblewrap (bwrap) is not installed"
+    if level == "bwrap" and os.geteuid() != 0:
+        return "not root: no uid per student"
+    if level == "bwrap" and not tool("setpriv"):
+        return "util-linux's setpriv is missing (the root level needs it)"
+    if level == "userns" and not tool("prlimit"):   # a run's RLIMIT_NPROC is set inside its user namespace with it
+        return "util-linux's prlimit is missing (the userns level needs it)"
+    return ""
+
+
 def _candidates() -> tuple[list[str], str]:
     """The isolating levels worth probing here, strongest first, and why the others are not."""
     if asked() == "process":
         return [], "the process level was asked for"
-    if not seccomp.supported():
-        return [], f"the seccomp filter does not know this machine ({os.uname().machine})"
-    if not tool("bwrap"):
-        return [], "bubblewrap (bwrap) is not installed"
-    root = os.geteuid() == 0 and asked() == "auto"
-    levels, why = [], []
-    if root and tool("setpriv"):
-        levels.append("bwrap")
-    elif root:
-        why.append("util-linux's setpriv is missing (the root level needs it)")
-    else:
-        why.append("not root: no uid per student")
-    if tool("prlimit"):
-        levels.append("userns")
-    else:  # a run's RLIMIT_NPROC is set inside its user namespace with it (sandbox.sandbox_argv)
-        why.append("util-linux's prlimit is missing (the userns level needs it)")
-    return levels, "; ".join(why)
+    wanted = ["bwrap", "userns"] if asked() == "auto" else ["userns"]
+    why = {level: why_not(level) for level in wanted}
+    if len(set(why.values())) == 1 and why[wanted[0]]:   # one cause for all (no bwrap, no seccomp): said once
+        return [], why[wanted[0]]
+    return [level for level in wanted if not why[level]], "; ".join(w for w in why.values() if w)
 
 
 def likely_level() -> str:

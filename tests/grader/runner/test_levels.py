@@ -70,3 +70,21 @@ def test_asking_for_userns_gets_it_even_as_root(monkeypatch):
         assert cold.likely_level() == "userns" and cold.sandbox_level() == "userns"
     finally:
         cold.sandbox_level.cache_clear()
+
+
+@pytest.mark.parametrize("missing, level, reason", [
+    ("bwrap", "userns", "bubblewrap (bwrap) is not installed"),
+    ("setpriv", "bwrap", "setpriv is missing"),
+    ("prlimit", "userns", "prlimit is missing"),
+])
+def test_why_not_names_the_missing_tool_for_the_level_that_needs_it(monkeypatch, missing, level, reason):
+    """One place says why a level cannot run (the suite's skips and the refusal read it): each tool is named for the
+    level that needs it, and the other level is not blamed for it."""
+    monkeypatch.setattr(cold, "tool", lambda name: None if name == missing else f"/usr/bin/{name}")
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(cold.seccomp, "supported", lambda: True)
+    assert reason in cold.why_not(level)
+    other = {"bwrap": "userns", "userns": "bwrap"}[level]
+    assert cold.why_not(other) == ("" if missing != "bwrap" else cold.why_not(level))
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert cold.why_not("bwrap").startswith("not root") or missing == "bwrap"
