@@ -96,6 +96,12 @@ ZH = {
     "duplicate seq_id: {id}": "seq_id 重复：{id}",
     "sequence {id} may grow to {longest} tokens; the pool holds {blocks} blocks of {size}":
         "序列 {id} 最多可能增长到 {longest} 个词元，而 KV 池只有 {blocks} 个块，每块 {size} 个词元",
+    "sequence {id} may grow to {longest} tokens, more than max_num_batched_tokens={budget}: "
+    "without chunked prefill it must fit one step (vLLM refuses "
+    "max_num_batched_tokens < max_model_len unless chunked prefill is on)":
+        "序列 {id} 最多可能增长到 {longest} 个词元，超过了 max_num_batched_tokens={budget}："
+        "不开启分块预填充时，它必须能在一步内放下（vLLM 同样会拒绝这种配置：关闭分块预填充时，"
+        "max_num_batched_tokens 不能小于 max_model_len）",
     "sequence {id} already holds blocks {blocks}": "序列 {id} 已经持有块 {blocks}",
     "a request is a dict or a Sequence, got {kind}": "请求必须是 dict 或 Sequence，实际是 {kind}",
     "stopped after max_steps={max_steps} with {waiting} waiting, {running} running":

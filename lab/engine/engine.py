@@ -71,6 +71,8 @@ class LLMEngine:
         """Run until every request has finished; raise if the scheduler stalls or max_steps is reached."""
         _require_int("max_steps", max_steps, minimum=1)
         pending = sorted((as_sequence(r) for r in requests), key=lambda s: (s.arrival_us, s.seq_id))
+        for seq in pending:  # refused before the first step, not found stuck after many
+            self.scheduler.check_fits_one_step(seq)
         with gc_paused():  # requests, batches and step rows form no cycles: the collector would only rescan them
             return self._run(pending, max_steps)
 

@@ -163,6 +163,16 @@ class SchedulerBase:
             self._waiting_key(seq)  # a key that fails, fails on arrival, naming the request
         self.waiting.append(seq)
 
+    def check_fits_one_step(self, seq: Sequence) -> None:
+        """Without chunked prefill, raise unless seq at its longest fits one step's token budget (else it can stall)."""
+        longest = seq.num_prompt_tokens + seq.max_tokens  # a preempted request recomputes its prompt and its output so far
+        if not self.enable_chunked_prefill and longest > self.max_num_batched_tokens:
+            # vLLM refuses the same configuration up front: SchedulerConfig.verify_max_model_len in vllm/config/scheduler.py
+            raise ValueError(tr("sequence {id} may grow to {longest} tokens, more than max_num_batched_tokens={budget}: "
+                                "without chunked prefill it must fit one step (vLLM refuses "
+                                "max_num_batched_tokens < max_model_len unless chunked prefill is on)",
+                                id=seq.seq_id, longest=longest, budget=self.max_num_batched_tokens))
+
     def has_unfinished(self) -> bool:
         return bool(self.waiting or self.running)
 

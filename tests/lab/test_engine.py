@@ -139,6 +139,57 @@ def test_reference_runs_keep_every_invariant(data, block_size, budget, seqs, pol
     check_run(*run_case(NS, data, block_size, budget, seqs, policy, spare, threshold))
 
 
+def no_stall_case(data, block_size, budget, seqs, policy, spare, chunked, threshold):
+    """A run of the reference engine on a valid configuration: with chunking any budget, without it one that holds
+    each request at its longest (what check_fits_one_step asks); every request must finish, no step stuck."""
+    requests = [{"seq_id": i, "arrival_us": a, "num_prompt_tokens": p, "max_tokens": m, "priority": pr}
+                for i, (a, p, m, pr) in enumerate(data)]
+    longest = max(r["num_prompt_tokens"] + r["max_tokens"] for r in requests)
+    config = {"num_blocks": -(-longest // block_size) + spare, "block_size": block_size, "max_num_seqs": seqs,
+              "max_num_batched_tokens": budget if chunked else longest + budget - 1, "policy": policy,
+              "enable_chunked_prefill": chunked, "long_prefill_token_threshold": threshold if chunked else 0}
+    run = LLMEngine(NS["Scheduler"](**config), TimeModel(1000, 10)).run(requests)
+    check_run(run, requests, config)
+
+
+stall_args = (workloads, st.sampled_from([1, 2, 4, 16]), st.integers(1, 64), st.integers(1, 5),
+              st.sampled_from(["fcfs", "priority"]), st.integers(0, 6), st.sampled_from([0, 0, 5]))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(*stall_args)
+def test_no_valid_configuration_stalls_with_chunking(data, block_size, budget, seqs, policy, spare, threshold):
+    no_stall_case(data, block_size, budget, seqs, policy, spare, True, threshold)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(*stall_args)
+def test_no_valid_configuration_stalls_without_chunking(data, block_size, budget, seqs, policy, spare, threshold):
+    no_stall_case(data, block_size, budget, seqs, policy, spare, False, threshold)
+
+
+def test_a_budget_below_a_requests_longest_is_refused_before_the_first_step_without_chunking(monkeypatch):
+    """vLLM's rule (SchedulerConfig.verify_max_model_len, vllm/config/scheduler.py), per request; in both languages.
+    The positive control: with the check switched off, the same run is found stuck only after it started."""
+    requests = [{"seq_id": 1, "num_prompt_tokens": 10, "max_tokens": 4}, {"seq_id": 2, "num_prompt_tokens": 30, "max_tokens": 2}]
+    config = {"num_blocks": 8, "block_size": 16, "max_num_batched_tokens": 31, "enable_chunked_prefill": False}
+    with pytest.raises(ValueError, match=r"sequence 2 may grow to 32 tokens, more than max_num_batched_tokens=31"):
+        LLMEngine(NS["Scheduler"](**config)).run(requests)
+    from lab import i18n
+    i18n.set_language("zh")
+    try:
+        with pytest.raises(ValueError, match="关闭分块预填充时，max_num_batched_tokens 不能小于 max_model_len"):
+            LLMEngine(NS["Scheduler"](**config)).run(requests)
+    finally:
+        i18n.set_language("en")
+    LLMEngine(NS["Scheduler"](**{**config, "max_num_batched_tokens": 32})).run(requests)        # exactly fits: runs
+    LLMEngine(NS["Scheduler"](**{**config, "enable_chunked_prefill": True})).run(requests)      # chunked: runs
+    stuck = {**config, "max_num_batched_tokens": 29}   # the prompt itself cannot fit a step
+    monkeypatch.setattr(SchedulerBase, "check_fits_one_step", lambda self, seq: None)
+    with pytest.raises(RuntimeError, match="the scheduler is stuck"):
+        LLMEngine(NS["Scheduler"](**stuck)).run(requests)
+
+
 def plain_run(sched, requests, time_model):
     """The step loop as first written (a list popped from the front, the collector on, num_tokens read through its
     property): what the engine's faster loop must reproduce, step row for step row and record for record."""
