@@ -1286,13 +1286,14 @@ fig = lab.engine.plot_slo(baselines,
 # cell with a time limit of about a second of CPU, so it should only define `slo_key`. Give your trial keys
 # other names: a scratch cell that defines `slo_key` again replaces yours in the checks below.
 #
-# **Check:** the cell under it checks that `slo_key` is a pure key (`lab.engine.serving_order`, which the
-# grader uses too), runs your engine with `policy=slo_key` on the three traces (about 3 s), plots them against
-# the SLO and checks it. **Grading:** 1 point for the three traces, 1 point for **two more traces of the same
-# kind** that this notebook does not name. The grader sorts each trace's requests by your key and runs that
-# order on its own engine (the reference of TODO 1–3), so a bug in TODO 1–3 does not cost points here, and a
-# key tuned to the three traces alone may miss the other two: leave a margin. *Worked example:* `aging_1s`
-# above is a valid key; it misses the interactive part.
+# **Check:** the cell under it checks that `slo_key` is a pure key (`lab.engine.serving_order`, which asks
+# your key as the grader does), runs your engine with `policy=slo_key` on the three traces (about 3 s), plots
+# them against the SLO and checks it. **Grading:** 1 point for the three traces, 1 point for **two more traces
+# of the same kind** that this notebook does not name. The grader sorts each trace's requests by your key and
+# runs that order on its own engine (the reference of TODO 1–3), so a bug in TODO 1–3 does not cost points
+# here, and a key tuned to the three traces alone may miss the other two: leave a margin. On those two, your
+# key is shown the requests one at a time, in the order they arrive, as an engine meets them: it never sees
+# the rest of the trace. *Worked example:* `aging_1s` above is a valid key; it misses the interactive part.
 
 # %% nbgrader={"grade": false, "grade_id": "todo5", "locked": false, "schema_version": 3, "solution": true}
 @todo("TODO 5")
