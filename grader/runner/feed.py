@@ -9,9 +9,9 @@ before item i + 1 existed in its process: the replies received here, not anythin
 scenario's value (`Fed`).
 
 Lines are JSON: child -> here {"open": scenario name} | {"reply": value (grader/drivers/common.py's encoding)};
-here -> child {"n": name, "item": item} | {"n": name, "end": true} | {"n": name, "refused": why}. A child that
-breaks the protocol (a line that is not one of these, a reply with no item asked, a second open of a feed) gets
-the end of the channel: its reads see EOF.
+here -> child {"n": name, "item": item} | {"n": name, "end": true} | {"n": name, "refused": why} (a scenario with no
+feed, or one opened before: a second pass could answer knowing every item). A child that breaks the protocol (a line
+that is not one of these, a reply with no item asked) gets the end of the channel: its reads see EOF.
 """
 from __future__ import annotations
 
@@ -99,8 +99,10 @@ class Feeder:
         return False
 
     def _open(self, name) -> bool:
-        if type(name) is not str or name not in self.feeds:
+        if type(name) is not str or len(name) > 200:
             return False
+        if name not in self.feeds:
+            return self._send(_line({"n": name, "refused": "this scenario has no feed"}))
         if name in self.fed:   # a feed is read once: a second pass could answer knowing every item
             return self._send(_line({"n": name, "refused": "this scenario's feed was opened before"}))
         self._current = (name, self.fed.setdefault(name, Fed()))

@@ -88,7 +88,7 @@ def test_a_stale_item_of_a_scenario_left_half_way_is_not_taken_for_the_next_ones
     assert out["value"] == ROWS[:3] and fed["b"].complete and not fed["a"].complete
 
 
-@pytest.mark.parametrize("line", [b"not json", b'{"reply": 1}', b'{"open": "nope"}', b'{"open": "s", "reply": 1}',
+@pytest.mark.parametrize("line", [b"not json", b'{"reply": 1}', b'{"open": 3}', b'{"open": "s", "reply": 1}',
                                   b'[1, 2]', b'{"reply": {"$bogus": 1}}', b"x" * (MAX_REPLY + 10)])
 def test_a_line_that_breaks_the_protocol_ends_the_channel_for_the_child(line):
     def body(feed):
@@ -151,3 +151,27 @@ def test_replies_keep_their_types():
     fed, _ = _run({"s": {"items": ROWS[:1]}}, body)
     (reply,) = fed["s"].replies
     assert [type(v).__name__ for v in reply] == ["int", "float", "float32", "list"], reply
+
+
+DRIVER = '''
+def observe(namespace, ops):
+    got = []
+    for item in FEED.items():
+        got.append(item)
+        FEED.reply(item[0] * 2)
+    return len(got)
+'''
+
+
+@pytest.mark.parametrize("kind", ["cold", "warm"])
+def test_a_sandboxed_child_reads_its_feed_through_either_runner(kind):
+    """The feed's fds reach the child at the sandbox level found here, from a fresh interpreter and from the warm parent;
+    a scenario without a feed of its own gets a refusal."""
+    from grader import runner
+    payload = {"setup": [], "cells": [], "driver": DRIVER, "scenario_timeout": 5,
+               "scenarios": [{"name": "fed", "ops": []}, {"name": "other", "ops": []}]}
+    feeds = {"fed": {"items": ROWS, "again": [1, 0]}}
+    run = runner.run_child(payload, runner.Limits(wall=120), runner.Cold() if kind == "cold" else runner.shared(), feeds=feeds)
+    assert run.status == "ok", run
+    assert [r.get("obs") for r in run.records[1:3]] == [len(ROWS) + 2, "crash: RuntimeError"]
+    assert run.fed == {"fed": Fed([2 * row[0] for row in ROWS] + [2, 0], True)}
