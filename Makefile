@@ -61,12 +61,12 @@ check-pins: $(STAMP)
 	$(PY) -m grader.check_pins planted
 	$(PY) -m grader.check_pins check
 
-# The grading sandbox needs bubblewrap (and, as root, util-linux's setpriv; without root, unprivileged user
-# namespaces). As root on Debian/Ubuntu this installs what is missing; anywhere else it says what is, and grading
+# The grading sandbox needs bubblewrap and util-linux (setpriv as root; prlimit, and unprivileged user
+# namespaces, without root). As root on Debian/Ubuntu this installs what is missing; anywhere else it says what is, and grading
 # stops until there is a sandbox (or SANDBOX=process is given: grader/runner/cold.py).
 sandbox-deps:
-	@if command -v bwrap >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then \
-		echo ">> sandbox: bubblewrap $$(bwrap --version | cut -d' ' -f2) and setpriv present"; \
+	@if command -v bwrap >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1 && command -v prlimit >/dev/null 2>&1; then \
+		echo ">> sandbox: bubblewrap $$(bwrap --version | cut -d' ' -f2), setpriv and prlimit present"; \
 		if [ "$$(id -u)" != 0 ] && ! bwrap --unshare-user --ro-bind / / true 2>/dev/null; then \
 			echo ">> sandbox: but unprivileged user namespaces do not work here: grade as root, or allow them (README, Troubleshooting)"; fi; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

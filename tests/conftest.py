@@ -172,6 +172,8 @@ def sandbox_levels() -> dict[str, str]:
                 _LEVELS[level] = f"the seccomp filter does not know {os.uname().machine}"
             elif level == "bwrap" and not cold.tool("setpriv"):
                 _LEVELS[level] = "util-linux's setpriv is missing"
+            elif level == "userns" and not cold.tool("prlimit"):
+                _LEVELS[level] = "util-linux's prlimit is missing"
             else:
                 _LEVELS[level] = cold._probe(level)
     return _LEVELS

@@ -47,9 +47,18 @@ def _candidates() -> tuple[list[str], str]:
     if not tool("bwrap"):
         return [], "bubblewrap (bwrap) is not installed"
     root = os.geteuid() == 0 and asked() == "auto"
-    if root and not tool("setpriv"):
-        return ["userns"], "util-linux's setpriv is missing (the root level needs it)"
-    return (["bwrap"] if root else []) + ["userns"], "" if root else "not root: no uid per student"
+    levels, why = [], []
+    if root and tool("setpriv"):
+        levels.append("bwrap")
+    elif root:
+        why.append("util-linux's setpriv is missing (the root level needs it)")
+    else:
+        why.append("not root: no uid per student")
+    if tool("prlimit"):
+        levels.append("userns")
+    else:  # a run's RLIMIT_NPROC is set inside its user namespace with it (sandbox.sandbox_argv)
+        why.append("util-linux's prlimit is missing (the userns level needs it)")
+    return levels, "; ".join(why)
 
 
 def likely_level() -> str:
@@ -124,7 +133,8 @@ def _env(scratch: str, result_fd: int, inputs: dict[str, str]) -> dict[str, str]
 
 
 def _preexec(limits: Limits, level: str):
-    rlimits = limits.rlimits()
+    # userns: RLIMIT_NPROC is set inside the run's user namespace (sandbox.sandbox_argv), where it counts its processes alone
+    rlimits = [(name, value) for name, value in limits.rlimits() if level != "userns" or name != "RLIMIT_NPROC"]
 
     def apply() -> None:  # in the child before exec: own session and keyring, and caps the code cannot raise
         os.setsid()

@@ -144,8 +144,11 @@ def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict
         return [*args, "--cap-add", "ALL", "--chdir", cwd, "--", *argv]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    if userns:  # bwrap itself is the uid change: a user namespace with no capabilities and no-new-privs
-        return [*args, "--cap-drop", "ALL", "--chdir", cwd, "--", *argv]
+    if userns:  # bwrap itself is the uid change: a user namespace with no capabilities and no-new-privs.
+        # RLIMIT_NPROC only inside it: set before bwrap made it, the limit would also be the namespace's ceiling on
+        # the grader's uid outside, so the instructor's own processes counted against it (a run forked 0 of 20).
+        return [*args, "--cap-drop", "ALL", "--chdir", cwd, "--", tool("prlimit") or "prlimit",
+                f"--nproc={limits.processes}", "--", *argv]
     args += ["--chdir", cwd, "--", tool("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}",
              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
     return args

@@ -83,8 +83,9 @@ def test_a_grading_child_holds_no_line_of_another_todos_reference(grader):
     thread = threading.Thread(target=lambda: result.update(run=run()))
     thread.start()
     seen = {}
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(seen) < 2:
+    # Scans until the run ends (the server starts with the child's first call, so late on a busy machine); the test's
+    # deadline bounds it
+    while thread.is_alive() and len(seen) < 2:
         time.sleep(0.3)
         for pid in sandbox_pids():
             try:

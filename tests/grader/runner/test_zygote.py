@@ -1,5 +1,7 @@
 """The warm parent: each fork is a sandbox of its own; nothing one run leaves is seen by the next. A cold run is called alike."""
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -154,6 +156,41 @@ def test_every_limit_reaches_a_run_cold_or_warm(zygote):
     for runner in (Cold(zygote.level), zygote):
         seen = probe(runner, RLIMITS, limits)
         assert seen == {**{k: [v, v] for k, v in want.items()}, "/tmp": 48 << 20, "/dev/shm": 24 << 20}, (runner, seen)
+
+
+FORKS = """
+import os, time
+def probe():
+    forks = 0
+    try:
+        for _ in range(100):
+            if os.fork() == 0:
+                time.sleep(30)
+                os._exit(0)
+            forks += 1
+    except OSError:
+        pass
+    return forks
+"""
+
+
+def test_the_graders_own_processes_do_not_count_against_a_runs_process_limit(zygote):
+    """userns: with 40 processes of the grader's uid running outside, a run limited to 20 processes, cold or warm,
+    still forks up to its limit less what its user namespace already holds. The limit is set inside the run's own user
+    namespace (cold: prlimit in sandbox_argv; warm: boot.py after _own_user_namespace); set before bwrap made the
+    namespace, it was also the namespace's ceiling on the grader's uid outside, and such a run forked none."""
+    if zygote.level != "userns" or os.geteuid() == 0:
+        pytest.skip("userns as a user who is not root (make test-rootless): the kernel enforces no RLIMIT_NPROC on uid 0")
+    outside = [subprocess.Popen(["sleep", "120"]) for _ in range(40)]
+    try:
+        forks = {kind: probe(runner, FORKS, Limits(wall=60, cpu_seconds=60, processes=20))
+                 for kind, runner in (("cold", Cold(zygote.level)), ("warm", zygote))}
+    finally:
+        for proc in outside:
+            proc.kill()
+            proc.wait()
+    print(f"runs limited to 20 processes, with 40 of the grader's own outside, forked {forks}")
+    assert forks == {"cold": 18, "warm": 19}, forks   # cold: bwrap's init and the run; warm: the run alone
 
 
 FONT_SEEN = """
