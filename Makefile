@@ -30,7 +30,7 @@ help:
 	@echo "make test            the whole test suite (with the cloud path, make e2e-cloud)"
 	@echo "make lint            ruff check: pyflakes and pycodestyle errors (CI runs it)"
 	@echo "make check-pins      asks the package index: the lock and the student requirements install on every claimed Python"
-	@echo "make test-rootless   (as root) the sandbox tests, hostile batch and demo as an unprivileged user (CI runs it)"
+	@echo "make test-rootless   (as root) the sandbox tests, hostile batch and demo as an unprivileged user (by hand: not in CI)"
 	@echo "make e2e             a real JupyterLab in Chromium: type the answers, run, save, then make autograde"
 	@echo "make bench           timings: fast vs teaching engine, schedule() scaling, notebook run, stock nbgrader vs our autograde, a hang"
 	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"

@@ -1,7 +1,8 @@
 """The feedback page: nbgrader's feedback template and ours, rendered in process, hidden tests redacted.
 
-The template (grader/templates/feedback_todo) is set through nbgrader's configuration point,
-`HTMLExporter.template_name`, so a course running stock `nbgrader generate_feedback` can use it too.
+The template (grader/templates/feedback_todo) is selected by exporter traits (`template_settings`): here on this
+process's own HTMLExporter; in an nbgrader course on the plugin's exporter class, which only `nbgrader
+generate_feedback` uses (grader/nbgrader_plugin.py), so formgrader's own HTMLExporter keeps its template.
 """
 from __future__ import annotations
 
@@ -30,14 +31,22 @@ def _nbgrader_templates() -> Path:
     return Path(importlib.util.find_spec("nbgrader").origin).parent / "server_extensions" / "formgrader" / "templates"
 
 
+def template_settings() -> dict:
+    """The exporter traits that select our feedback template (and nbgrader's bootstrap CSS, which it includes)."""
+    nbgrader = _nbgrader_templates()
+    bootstrap = nbgrader.parent / "static" / "node_modules" / "bootstrap" / "dist" / "css"
+    return {"template_name": TEMPLATE_NAME, "template_file": TEMPLATE_FILE,
+            "extra_template_basedirs": [str(TEMPLATES), str(nbgrader)],
+            "extra_template_paths": [str(bootstrap), str(nbgrader)]}
+
+
 def template_config():
-    """nbgrader/nbconvert settings that select our feedback template."""
+    """nbconvert settings that select our feedback template, for this process's own HTMLExporter."""
     from traitlets.config import Config
 
     c = Config()
-    c.HTMLExporter.template_name = TEMPLATE_NAME
-    c.HTMLExporter.template_file = TEMPLATE_FILE
-    c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), str(_nbgrader_templates())]
+    for name, value in template_settings().items():
+        setattr(c.HTMLExporter, name, value)
     return c
 
 
@@ -112,9 +121,6 @@ def _exporter():
 
     config = template_config()
     config.HTMLExporter.optimistic_validation = True   # validated once after the preprocessors, not after each one
-    # What nbgrader's GenerateFeedback adds (its bootstrap CSS), plus the quirk that generate() works around.
-    bootstrap = _nbgrader_templates().parent / "static" / "node_modules" / "bootstrap" / "dist" / "css"
-    config.HTMLExporter.extra_template_paths = [str(bootstrap), str(_nbgrader_templates())]
     exporter = FeedbackExporter(config=config)
     exporter.cached_highlight = CachedHighlight(pygments_lexer="ipython3", parent=exporter)
     exporter.register_preprocessor(CSSHTMLHeaderPreprocessor(), enabled=True)

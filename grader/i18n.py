@@ -287,10 +287,12 @@ def not_run(text: str, language: str = "en") -> str:
 SUMMARY = {
     "en": {"head": "{task}: {score:g} / {points:g} points ({passed} of {rules} rules hold)", "note": "  note: ",
            "pass": "pass", "fail": "FAIL", "says": "         the text says: ",
-           "paste": "         to see it yourself, paste this into a scratch cell and run it:"},
+           "paste": "         to see it yourself, paste this into a scratch cell and run it:",
+           "manual": "{task}: manual score {score:g} / {points:g} points, which counts; the hidden rules gave {auto:g}"},
     "zh": {"head": "{task}：{score:g} / {points:g} 分（{rules} 条规则中 {passed} 条成立）", "note": "  备注：",
            "pass": "通过", "fail": "未通过", "says": "         题目要求：",
-           "paste": "         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行："},
+           "paste": "         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行：",
+           "manual": "{task}：人工评分 {score:g} / {points:g} 分，以此为准；隐藏规则给出 {auto:g} 分"},
 }
 
 

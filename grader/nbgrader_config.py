@@ -8,9 +8,9 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# A cell that runs past this is interrupted and the rest of the notebook still runs.
+# Stock nbgrader only (the kit's configure(c) replaces Execute): a cell that runs past this is interrupted and the
+# rest of the notebook still runs (nbgrader's Execute always runs past an error: allow_errors is not a setting there).
 c.Execute.timeout = 30
 c.Execute.interrupt_on_timeout = True
-c.Execute.allow_errors = True
 
 c.Exchange.assignment_dir = "."

@@ -148,9 +148,34 @@ def repair(a: Prepared, w: Work, c: Config) -> None:
     release = a.release(w.language)
     if w.nbgrader:  # nbgrader restores the layout itself
         w.warnings += submission.repair_metadata(w.nb, release)
+        restore_hidden(a, w.nb)
         return
     sub = submission.prepare(w.nb, release, a.answer_ids)
     w.nb, w.warnings = sub.notebook, w.warnings + sub.warnings
+
+
+def restore_hidden(a: Prepared, nb) -> None:
+    """Test cells left as released get back the hidden region the release removed (in nbgrader, before its checks).
+
+    nbgrader's gradebook checksums a test cell before generate_assignment clears its hidden tests
+    (jupyter/nbgrader#1961), so OverwriteCells warned "checksum has changed" for every test cell of every student.
+    A cell the student did change still differs, and is still reported (and overwritten) by nbgrader."""
+    full = _full_tests(a.assignment)
+    for cell in nb.cells:
+        cell.source = full.get((masters.grade_id(cell), cell.source), cell.source)
+
+
+@functools.lru_cache(maxsize=None)
+def _full_tests(assignment: Assignment) -> dict[tuple[str, str], str]:
+    """(grade_id, the released source) -> the source with its hidden region, for each edition's test cells."""
+    full = {}
+    for language in assignment.languages:
+        source = {masters.grade_id(c): c.source for c in masters.nbgrader_source(assignment.name, language).cells}
+        for cell in assignment.release(language).cells:
+            gid = masters.grade_id(cell)
+            if gid and source.get(gid, cell.source) != cell.source and masters.strip_hidden(source[gid]) != source[gid]:
+                full[gid, cell.source] = source[gid]
+    return full
 
 
 def grade(a: Prepared, w: Work, c: Config) -> None:

@@ -2,7 +2,9 @@
 
 It closes the kernel state that namespaces do not separate: keyrings, ptrace and cross-process memory, BPF,
 new namespaces, mounts, perf, userfaultfd, module and kexec loading, io_uring, and the lock and notification
-relays on shared read-only inodes (flock, POSIX/OFD byte-range locks, leases, dnotify, inotify, fanotify).
+relays on shared read-only inodes (flock, POSIX/OFD byte-range locks, leases, dnotify, inotify, fanotify), and
+the calls that evict pages of the shared page cache or ask which are cached (a relay between runs that read the
+same files; timing a read remains, see the README).
 Everything else is allowed. The program checks the architecture first: x86_64 and aarch64 have a table
 each; any other (i386 `int 0x80`, arm32 compat) kills the process, and x86_64's x32 numbers are refused.
 grader/runner/boot.py installs it in each forked run; bwrap's --seccomp installs it for a cold run.
@@ -46,9 +48,18 @@ DENIED = {
     "finit_module": (313, 273), "delete_module": (176, 106), "io_uring_setup": (425, 425),
     "io_uring_enter": (426, 426), "io_uring_register": (427, 427), "inotify_init": (253, None),
     "inotify_init1": (294, 26), "fanotify_init": (300, 262),
+    # the page cache of the read-only view is shared by every run: a run that evicts pages (fadvise, process_madvise)
+    # or asks which are cached (mincore, cachestat) can leave a message for a later run (issue 39's red team relayed
+    # a TODO's body from one cell's child to another's); reading pages, and timing reads, cannot be refused
+    "fadvise64": (221, 223), "readahead": (187, 213), "mincore": (27, 232), "process_madvise": (440, 440),
+    "cachestat": (451, 451),
 }
+NEWER_THAN_HEADERS = {"cachestat"}   # Linux 6.5: Debian 12's linux-libc-dev does not list it yet
 LOCKS = {"flock": (73, 32)}                       # refused with ENOLCK, as on a file system without locks
-FILTERED = {"clone": (56, 220), "unshare": (272, 97), "fcntl": (72, 25)}   # refused for some arguments only
+FILTERED = {"clone": (56, 220), "unshare": (272, 97), "fcntl": (72, 25),   # refused for some arguments only
+            "madvise": (28, 233), "preadv2": (327, 286)}
+MADV_PAGE_CACHE = (20, 21)   # MADV_COLD, MADV_PAGEOUT: they evict a file's pages from the cache (the rest allowed)
+RWF_NOWAIT = 0x8             # preadv2 that fails instead of reading a page not cached: a probe of the cache
 NO_CLONE3 = {"clone3": (435, 435)}                # ENOSYS: libc falls back to clone, whose flags can be checked
 ARCHES = {"x86_64": (0, 0xC000003E), "aarch64": (1, 0xC00000B7)}   # machine -> (column above, AUDIT_ARCH_*)
 X32_BIT = 0x40000000
@@ -66,7 +77,10 @@ def _arch_block(machine: str) -> list:
     code += [(RET, 0, 0, RET_ALLOW),
              here("clone"), (LD_ABS, 0, 0, arg(0)), (JSET, here("eperm"), here("allow"), CLONE_NAMESPACES),
              here("unshare"), (LD_ABS, 0, 0, arg(0)), (JSET, here("eperm"), here("allow"), UNSHARE_NAMESPACES),
-             here("fcntl"), (LD_ABS, 0, 0, arg(1))]
+             here("preadv2"), (LD_ABS, 0, 0, arg(5)), (JSET, here("eperm"), here("allow"), RWF_NOWAIT),
+             here("madvise"), (LD_ABS, 0, 0, arg(2))]
+    code += [(JEQ, here("eperm"), 0, advice) for advice in MADV_PAGE_CACHE]
+    code += [(RET, 0, 0, RET_ALLOW), here("fcntl"), (LD_ABS, 0, 0, arg(1))]
     code += [(JEQ, here("enolck"), 0, cmd) for cmd in LOCK_COMMANDS]
     code += [(JEQ, here("eperm"), 0, cmd) for cmd in NOTIFY_COMMANDS]
     return code + [here("allow"), (RET, 0, 0, RET_ALLOW), here("eperm"), (RET, 0, 0, RET_ERRNO | EPERM),

@@ -23,6 +23,7 @@ from grader.feedback import visible_text
 
 ASSIGNMENT = "02_decode_scheduling"
 MARKER = "student answer marker 7c1f0e"
+SERVER_MARKER = "reference server marker 3d9e4a"
 
 
 def reference_lines(source: str, given: str) -> list[str]:
@@ -70,40 +71,46 @@ def grader():
 
 
 @pytest.mark.deadline(600)
-def test_a_grading_child_holds_no_line_of_another_todos_reference(grader):
-    """TODO 4's child, the reference of 1-3 on the server."""
+def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, monkeypatch):
+    """TODO 4's child, the reference of 1-3 on the server. The server's TODO 1 also defines a function whose docstring
+    is SERVER_MARKER: a code constant it holds for as long as it runs (the reference's source text it may have freed
+    and reused, as Debian's Python 3.11.2 does), so the positive control does not depend on the allocator."""
+    monkeypatch.setitem(grader.reference, "todo1", grader.reference["todo1"] + f'\n\ndef _server_marker():\n    """{SERVER_MARKER}"""\n')
     # The student's answer is the reference for TODO 4; its cell sleeps first, so both sandboxes are alive when read.
     answer = f"import time\ntime.sleep(4)  # {MARKER}\n" + grader.reference["todo4"]
     held, run = ("todo1", "todo2", "todo3"), lambda: grader._run_bridged(next(t for t in grader.tasks if t.answer_id == "todo4"), answer)
     student = {"todo4": answer}
     given = "\n".join(grader.setup + [grader.stand_ins[g] for g in grader.answer_ids] + list(student.values()))
-    needles = {gid: reference_lines(grader.reference[gid], given) for gid in held}
-    assert all(needles.values()), needles
+    needles = {n for gid in held for n in reference_lines(grader.reference[gid], given)}
+    assert needles and SERVER_MARKER not in given
     result = {}
     thread = threading.Thread(target=lambda: result.update(run=run()))
     thread.start()
-    seen = {}
-    # Scans until the run ends (the server starts with the child's first call, so late on a busy machine); the test's
-    # deadline bounds it
-    while thread.is_alive() and len(seen) < 2:
+    # Every sandbox, again and again until the run ends (the test's deadline bounds it): the markers only while it runs
+    # (a process holds some 270 MB to search), the child's reference lines on its first and last memory, after the run
+    children, servers = {}, set()
+    while thread.is_alive():
         time.sleep(0.3)
         for pid in sandbox_pids():
             try:
                 memory = memory_of(pid)
             except OSError:
                 continue
-            if MARKER.encode() in memory or any(n.encode() in memory for ns in needles.values() for n in ns):
-                seen[pid] = memory
+            if pid in children or MARKER.encode() in memory:
+                children.setdefault(pid, [memory, None])[1] = memory
+            elif SERVER_MARKER.encode() in memory:
+                servers.add(pid)
     thread.join()
     run, server = result["run"]
     assert run.status == "ok" and server.status == "ok", (run, server)
-    children = [m for m in seen.values() if MARKER.encode() in m]
-    servers = [m for m in seen.values() if MARKER.encode() not in m and any(n.encode() in m for ns in needles.values() for n in ns)]
     assert children, "the scan did not find the student's own answer in any sandbox: it cannot see a child's memory"
-    assert servers, "positive control: the reference server must hold the other TODOs' reference lines, and the scan find them"
-    for memory in children:
-        found = [n for ns in needles.values() for n in ns if n.encode() in memory]
-        assert found == [], f"the grading child holds reference lines of other TODOs: {found[:3]}"
+    assert servers, "positive control: the reference server holds its marker for as long as it runs, and the scan finds it"
+    for first, last in children.values():
+        for memory in (first, last):
+            holds_marker = SERVER_MARKER.encode() in memory   # a name: pytest would print 270 MB of the operands
+            assert not holds_marker, "the grading child holds the server's reference (its marker)"
+            found = sorted(n for n in needles if n.encode() in memory)
+            assert found == [], f"the grading child holds reference lines of other TODOs: {found[:3]}"
 
 
 def test_every_answer_cell_can_be_stood_in_for():
