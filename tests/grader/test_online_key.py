@@ -3,8 +3,9 @@
 The grading child gets a held-out trace's requests one at a time over its feed (grader/runner/feed.py), each after it
 sent back the key of the one before; the grading process sorts by the keys it received. An attacker key that searches
 its process for later requests finds none there, and finds them on the old path (the rows in the payload, or
-lab.engine.serving_order called with the whole list), so the search itself works. Honest keys of every number type
-get the same order either way."""
+lab.engine.serving_order called with the whole list), so the search itself works. Nor can it rebuild the trace from
+what has arrived: a key that matches the first arrivals against exercise_trace of small seeds finds the old held-out
+seeds (5, 13) and not the suite's (62-bit). Honest keys of every number type get the same order either way."""
 import pytest
 
 from grader import i18n, masters
@@ -16,8 +17,9 @@ SUITE = load(BATCH).suite
 SEED = SUITE.HELD_OUT_SEEDS[0]
 SAMPLED = 100   # the attacker searches on every 100th request (a search of the whole heap costs milliseconds)
 
-# Searches everything it can reach for request-like things (a RequestInfo, a dict with arrival_us, a row of four
-# ints): the collector's objects, every frame's locals and globals up the stack, and stdin. Its key tells what it
+# Searches everything it can reach for request-like things (a RequestInfo, a request's dict, a row of four ints): the
+# collector's objects, every frame's locals and globals up the stack, and stdin. A request's dict has a prompt: the
+# check cells' example engine records (arrivals at 50 and 100 ms) are not requests, and a trace may begin earlier. Its key tells what it
 # found: (-1 if it found a request that arrives later than this one, 1 if it found this one, 1 if it searched).
 ATTACKER = '''
 import gc, os, sys
@@ -31,7 +33,7 @@ def _found(value, arrivals, depth=0, seen=None):
     if type(value).__name__ == "RequestInfo":
         arrivals.append(value.arrival_us)
     elif type(value) is dict:
-        if type(value.get("arrival_us")) is int and "seq_id" in value:
+        if type(value.get("arrival_us")) is int and "seq_id" in value and "num_prompt_tokens" in value:
             arrivals.append(value["arrival_us"])
         for item in list(value.values())[:5000]:
             _found(item, arrivals, depth + 1, seen)
@@ -118,6 +120,58 @@ def test_the_same_attacker_finds_the_future_when_serving_order_gets_the_whole_li
     serving_order(key, infos)
     searched = [k for k in keys[:len(infos)] if k[2]]
     assert len(searched) == len(infos) // SAMPLED and all(later < 0 and this == 1 for later, this, _ in searched), searched
+
+
+FIRST, SEARCHED = 8, 2001   # the key matches a trace's first 8 requests against exercise_trace of seeds 0..2000
+
+# Remembers the first FIRST requests of a trace, then looks for the seed whose trace starts with them: the arrivals of
+# each seed first (numpy's generator draws make_trace's gaps first: about 20 us a seed), then the whole rows from
+# exercise_trace itself. Its key tells the seed it found (-1: none) from the FIRST-th request on, the same when asked
+# again, so it is pure as the feed checks it. A key that found its seed could run the rest of the trace and tune itself.
+SEED_SEARCH = """
+import numpy as np
+from lab.engine import SLO_EXERCISE, exercise_trace
+
+seen, found = [], []
+
+
+def _seed_of(rows):
+    arrivals = [row[1] for row in rows]
+    for seed in range(SEARCHED):
+        gaps = np.random.default_rng(seed).exponential(1 / SLO_EXERCISE["rate_req_s"], FIRST)
+        if (np.cumsum(gaps) * 1e6).astype(np.int64).tolist() == arrivals:
+            trace = exercise_trace(seed)[:FIRST]
+            if [[r["seq_id"], r["arrival_us"], r["priority"], r["num_prompt_tokens"]] for r in trace] == rows:
+                return seed
+    return -1
+
+
+def slo_key(request):
+    if request.seq_id == 0:   # a trace begins: exercise_trace's first arrival is request 0
+        seen.clear()
+        found.clear()
+    if len(seen) < FIRST:
+        seen.append([request.seq_id, request.arrival_us, request.priority, request.num_prompt_tokens])
+        if len(seen) == FIRST:
+            found.append(_seed_of(seen))
+    return (found[0] if found else -2, request.arrival_us)
+""".replace("SEARCHED", str(SEARCHED)).replace("FIRST", str(FIRST))
+OLD_SEEDS = (5, 13)   # the held-out seeds before they were drawn from 2^62
+
+
+def test_a_key_that_searches_small_seeds_for_the_trace_it_sees_finds_no_held_out_trace(grader, monkeypatch):
+    assert all(2**40 < seed < 2**62 for seed in SUITE.HELD_OUT_SEEDS), SUITE.HELD_OUT_SEEDS
+    task, fed, _ = _held_out(grader)
+    # Positive control in the same child: the old seeds' traces, fed the same way, are found.
+    controls = []
+    for seed in OLD_SEEDS:
+        scenario = SUITE.slo_scenario(seed, held_out=True)
+        monkeypatch.setitem(grader.feeds, f"old seed {seed}", scenario["feed"])
+        controls.append({"name": f"old seed {seed}", "ops": scenario["ops"], "cpu_seconds": scenario["cpu_seconds"]})
+    run, server = grader._run_bridged(task, SEED_SEARCH, fed + controls)
+    assert run.status == "ok" and server.status == "ok", (run, server)
+    found = {sc["name"]: {reply[0] for reply in run.fed[sc["name"]].replies[FIRST - 1:]} for sc in fed + controls}
+    assert found == {**{sc["name"]: {-1} for sc in fed}, **{f"old seed {seed}": {seed} for seed in OLD_SEEDS}}, found
 
 
 NUMBER_TYPES = {
