@@ -141,7 +141,8 @@ def _key(grader) -> str:
     sources = [Path(__file__), here / "grade.py", here / "schema.py", here / "snippets.py", here / "shrink.py", here / "compare.py",
                here / "suites" / "visible.py", here / "observed.py", suite, suite.with_name("cases.py")]
     parts = [grader.assignment.name, grader.seed, grader.reference, grader.expected,
-             [(t.answer_id, t.task_id, t.test_id, t.points, [(r.name, sorted(r.allows), [sc["ops"] for sc in r.scenarios]) for r in t.rules])
+             [(t.answer_id, t.task_id, t.test_id, t.points, [(r.name, sorted(r.allows), [(sc["ops"], sc.get("feed")) for sc in r.scenarios])
+              for r in t.rules])
               for t in grader.tasks],
              [(m.answer_id, m.name, m.find, m.replace) for m in grader.assignment.mutants],
              sorted((gid, sorted(stubs)) for gid, stubs in released_stubs(grader.assignment).items()),

@@ -210,6 +210,9 @@ class Grader:
             warm_parent.close()
             warm_parent = shared(self.sandbox).start()
         self.tasks: list[Task] = assignment.tasks(seed)
+        # Items a scenario's child may see only one at a time (grader/runner/feed.py), by the name the scenario travels under.
+        self.feeds = {self._key(task, ri, si): sc["feed"] for task in self.tasks for ri, rule in enumerate(task.rules)
+                      for si, sc in enumerate(rule.scenarios) if "feed" in sc}
         self.setup = assignment.setup
         self.checks = assignment.check_definitions   # run after the answer cells: the visible cases' helpers
         self.answer_ids = assignment.answer_ids
@@ -247,7 +250,11 @@ class Grader:
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict], timeout: float | None = None) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
                    "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout}
-        return run_child(payload, self._limits(timeout), self.warm, known=self.known)
+        return run_child(payload, self._limits(timeout), self.warm, known=self.known, feeds=self._feeds(scenarios))
+
+    def _feeds(self, scenarios: list[dict]) -> dict[str, dict]:
+        """The feeds of these scenarios (named as they travel): their items are never in the payload."""
+        return {sc["name"]: self.feeds[sc["name"]] for sc in scenarios if sc["name"] in self.feeds}
 
     def _limits(self, timeout: float | None) -> Limits:
         return dataclasses.replace(self.limits, wall=timeout) if timeout else self.limits
@@ -268,7 +275,7 @@ class Grader:
                  "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout,
                  "cells": [(gid, answer_source if gid == task.answer_id else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1}}
-        return run_pair(child, server, self._limits(timeout), self.warm, self.known)
+        return run_pair(child, server, self._limits(timeout), self.warm, self.known, self._feeds(scenarios))
 
     def _reference_run(self) -> ChildRun:
         """The reference's run of every scenario (its observations are the expected ones)."""
@@ -343,7 +350,8 @@ class Grader:
                 if name not in observed:
                     detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
                 elif rule.judge is not None and not visible(scenario):
-                    verdict = judged(rule.judge, observed[name], scenario)
+                    # a fed scenario's value is what this process received on its feed, not what the child says of it
+                    verdict = judged(rule.judge, observed[name], {**scenario, "fed": run.fed.get(name)} if "feed" in scenario else scenario)
                     detail, seen = (f"{scenario['name']}: {verdict}", fingerprint(si, None, verdict)) if verdict else ("", "")
                 elif not same(self.expected[name], observed[name], rule.allows):
                     cases[ri] = (scenario["name"], *up_to_departure(scenario["ops"], self.expected[name], observed[name], rule.allows),

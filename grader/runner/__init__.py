@@ -6,7 +6,8 @@
 - cold.py: a fresh interpreter per run (Cold, run_sandboxed, sandbox_level); warm.py: forks of one warm parent
   (Warm, shared), whose own program is boot.py. Cold and Warm have the same run(kind, payload, limits, ...);
 - child.py, bridge.py, notebook.py: programs sent as text into the sandbox (a grading child, the bridge to its
-  reference server, the feedback run's cell runner); protocol.py: the grader's side of a grading child.
+  reference server, the feedback run's cell runner); protocol.py: the grader's side of a grading child; feed.py:
+  the grader's end of a child's feed (items a scenario's child gets one at a time, each after answering the last).
 """
 from .cold import LEVELS, Cold, NoSandbox, likely_level, run_sandboxed, sandbox_level
 from .limits import CPU_MARGIN, Limits

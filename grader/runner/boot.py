@@ -7,8 +7,9 @@
 # argv: level ("bwrap" | "userns" | "process"), the fd of a SOCK_SEQPACKET socket, the text of child.py, the text of notebook.py,
 # the seccomp program of seccomp.py in base64 ("" on a machine it does not know: then only "process"), and the fd and
 # file name of the grader's matplotlib font list ("-1" and "" if it has none).
-# Request: JSON {kind: "grade" | "notebook", uid, rlimits: [[RLIMIT_ name, value]], scratch, shm} + fds [payload in,
-# results out] (+ [bridge in, bridge out] for a grading child and its reference server, bridge.py).
+# Request: JSON {kind: "grade" | "notebook", uid, rlimits: [[RLIMIT_ name, value]], scratch, shm, bridge, feed} + fds
+# [payload in, results out] (+ [bridge in, bridge out] if bridge: a grading child and its reference server, bridge.py)
+# (+ [feed in, feed out] if feed: the grading process's feed of held-back scenario items, feed.py).
 # Reply: JSON {"pid": pid}. The child writes JSON lines to `results out` and ends; the grader watches it (watch.py).
 #
 # Level "bwrap": this process runs as root with capabilities, inside bubblewrap's allow-list view (read-only
@@ -231,7 +232,8 @@ def serve(req, fds, listener):
     """In the forked child: enter the sandbox, read the payload, run it, report."""
     listener.close()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    payload_fd, result_fd, *bridge_fds = fds
+    payload_fd, result_fd, *more = fds
+    bridge_fds, feed_fds = (more[:2], more[2:]) if req.get("bridge") else ([], more)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -240,6 +242,8 @@ def serve(req, fds, listener):
         os.closerange(low + 1, high)
     if bridge_fds:
         os.environ["GRADER_BRIDGE_FDS"] = ",".join(map(str, bridge_fds))
+    if feed_fds:
+        os.environ["GRADER_FEED_FDS"] = ",".join(map(str, feed_fds))
     if LEVEL in ("bwrap", "userns"):
         enter_bwrap_child(req)
     else:
@@ -285,7 +289,7 @@ def main():
     while True:
         _reap(block=False)  # ended runs are waited for, so that their CPU time is accounted to this process
         try:
-            message, fds, _, _ = socket.recv_fds(listener, 1 << 16, 4)
+            message, fds, _, _ = socket.recv_fds(listener, 1 << 16, 6)
         except OSError:
             message = b""
         if not message:

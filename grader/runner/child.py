@@ -7,6 +7,8 @@
 # fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (bridge.py, beside this file) to the reference server. The child holds the
 # student's answer for one TODO and stand-ins for the others; the server ("serve": true) holds the reference of the
 # others and a stand-in for this one, and answers the child's calls until the child ends.
+# fds $GRADER_FEED_FDS ("read,write"), if set: the grading process's feed (grader/runner/feed.py), items of a scenario
+# that never go in the payload; the driver reads them as FEED.items(), one at a time, answering each with FEED.reply().
 # The parent judges; this process only reports what the code under test did.
 import json
 import os
@@ -43,6 +45,52 @@ def main():
     grade(payload, emit)
 
 
+class Feed:
+    """This side of the grading process's feed: the running scenario's items, each sent once the one before is answered."""
+
+    def __init__(self, fds):
+        self.fds, self.buffer, self.scenario = fds, b"", None
+
+    def items(self):
+        """The running scenario's items (then the ones asked again); answer each with reply() to get the next."""
+        if self.fds is None:
+            raise RuntimeError("this run has no feed")
+        name = self.scenario
+        self._send({"open": name})
+        while True:
+            message = self._receive()
+            if message.get("n") != name:
+                continue   # left over from a scenario that stopped half way
+            if "item" in message:
+                yield message["item"]
+            elif message.get("end") is True:
+                return
+            else:
+                raise RuntimeError(str(message.get("refused")))
+
+    def reply(self, value):
+        self._send({"reply": value})
+
+    def _send(self, message):
+        data = memoryview((json.dumps(message, separators=(",", ":")) + "\n").encode())
+        while data:
+            data = data[os.write(self.fds[1], data):]
+
+    def _receive(self):
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.fds[0], 65536)
+            if not chunk:
+                raise EOFError("the grading process ended the feed")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+
+def _feed():
+    fds = os.environ.pop("GRADER_FEED_FDS", "")
+    return Feed(tuple(int(fd) for fd in fds.split(",")) if fds else None)
+
+
 def _bridge(payload, namespace):
     """This side's end of the bridge, in the namespace as __bridge__ (before any cell runs)."""
     spec = payload.get("bridge")
@@ -65,9 +113,9 @@ def _own(bridge, namespace, exports):
             bridge.owned[export] = found
 
 
-def _driver(source):
+def _driver(source, feed):
     """The driver's observe(), loaded before any cell runs: a cell that rewrites the payload changes nothing it reports."""
-    driver = {"__name__": "__driver__"}
+    driver = {"__name__": "__driver__", "FEED": feed}
     exec(compile(source, "<driver>", "exec"), driver)
     return driver.get("observe")
 
@@ -96,7 +144,8 @@ def grade(payload, emit):
     sys.stdout = open(os.devnull, "w")  # prints of the code under test are not part of the verdict
     namespace = {"__name__": "__graded__"}
     bridge = _bridge(payload, namespace)
-    observe = _driver(payload.pop("driver"))
+    feed = _feed()
+    observe = _driver(payload.pop("driver"), feed)
     scenarios, owned = payload.pop("scenarios"), tuple(payload.get("bridge", {}).get("owned", ()))
     for index, src in enumerate(payload["setup"]):
         exec(compile(_strip_magics(src), f"<given cell {index}>", "exec"), namespace)
@@ -120,6 +169,7 @@ def grade(payload, emit):
         # After a timeout the next scenarios get a short limit: honest code needs milliseconds, a hang costs little.
         limit = scenario.get("cpu_seconds", payload["scenario_timeout"])  # a suite may give a big scenario more
         signal.setitimer(TIMER, limit if not consecutive_timeouts else payload.get("retry_timeout", 0.25))
+        feed.scenario = scenario["name"]
         try:
             observed = observe(namespace, scenario["ops"])
         except ScenarioTimeout:

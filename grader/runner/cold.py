@@ -123,10 +123,10 @@ class Cold:
         self.level = level or sandbox_level()
 
     def run(self, kind: str, payload: dict, limits: Limits, *, watcher: Watcher | None = None,
-            bridge_fds: tuple[int, int] = ()) -> Finished:
+            bridge_fds: tuple[int, int] = (), feed_fds: tuple[int, int] = ()) -> Finished:
         """Run `kind` ('grade': grader/runner/child.py, 'notebook': notebook.py) on `payload`, given on stdin."""
         return run_sandboxed([sys.executable, "-I", "-c", PROGRAMS[kind]], limits, stdin=json.dumps(payload).encode(),
-                             level=self.level, bridge_fds=bridge_fds, watcher=watcher)
+                             level=self.level, bridge_fds=bridge_fds, feed_fds=feed_fds, watcher=watcher)
 
 
 def _env(scratch: str, result_fd: int, inputs: dict[str, str]) -> dict[str, str]:
@@ -162,11 +162,13 @@ def _exited(proc: subprocess.Popen, seconds: float) -> bool:
 
 
 def run_sandboxed(argv: list[str], limits: Limits, *, stdin: bytes = b"", inputs: dict[str, Path] | None = None,
-                  level: str | None = None, bridge_fds: tuple[int, int] = (), watcher: Watcher | None = None) -> Finished:
+                  level: str | None = None, bridge_fds: tuple[int, int] = (), feed_fds: tuple[int, int] = (),
+                  watcher: Watcher | None = None) -> Finished:
     """Run `argv` at the sandbox level under `limits`; its results go to the fd named by $GRADER_RESULT_FD.
 
     `inputs` are seen read-only (bwrap: under /inputs/<name>), named by $GRADER_INPUT_<NAME>.
-    `bridge_fds` (read, write) reach the command as $GRADER_BRIDGE_FDS; this process closes them.
+    `bridge_fds` (read, write) reach the command as $GRADER_BRIDGE_FDS, `feed_fds` (grader/runner/feed.py) as
+    $GRADER_FEED_FDS; this process closes them.
     `watcher` (a Watcher): hooks on the run's start and records, and a periodic check that may end it."""
     level = level or sandbox_level()
     inputs = {name: Path(path) for name, path in (inputs or {}).items()}
@@ -196,11 +198,13 @@ def run_sandboxed(argv: list[str], limits: Limits, *, stdin: bytes = b"", inputs
             members = None  # the process group it starts
         if bridge_fds:
             env["GRADER_BRIDGE_FDS"] = ",".join(map(str, bridge_fds))
+        if feed_fds:
+            env["GRADER_FEED_FDS"] = ",".join(map(str, feed_fds))
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    cwd=cwd, env=env, pass_fds=[*passed, *bridge_fds], preexec_fn=_preexec(limits, level))
+                                    cwd=cwd, env=env, pass_fds=[*passed, *bridge_fds, *feed_fds], preexec_fn=_preexec(limits, level))
         finally:
-            for fd in (write_fd, *bridge_fds):
+            for fd in (write_fd, *bridge_fds, *feed_fds):
                 os.close(fd)
         err = bytearray()
         stderr = threading.Thread(target=_drain, args=(proc.stderr, err, limits.stderr_bytes), daemon=True)

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..observed import Malformed, decode_hook
 from ..schema import MAX_LINE, error_name, problem
 from .cold import Cold
+from .feed import Fed, Feeder
 from .limits import Limits
 from .watch import Finished, Watcher
 
@@ -115,6 +116,7 @@ class ChildRun:
     cpu: float = 0.0            # CPU seconds it (and its reference server) used
     waited: float = 0.0         # seconds it waited for a CPU while ready to run
     elapsed: float = 0.0        # wall seconds it ran
+    fed: dict[str, Fed] = field(default_factory=dict)   # scenario name -> the replies its feed received (feed.py)
 
 
 def expected_lines(run: ChildRun) -> dict[str, tuple[bytes, object]]:
@@ -126,15 +128,24 @@ def expected_lines(run: ChildRun) -> dict[str, tuple[bytes, object]]:
 
 
 def run_child(payload: dict, limits: Limits = CHILD, runner=None, *, bridge_fds: tuple[int, int] = (),
-              watcher: Watcher | None = None, known: dict[str, tuple[bytes, object]] | None = None) -> ChildRun:
+              watcher: Watcher | None = None, known: dict[str, tuple[bytes, object]] | None = None,
+              feeds: dict[str, dict] | None = None) -> ChildRun:
     """Run grader/runner/child.py on `payload` in the sandbox; never raises for anything the child does.
 
     `runner`: a warm.Warm to fork the run from (default: a cold run, a fresh interpreter).
     `bridge_fds`: the run's end of the bridge to its reference server (bridge.py); `watcher`: see Pair;
-    `known`: expected_lines() of the reference's observations."""
-    done = (runner or Cold()).run("grade", payload, limits, watcher=watcher, bridge_fds=bridge_fds)
+    `known`: expected_lines() of the reference's observations; `feeds`: scenario name -> the items its scenario
+    reads one at a time from this process (feed.py), never in the payload; what they received is the run's `fed`."""
+    feeder = Feeder(feeds) if feeds else None
+    try:
+        done = (runner or Cold()).run("grade", payload, limits, watcher=watcher, bridge_fds=bridge_fds,
+                                      **({"feed_fds": feeder.child_fds} if feeder else {}))
+    finally:
+        fed = feeder.close() if feeder else {}
     protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]], known)
-    return parse_child_output(done, protocol, limits)
+    run = parse_child_output(done, protocol, limits)
+    run.fed = fed
+    return run
 
 
 def parse_child_output(done: Finished, protocol: Protocol, limits: Limits) -> ChildRun:
@@ -155,13 +166,14 @@ def parse_child_output(done: Finished, protocol: Protocol, limits: Limits) -> Ch
 
 
 def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None,
-             known: dict[str, tuple[bytes, object]] | None = None) -> tuple[ChildRun, ChildRun]:
+             known: dict[str, tuple[bytes, object]] | None = None, feeds: dict[str, dict] | None = None) -> tuple[ChildRun, ChildRun]:
     """A grading child and its reference server, bridged and watched as one run (see Pair); returns both runs.
 
     The server starts when the child first writes to the bridge (its first call of another TODO's function), so a
     child that calls none (a TODO whose scenarios use only its own functions and lab) never has one: its run and its
     verdict are those a server beside it would have given, since nothing reached it. The server gets no limit of its
-    own on progress (its CPU counts as the child's) and a wall limit past the child's."""
+    own on progress (its CPU counts as the child's) and a wall limit past the child's. `feeds` are the child's (run_child);
+    the server gets none."""
     to_server, from_server, woken = os.pipe(), os.pipe(), os.pipe()
     pair, served = Pair(), []
     server_limits = dataclasses.replace(limits, wall=limits.wall + 10 * SERVER_GRACE, stall=None, idle=None)
@@ -178,7 +190,8 @@ def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None,
     thread = threading.Thread(target=serve)
     thread.start()
     try:
-        run = run_child(child, limits, runner, bridge_fds=(from_server[0], to_server[1]), watcher=pair.child, known=known)
+        run = run_child(child, limits, runner, bridge_fds=(from_server[0], to_server[1]), watcher=pair.child, known=known,
+                        feeds=feeds)
     finally:
         pair.child_ended()
         os.write(woken[1], b"x")

@@ -106,10 +106,11 @@ class Warm:
             return json.loads(reply)["pid"]
 
     def run(self, kind: str, payload: dict, limits: Limits, *, watcher: Watcher | None = None,
-            bridge_fds: tuple[int, int] = ()) -> Finished:
+            bridge_fds: tuple[int, int] = (), feed_fds: tuple[int, int] = ()) -> Finished:
         """Fork a run of `kind` ('grade' or 'notebook') on `payload`; return when it ends or is stopped.
 
-        `bridge_fds` (read, write) go to the run as its bridge (grader/runner/bridge.py); this process closes them."""
+        `bridge_fds` (read, write) go to the run as its bridge (grader/runner/bridge.py), `feed_fds` as its feed
+        (grader/runner/feed.py); this process closes them."""
         watcher = watcher or Watcher()
         with contextlib.ExitStack() as stack:
             uid = stack.enter_context(sandbox_uid())[0] if self.level == "bwrap" else \
@@ -117,11 +118,11 @@ class Warm:
             payload_r, payload_w = os.pipe()
             result_r, result_w = os.pipe()
             request = {"kind": kind, "uid": uid, "rlimits": limits.rlimits(), "scratch": limits.scratch_bytes,
-                       "shm": limits.shm_bytes}
+                       "shm": limits.shm_bytes, "bridge": bool(bridge_fds), "feed": bool(feed_fds)}
             try:
-                pid = self._fork(request, [payload_r, result_w, *bridge_fds])
+                pid = self._fork(request, [payload_r, result_w, *bridge_fds, *feed_fds])
             finally:
-                for fd in (payload_r, result_w, *bridge_fds):
+                for fd in (payload_r, result_w, *bridge_fds, *feed_fds):
                     os.close(fd)
             # The run's processes are found by walking the process tree down from it: a few reads of /proc,
             # where a scan of every process (by uid or group) would cost more than the run itself.

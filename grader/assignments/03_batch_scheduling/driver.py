@@ -1,7 +1,7 @@
 # Observation driver for 03_batch_scheduling. Runs inside a grading child: replays an op script on the
 # Scheduler / BlockManager / metric functions the notebook cells defined and reports, after each op, the
 # return value and the state. It judges nothing: the parent compares with the reference.
-# `_plain` comes from common.py, which driver_source() prepends.
+# `_plain` comes from common.py, which driver_source() prepends; FEED (TODO 5's requests, one at a time) from child.py.
 SEQ_FIELDS = ("num_computed_tokens", "num_output_tokens", "num_preemptions", "num_recomputed_tokens")
 
 
@@ -100,8 +100,8 @@ class _Replay:
             if len(args) > 2 and isinstance(value, dict):
                 return {key: value[key] for key in args[2] if key in value}
             return value
-        if kind == "rank":  # TODO 5: the serving order slo_key gives these requests; the grader runs the engine
-            return _ranking(ns, args[0])
+        if kind == "rank":  # TODO 5: the order slo_key gives a trace's requests; the grader runs the engine
+            return _ranking(ns, args[0]) if args else _keys(ns)
         raise ValueError(f"unknown op {kind}")
 
 
@@ -111,6 +111,30 @@ def _ranking(ns, rows):
     if not callable(ns.get("slo_key")):
         raise NameError("slo_key is not defined")
     return serving_order(ns["slo_key"], [RequestInfo(*row) for row in rows])
+
+
+def _keys(ns):
+    """A held-out trace: slo_key's checked key of each request the grader feeds (FEED: grader/runner/child.py), sent
+    back one at a time, in arrival order: the child never holds the trace, only the requests that have arrived."""
+    from lab.engine import RequestInfo, checked_key
+    if not callable(ns.get("slo_key")):
+        raise NameError("slo_key is not defined")
+    for row in FEED.items():  # noqa: F821 - the child's feed, set before this driver loads
+        parts, _ = checked_key(ns["slo_key"], RequestInfo(*row))   # raises as serving_order does: not a finite number
+        FEED.reply(_plain(tuple(map(_key_part, parts))))  # noqa: F821
+    return None
+
+
+def _key_part(part):
+    """One number of a key as it crosses, so that the grader compares as the child would: int, float and numpy scalars
+    as themselves (_plain's tags), a Fraction as [numerator, denominator], any other real number as its float."""
+    if _numpy_scalar(type(part)) and part.dtype.kind in "iuf" and part.dtype.itemsize <= 8:  # noqa: F821
+        return part
+    if isinstance(part, numbers.Integral):
+        return int(part)
+    if isinstance(part, numbers.Rational):
+        return [int(part.numerator), int(part.denominator)]
+    return float(part)
 
 
 def observe(namespace, ops):

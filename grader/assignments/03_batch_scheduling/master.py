@@ -1286,13 +1286,14 @@ fig = lab.engine.plot_slo(baselines,
 # cell with a time limit of about a second of CPU, so it should only define `slo_key`. Give your trial keys
 # other names: a scratch cell that defines `slo_key` again replaces yours in the checks below.
 #
-# **Check:** the cell under it checks that `slo_key` is a pure key (`lab.engine.serving_order`, which the
-# grader uses too), runs your engine with `policy=slo_key` on the three traces (about 3 s), plots them against
-# the SLO and checks it. **Grading:** 1 point for the three traces, 1 point for **two more traces of the same
-# kind** that this notebook does not name. The grader sorts each trace's requests by your key and runs that
-# order on its own engine (the reference of TODO 1–3), so a bug in TODO 1–3 does not cost points here, and a
-# key tuned to the three traces alone may miss the other two: leave a margin. *Worked example:* `aging_1s`
-# above is a valid key; it misses the interactive part.
+# **Check:** the cell under it checks that `slo_key` is a pure key (`lab.engine.serving_order`, which asks
+# your key as the grader does), runs your engine with `policy=slo_key` on the three traces (about 3 s), plots
+# them against the SLO and checks it. **Grading:** 1 point for the three traces, 1 point for **two more traces
+# of the same kind** that this notebook does not name. The grader sorts each trace's requests by your key and
+# runs that order on its own engine (the reference of TODO 1–3), so a bug in TODO 1–3 does not cost points
+# here, and a key tuned to the three traces alone may miss the other two: leave a margin. On those two, your
+# key is shown the requests one at a time, in the order they arrive, as an engine meets them: it never sees
+# the rest of the trace. *Worked example:* `aging_1s` above is a valid key; it misses the interactive part.
 
 # %% nbgrader={"grade": false, "grade_id": "todo5", "locked": false, "schema_version": 3, "solution": true}
 @todo("TODO 5")
@@ -1328,7 +1329,7 @@ test_todo5_meets_the_slo_on_traces_0_1_2()
 passed("TODO 5", 2)
 ### BEGIN HIDDEN TESTS
 def test_todo5_hidden_held_out_traces():
-    for seed in (5, 13):
+    for seed in (3651099849820810806, 3528831060266509965):
         assert not lab.engine.slo_misses(slo_row(slo_key, seed)), f"trace {seed}"
 
 
@@ -1394,11 +1395,11 @@ test_todo5_hidden_held_out_traces()
 # (class 2) therefore goes ahead of an interactive request that arrived more than 8 s after it, so no request
 # waits much longer than 8 s plus the queue in front of it, while interactive requests still pass everything
 # younger than 4 s per class of difference. The cell at the end of this notebook runs aging at three rates on
-# your engine, on the grader's held-out trace 5: 2.5 s misses the interactive tail, 4 s meets both parts, 8 s
-# misses the longest wait. On all five traces (the three shown and the held-out 5 and 13), the course
+# your engine, on the grader's held-out trace A: 2.5 s misses the interactive tail, 4 s meets both parts, 8 s
+# misses the longest wait. On all five traces (the three shown and the held-out A and B), the course
 # repository's policy benchmark (`tests/policybench`, on its fast engine, whose records equal this engine's) finds
 # that rates from 3 to 7 s per level meet both parts on all five; 2.5 s meets traces 0, 1 and 2 but misses
-# trace 5; 8 s already misses trace 0 (a wait above 10 s); 1 s comes close to FCFS and a minute is fixed
+# trace A; 8 s already misses trace 0 (a wait above 10 s); 1 s comes close to FCFS and a minute is fixed
 # priority, and both miss.
 # Any other key that meets the SLO scores the same: the grader checks the property, not the formula.
 #
@@ -1415,7 +1416,7 @@ test_todo5_hidden_held_out_traces()
 # not.
 
 # %% key="code-aging-rates" tags=["solution-edition"]
-# Aging at three rates (seconds per priority level) on your engine, on the grader's held-out trace 5 (solved
+# Aging at three rates (seconds per priority level) on your engine, on the grader's held-out trace A (solved
 # edition only: 3 runs, about 2 s). The same on all five traces: tests/policybench, on the fast engine.
 def aging_key(seconds_per_level):
     return lambda request: (request.priority * seconds_per_level * 1_000_000 + request.arrival_us,)
@@ -1426,7 +1427,7 @@ def verdict(row):
     return "meets" if not misses else "misses " + " and ".join("p99" if "TTFT" in m else "wait" for m in misses)
 
 
-aging_traces = (5,)
+aging_traces = (3651099849820810806,)
 aging_rates = [2.5, 4, 8]
 pd.DataFrame({f"{rate} s": {trace: verdict(slo_row(aging_key(rate), trace)) for trace in aging_traces}
               for rate in aging_rates}).rename_axis("trace")

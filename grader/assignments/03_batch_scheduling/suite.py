@@ -6,7 +6,10 @@ parent runs the same scripts on the reference and compares.
 """
 from __future__ import annotations
 
+import math
+import numbers
 import random
+from fractions import Fraction
 from functools import lru_cache
 
 from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
@@ -344,26 +347,82 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
-# TODO 5 is open-ended: the child reports only the serving order slo_key gives each trace's requests (a key
-# reads a request's arrival fields, so that order is all of it); this process runs the fast engine on that
-# order and checks the SLO. The student's code never touches the engine or the metrics it is judged by.
+# TODO 5 is open-ended: the child reports only what slo_key says of each trace's requests (a key reads a request's
+# arrival fields, so the order it gives is all of it); this process runs the fast engine on that order and checks the
+# SLO. The student's code never touches the engine or the metrics it is judged by.
+# - Traces 0-2 are the notebook's own (lab.engine.exercise_trace makes them): the child gets their rows and reports
+#   the order lab.engine.serving_order gives, as the notebook's check computes it.
+# - The held-out traces never reach the child whole: their requests come one at a time, in arrival order, over the
+#   feed (grader/runner/feed.py), each once the key of the one before has come back, as an online scheduler meets
+#   them; the last RECHECKED are then asked again, in reverse, as serving_order asks them (a key that remembers
+#   earlier calls gives other values). This process sorts the requests by the keys it received. So a key cannot read
+#   a held-out trace's future in its process and tune itself to it by simulating.
 # Traces of the same kind the notebook does not name (the master's hidden test repeats them). Aging at 3 to 7 s
-# per level meets them, as it meets traces 0-2; 2.5 s meets 0-2 but misses trace 5: a key tuned to the edge.
-HELD_OUT_SEEDS = (5, 13)
+# per level meets them, as it meets traces 0-2; 2.5 s meets 0-2 but misses trace A: a key tuned to the edge.
+# Their seeds are 62-bit, drawn once with secrets.randbits(62) (then kept for that property), so a key cannot
+# find its trace by matching the first arrivals against exercise_trace of small seeds (tests/grader/test_online_key.py):
+# the first arrivals of a seed cost about 18 us (numpy's generator, no trace), so 5.5e4 seeds/s on a core, and
+# 2^62 = 4.6e18 seeds take 8e13 s, 2.6 million core-years; a key has 5 s of CPU per trace (3e5 seeds).
+HELD_OUT_SEEDS = (3651099849820810806, 3528831060266509965)
 
 
 KEY_CPU_SECONDS = 5.0  # per trace: 2000 requests and 200 asked again; the notebook tells students to keep keys fast
+RECHECKED = 200        # serving_order's num_rechecked
 
 
 @lru_cache(maxsize=None)
 def _trace(seed: int) -> tuple:
-    """A trace of the exercise, made once per process: every verdict on TODO 5 reads the same five."""
-    return tuple(exercise_trace(seed))
+    """A trace of the exercise in arrival order, made once per process: every verdict on TODO 5 reads the same five."""
+    return tuple(sorted(exercise_trace(seed), key=lambda r: (r["arrival_us"], r["seq_id"])))
 
 
-def slo_scenario(seed: int, name: str | None = None) -> dict:
+def slo_scenario(seed: int, name: str | None = None, held_out: bool = False) -> dict:
+    """One trace's scenario: ["rank", rows] (RequestInfo's fields), or, held out, ["rank"] and the rows in its feed."""
     rows = [[r["seq_id"], r["arrival_us"], r["priority"], r["num_prompt_tokens"]] for r in _trace(seed)]
-    return {"name": name or f"trace {seed}", "seed": seed, "ops": [["rank", rows]], "cpu_seconds": KEY_CPU_SECONDS}
+    scenario = {"name": name or f"trace {seed}", "seed": seed, "ops": [["rank", rows]], "cpu_seconds": KEY_CPU_SECONDS}
+    if held_out:
+        again = list(reversed(range(max(0, len(rows) - RECHECKED), len(rows))))
+        scenario.update(ops=[["rank"]], feed={"items": rows, "again": again})
+    return scenario
+
+
+IMPURE, NOT_A_KEY = "impure", "not a key"
+
+
+def fed_ranking(scenario: dict) -> list[int] | str | None:
+    """The order of a held-out trace's requests under the keys this process received on its feed (smallest first, then
+    seq_id, as serving_order sorts), or why there is none: IMPURE (a request asked again got another key), NOT_A_KEY
+    (a reply that is not a tuple of finite numbers: the child checks each key as lab's checked_key does, so only a
+    child that skipped that sends one), None (not every request was answered)."""
+    spec, fed = scenario["feed"], scenario.get("fed")
+    count = len(spec["items"])
+    if fed is None or not fed.complete or len(fed.replies) != count + len(spec["again"]):
+        return None
+    keys = [_key(reply) for reply in fed.replies]
+    if any(k is None for k in keys):
+        return NOT_A_KEY
+    if any(keys[count + j] != keys[index] for j, index in enumerate(spec["again"])):
+        return IMPURE
+    return [seq_id for _, seq_id in sorted(zip(keys, (row[0] for row in spec["items"])))]
+
+
+def _key(reply) -> tuple | None:
+    """A reply as the key it stands for (the driver's _key_part wrote each number), or None if it is none."""
+    if type(reply) is not tuple or not reply:
+        return None
+    parts = tuple(_part(p) for p in reply)
+    return None if any(p is None for p in parts) else parts
+
+
+def _part(value):
+    if type(value) is list and len(value) == 2 and all(type(v) is int for v in value) and value[1] > 0:
+        return Fraction(*value)   # a Fraction crosses as its numerator and denominator: exactly
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:
+        return None
 
 
 def judge_slo(observed, scenario) -> str:
@@ -372,14 +431,16 @@ def judge_slo(observed, scenario) -> str:
         return f"slo_key took more than {KEY_CPU_SECONDS:g} s of CPU for this trace's 2000 requests (keep a key fast)"
     if not isinstance(observed, list) or len(observed) != 1 or not isinstance(observed[0], dict):
         return f"the key was not run: {shown(observed)}"
-    if "error" in observed[0]:
-        error = error_name(observed[0]["error"])
+    ranking = observed[0].get("value")
+    if "error" not in observed[0] and "feed" in scenario:
+        ranking = fed_ranking(scenario)
+    if "error" in observed[0] or ranking in (IMPURE, NOT_A_KEY):
+        error = error_name(observed[0]["error"]) if "error" in observed[0] else "ValueError"   # what serving_order raises
         if error == "NameError":
             return "there is no slo_key function in the TODO 5 cell"
         return (f"calling slo_key on this trace's requests raised {error} (lab.engine.serving_order(slo_key, infos) "
                 "gives the same error where you can read it)")
     trace = _trace(scenario["seed"])
-    ranking = observed[0].get("value")
     if (not isinstance(ranking, list) or not all(type(seq_id) is int for seq_id in ranking)
             or sorted(ranking) != sorted(r["seq_id"] for r in trace)):
         return "the order given is not one place per request"
@@ -392,7 +453,7 @@ def todo5_rules(rng: random.Random) -> list[Rule]:
     return [
         Rule(f"meets the SLO on the notebook's traces {stated}", [slo_scenario(s) for s in SLO_EXERCISE["seeds"]], judge=judge_slo),
         Rule("meets it on two held-out traces of the same kind (not tuned to the three)",
-             [slo_scenario(s, f"held-out trace {'AB'[i]}") for i, s in enumerate(HELD_OUT_SEEDS)], judge=judge_slo),
+             [slo_scenario(s, f"held-out trace {'AB'[i]}", held_out=True) for i, s in enumerate(HELD_OUT_SEEDS)], judge=judge_slo),
     ]
 
 
