@@ -23,7 +23,7 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle clean
+.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle hub-images clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
@@ -40,6 +40,7 @@ help:
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N] [SANDBOX=auto|userns|process]"
 	@echo "make e2e-cloud       the cloud path: each notebook alone in a bare kernel with older pandas/matplotlib/numpy"
 	@echo "make student-bundle  dist/<course wheel> and build/student-bundle.zip, the student-facing repository"
+	@echo "make hub-images      build/hub/<lab wheel> (checked: lab only) and, where docker is, the JupyterHub images (deploy/)"
 	@echo "make sandbox-deps    install bubblewrap for the full grading sandbox (root: apt-get; else says what is missing)"
 
 $(STAMP): requirements.txt requirements.lock pyproject.toml
@@ -140,6 +141,26 @@ new-assignment: $(STAMP)
 
 student-bundle: $(STAMP)
 	$(PY) -m grader.bundle
+
+# The JupyterHub images (deploy/, README "JupyterHub images"): the student wheel, checked to hold lab only, and the
+# images' pins checked against the repository's; then docker builds both from this folder, where docker is.
+LAB_VERSION := $(shell sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' lab/__init__.py)
+HUB_TAG ?= $(LAB_VERSION)
+hub-images: $(STAMP)
+	$(PY) -m grader.hub pins
+	$(PY) -m grader.hub wheel --out build/hub
+	@if ! command -v docker >/dev/null 2>&1; then \
+		echo ">> no docker here: the wheel is in build/hub/; build the images where docker is (README, JupyterHub images)"; \
+	elif ! docker info >/dev/null 2>&1; then \
+		echo ">> docker is here but its daemon is not reachable (docker info): the wheel is in build/hub/, no images built"; exit 1; \
+	elif ! docker buildx version >/dev/null 2>&1; then \
+		echo ">> docker has no buildx (BuildKit), which reads each image's Dockerfile.dockerignore: install docker-buildx"; exit 1; \
+	else \
+		set -e; \
+		docker buildx build --load -f deploy/student/Dockerfile --build-arg LAB_WHEEL=decode_scheduling_lab-$(LAB_VERSION)-py3-none-any.whl -t decode-scheduling-student:$(HUB_TAG) .; \
+		docker buildx build --load -f deploy/instructor/Dockerfile -t decode-scheduling-instructor:$(HUB_TAG) .; \
+		echo ">> built decode-scheduling-student:$(HUB_TAG) and decode-scheduling-instructor:$(HUB_TAG)"; \
+	fi
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

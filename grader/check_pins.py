@@ -1,7 +1,9 @@
 """`make check-pins`: every Python the README claims installs the pins, checked where the package index is.
 
 For each claimed version (grader/pins.py) pip resolves, without that interpreter (--python-version, wheels only),
-the instructor's lock (every pin, and nothing it leaves out) and the student requirements with the lab wheel. Where
+the instructor's lock (every pin, and nothing it leaves out) and the student requirements with the lab wheel; for
+each instructor Python, the JupyterHub images' requirements (deploy/, the student's with the wheel; nothing left
+unpinned by requirements.lock and deploy/hub.lock), after checking they agree with the repository's pins. Where
 this machine has that Python (python3.X on PATH, Debian's /usr/bin, pyenv's versions), a venv under build/pins/
 really installs them and imports the packages. It asks the package index, so it runs at install time (make
 check-pins, from .ci/run), never from pytest, which must run offline. pip evaluates environment markers for the
@@ -21,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import hub
 from .bundle import build_wheel
 from .paths import BUILD_DIR, ROOT
 from .pins import INSTRUCTOR_PYTHONS, LOCK, REQUIREMENTS, STUDENT, STUDENT_PYTHONS, normalise, pins, which
@@ -100,6 +103,27 @@ def check_student(python: str, wheel: Path, requirements: Path = STUDENT, index:
     return resolve(["-r", str(requirements), str(wheel)], python, index)
 
 
+def check_image(requirements: Path, python: str, extra: list[str] = (), locks: tuple[Path, ...] = (LOCK, hub.HUB_LOCK),
+                index: list[str] = ()) -> dict[str, str]:
+    """A hub image's requirements (its -c lines name the locks), with `extra` (the lab wheel), resolve for `python` and
+    pull in nothing the locks do not pin."""
+    got = resolve(["-r", str(requirements), *map(str, extra)], python, index)
+    known = set().union(*(pins(lock) for lock in locks)) | {normalise(Path(e).name.split("-")[0]) for e in extra}
+    unpinned = sorted(set(got) - known)
+    if unpinned:
+        raise PinError(f"{' and '.join(lock.name for lock in locks)} do not pin {', '.join(f'{n}=={got[n]}' for n in unpinned)} "
+                       f"(pulled in by {requirements.parent.name}/{requirements.name} on Python {python})")
+    return got
+
+
+def image_pins() -> str:
+    """deploy/*/requirements.txt agree with requirements.txt, requirements-student.txt and the locks (grader/hub.py)."""
+    problems = hub.pin_problems()
+    if problems:
+        raise PinError("\n".join(problems))
+    return "they agree"
+
+
 def run(cmd: list, **kwargs) -> str:
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kwargs)
     if proc.returncode != 0:
@@ -156,6 +180,12 @@ def check(resolve_only: bool = False) -> list[str]:
             step(f"instructor lock, resolved for Python {minor}", check_lock, minor)
         for minor in STUDENT_PYTHONS:
             step(f"student requirements + lab wheel, resolved for Python {minor}", check_student, minor, wheel)
+        step("the hub images' pins (deploy/)", image_pins)
+        for image in hub.IMAGES:  # the images' pins are the lock's: resolved for the instructor Pythons
+            extra = [wheel] if image == "student" else []
+            for minor in INSTRUCTOR_PYTHONS:
+                step(f"{image} image: deploy/{image}/requirements.txt{' + lab wheel' if extra else ''}, resolved for Python {minor}",
+                     check_image, hub.requirements(image), minor, extra)
         if resolve_only:
             return failures
         for kind, minors in (("instructor", INSTRUCTOR_PYTHONS), ("student", STUDENT_PYTHONS)):
