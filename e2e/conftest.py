@@ -1,8 +1,11 @@
-"""A real JupyterLab server on 127.0.0.1 and a real Chromium driven by Playwright, for `make e2e`."""
+"""A real JupyterLab server (and formgrader's Jupyter server) on 127.0.0.1 and a real Chromium driven by Playwright,
+for `make e2e`."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -23,6 +26,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+# tests/nbgrader_course.py (the nbgrader course the lifecycle test runs) is shared; appended, so `conftest` stays ours.
+if str(ROOT / "tests") not in sys.path:
+    sys.path.append(str(ROOT / "tests"))
 
 
 def free_port() -> int:
@@ -35,14 +41,14 @@ def wait_for(url: str, seconds: float, proc: subprocess.Popen, log: Path) -> Non
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            raise RuntimeError(f"jupyter exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.5)
-    raise RuntimeError(f"jupyter lab did not answer {url} within {seconds:.0f} s:\n{log.read_text()[-3000:]}")
+    raise RuntimeError(f"jupyter did not answer {url} within {seconds:.0f} s:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -50,6 +56,44 @@ def shots() -> Path:
     shutil.rmtree(SHOTS, ignore_errors=True)
     SHOTS.mkdir(parents=True)
     return SHOTS
+
+
+@contextlib.contextmanager
+def step(page, shots: Path, name: str):
+    """Run one step; on failure keep a screenshot and fail with the step's name."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-").lower()
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - any failure is reported with the step that broke
+        with contextlib.suppress(Exception):
+            page.screenshot(path=str(shots / f"FAILED-{slug}.png"), full_page=False)
+        pytest.fail(f"e2e step failed: {name}: {type(exc).__name__}: {exc}", pytrace=False)
+    with contextlib.suppress(Exception):
+        page.screenshot(path=str(shots / f"{slug}.png"))
+
+
+def private_env(home: Path, **extra: str) -> dict[str, str]:
+    """This environment with a HOME and Jupyter folders of its own: no user's settings, kernels or extensions."""
+    return {**os.environ, "HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / "config"),
+            "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+            "JUPYTERLAB_SETTINGS_DIR": str(home / "lab-settings"), "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+            **extra}
+
+
+@contextlib.contextmanager
+def jupyter(app: str, root_dir: Path, env: dict[str, str], log: Path, *options: str):
+    """`.venv/bin/jupyter <app>` on 127.0.0.1 with a token, started in `root_dir`; stopped by its PID."""
+    port, token = free_port(), secrets.token_hex(16)
+    cmd = [str(Path(sys.executable).parent / "jupyter"), app, "--no-browser", "--ServerApp.ip=127.0.0.1",
+           f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+           f"--ServerApp.root_dir={root_dir}", "--ServerApp.open_browser=False", "--allow-root", *options]
+    with open(log, "w") as handle:
+        proc = subprocess.Popen(cmd, cwd=root_dir, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/api/status?token={token}", 300, proc, log)  # generous: a busy machine
+        yield {"url": f"http://127.0.0.1:{port}", "token": token, "workspace": root_dir, "pid": proc.pid}
+    finally:
+        stop(proc)
 
 
 @pytest.fixture(scope="session")
@@ -62,22 +106,10 @@ def lab_server(tmp_path_factory, shots):
     settings.mkdir(parents=True)
     # Render every cell (no virtual scrolling), so the n-th cell of the page is the n-th cell of the file.
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-    port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / "config"),
-           "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-           "JUPYTERLAB_SETTINGS_DIR": str(home / "lab-settings"), "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
-    log = shots / "jupyter-server.log"
-    cmd = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={workspace}",
-           "--ServerApp.open_browser=False", "--allow-root", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    with open(log, "w") as handle:
-        proc = subprocess.Popen(cmd, cwd=workspace, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_for(f"http://127.0.0.1:{port}/api/status?token={token}", 90, proc, log)
-        yield {"url": f"http://127.0.0.1:{port}", "token": token, "workspace": workspace, "pid": proc.pid}
-    finally:
-        stop(proc)
+    env = private_env(home, MPLBACKEND="module://matplotlib_inline.backend_inline")
+    with jupyter("lab", workspace, env, shots / "jupyter-server.log",
+                 "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate") as server:
+        yield server
 
 
 def stop(proc: subprocess.Popen) -> None:

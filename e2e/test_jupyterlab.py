@@ -8,7 +8,6 @@ the second. Screenshots of every step land in build/e2e/.
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import re
@@ -19,27 +18,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, step
 from grader import masters
 from grader.mutants import MUTANTS, mutated_answers
 from grader.paths import NOTEBOOKS_DIR, assignment_names
 
 RUN_TIMEOUT_MS = 180_000
 NOTEBOOK = "#jp-main-dock-panel .jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"  # the notebook in the open tab
-
-
-@contextlib.contextmanager
-def step(page, shots: Path, name: str):
-    """Run one step; on failure keep a screenshot and fail with the step's name."""
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-").lower()
-    try:
-        yield
-    except Exception as exc:  # noqa: BLE001 - any failure is reported with the step that broke
-        with contextlib.suppress(Exception):
-            page.screenshot(path=str(shots / f"FAILED-{slug}.png"), full_page=False)
-        pytest.fail(f"e2e step failed: {name}: {type(exc).__name__}: {exc}", pytrace=False)
-    with contextlib.suppress(Exception):
-        page.screenshot(path=str(shots / f"{slug}.png"))
 
 
 def broken_variant(assignment: str):

@@ -2,89 +2,43 @@
 submit, collect, autograde, export, generate_feedback, release_feedback, fetch_feedback, with a due date that falls
 between the first submissions and bob's late resubmission (nbgrader's "zero" late penalty).
 
-The students are this user with `--student=<id>` (nbgrader otherwise names a student by the account) and a folder,
-a submission cache and a config of their own (the exchange and the course id, no kit), as separate accounts would
-have; the exchange is a local folder."""
+The course, the students and the exchange are tests/nbgrader_course.py's (e2e/test_formgrader.py drives the same
+course's formgrader in Chromium)."""
 import csv
 import datetime
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-import nbformat
 import pytest
 
-from conftest import ROOT
-from grader import build, examples, masters
+from grader import examples, masters
 from grader.feedback import visible_text
 from grader.mutants import MUTANTS, mutated_answers
+from nbgrader_course import NAME, assert_inert, fetched_feedback, released, run, submit
 
 pytestmark = pytest.mark.slow
-
-NAME = "02_decode_scheduling"
-PLUGIN_LINES = "\nfrom grader.nbgrader_plugin import configure\nconfigure(c)\n"
-
-
-def run(folder: Path, *args: str, user: str = "") -> str:
-    """An nbgrader command in `folder`, as the instructor or as the student `user`."""
-    env = os.environ | {"PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    student = [f"--student={user}"] if user else []
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", *args, *student], cwd=folder, capture_output=True, text=True,
-                          env=env, timeout=1800)
-    assert proc.returncode == 0, f"nbgrader {' '.join(args)} as {user}:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}"
-    return proc.stdout + proc.stderr
-
-
-def student_submits(home: Path, sid: str, nb) -> None:
-    """What a student does in JupyterLab: the fetched notebook, answered and saved, then submitted."""
-    fetched = home / NAME / f"{NAME}.ipynb"
-    assert fetched.exists()
-    nbformat.write(nb, fetched)
-    run(home, "submit", NAME, user=sid)
 
 
 @pytest.fixture(scope="module")
 def lifecycle(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lifecycle")
-    exchange = root / "exchange"
-    exchange.mkdir()
-    exchange.chmod(0o777)
-    shared = f'c.CourseDirectory.course_id = "decode-scheduling"\nc.Exchange.root = "{exchange}"\n'
-    course = build.make_course(root / "course", [NAME], with_db=True)
-    with open(course / "nbgrader_config.py", "a") as config:
-        config.write(f'\nc.Exchange.root = "{exchange}"\nc.LateSubmissionPlugin.penalty_method = "zero"\n' + PLUGIN_LINES)
-    for sid in ("alice", "bob"):
-        run(course, "db", "student", "add", sid, f"--first-name={sid.title()}", "--last-name=Student")
-    run(course, "release_assignment", NAME)
-
+    course = released(tmp_path_factory.mktemp("lifecycle"), ["alice", "bob"],
+                      extra_config='c.LateSubmissionPlugin.penalty_method = "zero"\n')
     mutant = next(m for m in MUTANTS[NAME] if m.passes_visible and m.answer_id == "todo3")
-    homes = {}
-    for sid in ("alice", "bob"):
-        homes[sid] = root / "home" / sid
-        homes[sid].mkdir(parents=True)
-        # Each student's own submission cache, as their own account's home has (fetch_feedback reads it).
-        (homes[sid] / "nbgrader_config.py").write_text(f'c = get_config()\n{shared}c.Exchange.cache = "{homes[sid] / "cache"}"\n')
-        run(homes[sid], "fetch_assignment", NAME, user=sid)
-    student_submits(homes["alice"], "alice", examples.filled(NAME, masters.reference_answers(NAME)))
-    student_submits(homes["bob"], "bob", examples.release(NAME))  # bob first submits the untouched release
+    submit(course, "alice", examples.filled(NAME, masters.reference_answers(NAME)))
+    submit(course, "bob", examples.release(NAME))  # bob first submits the untouched release
 
     # The deadline passes now: alice's and bob's first submissions are on time; bob's resubmission is late.
     due = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-    run(course, "db", "assignment", "add", NAME, f"--duedate={due}")
-    student_submits(homes["bob"], "bob", examples.filled(NAME, mutated_answers(NAME, mutant)))
+    run(course.folder, "db", "assignment", "add", NAME, f"--duedate={due}")
+    submit(course, "bob", examples.filled(NAME, mutated_answers(NAME, mutant)))
 
-    logs = run(course, "collect", NAME)
-    logs += run(course, "autograde", NAME)
-    logs += run(course, "export")
-    logs += run(course, "generate_feedback", NAME)
-    logs += run(course, "release_feedback", NAME)
-    for sid in ("alice", "bob"):
-        run(homes[sid], "fetch_feedback", NAME, user=sid)
-    pages = {sid: sorted((homes[sid] / NAME / "feedback").glob(f"*/{NAME}.html")) for sid in ("alice", "bob")}
-    rows = {row["student_id"]: row for row in csv.DictReader(open(course / "grades.csv"))}
-    return course, rows, pages, logs
+    logs = run(course.folder, "collect", NAME)
+    logs += run(course.folder, "autograde", NAME)
+    logs += run(course.folder, "export")
+    logs += run(course.folder, "generate_feedback", NAME)
+    logs += run(course.folder, "release_feedback", NAME)
+    pages = {sid: fetched_feedback(course, sid) for sid in ("alice", "bob")}
+    rows = {row["student_id"]: row for row in csv.DictReader(open(course.folder / "grades.csv"))}
+    return course.folder, rows, pages, logs
 
 
 def test_the_scores_and_the_late_penalty_are_nbgraders_with_our_verdicts(lifecycle):
@@ -96,8 +50,6 @@ def test_the_scores_and_the_late_penalty_are_nbgraders_with_our_verdicts(lifecyc
 
 
 def test_each_student_fetches_an_inert_page_that_says_what_nbgrader_knows(lifecycle):
-    from test_nbgrader_plugin import assert_inert
-
     _, rows, pages, _ = lifecycle
     assert len(pages["alice"]) == 1 and len(pages["bob"]) == 1, pages
     alice, bob = pages["alice"][0].read_text(), pages["bob"][0].read_text()

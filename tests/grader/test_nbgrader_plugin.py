@@ -19,6 +19,7 @@ import pytest
 
 import hostile
 from conftest import ROOT
+from nbgrader_course import assert_inert
 from grader import autograde, build, examples, masters, sanitize
 from grader.feedback import visible_text
 from grader.masters import hidden_snippets
@@ -40,19 +41,6 @@ HOSTILE_CODE = hostile.XSS_CODE.replace('print("x" * 40_000_000)', "")
 def hostile_submission():
     perfect = examples.filled(NAME, masters.reference_answers(NAME))
     return hostile._with_cells(perfect, [nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN), nbformat.v4.new_code_cell(HOSTILE_CODE)])
-
-
-def assert_inert(page: str) -> None:
-    """No script, no remote resource, the kit's Content-Security-Policy; and the kit's rich page, not a fallback."""
-    low = page.lower()
-    assert "<script" not in low and "<link" not in low and "<iframe" not in low and "@import" not in low
-    assert not re.findall(r"<[^>]*\son\w+\s*=", low), "an event handler"
-    assert all(src.startswith("data:") for src in re.findall(r"""<[^>]*\ssrc\s*=\s*["']?([^"'\s>]*)""", low))
-    css = " ".join(re.findall(r"<style[^>]*>(.*?)</style", low, re.S) + re.findall(r"""<[^>]*\sstyle\s*=\s*("[^"]*"|'[^']*')""", low))
-    assert not re.search(r"""(url\(|@import)\s*["']?\s*(https?:)?//""", css), "a remote resource in CSS"
-    assert "mathjax" not in re.sub(r"<!--.*?-->", "", low, flags=re.S)  # nbconvert's loader (a CDN) and its settings
-    assert re.search(r"""http-equiv=["']Content-Security-Policy["']\s+content=["']""" + re.escape(sanitize.CSP), page)
-    assert "overflow-wrap: anywhere" in page  # grader/templates/feedback_todo, not the plain page
 
 
 def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
