@@ -147,7 +147,7 @@ def build_wheel(dist: Path = DIST_DIR) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
         shutil.copytree(ROOT / "lab", src / "lab", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        shutil.copy(ROOT / "pyproject.toml", src)
+        (src / "pyproject.toml").write_text(student_pyproject(), encoding="utf-8")
         (src / "README.md").write_text(student_readme(), encoding="utf-8")  # the wheel's description
         cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index", "--no-build-isolation",
                "--wheel-dir", str(dist), str(src)]
@@ -159,6 +159,18 @@ def build_wheel(dist: Path = DIST_DIR) -> Path:
     if stray:
         raise RuntimeError(f"{wheel} holds files outside lab/: {stray}")
     return wheel
+
+
+def student_pyproject() -> str:
+    """pyproject.toml without its optional dependencies: the instructor's extra (nbgrader, jupytext) is the kit's, and
+    a wheel of lab alone offers no extra."""
+    lines, skipping = [], False
+    for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.startswith("["):
+            skipping = line.strip() == "[project.optional-dependencies]"
+        if not skipping:
+            lines.append(line)
+    return "".join(lines)
 
 
 def student_lines() -> list[str]:

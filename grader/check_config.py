@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-INSTALL = "pip install -e <the kit's repository>"
+INSTALL = 'pip install -e "<the kit\'s repository>[instructor]"'
 PLUGIN = "grader.nbgrader_plugin"
 TIMEOUT = 600.0   # seconds for the probe (importing nbgrader and the kit); generous on a busy machine
 
@@ -43,6 +43,7 @@ report = {"errors": keep.errors, "files": app.loaded_config_files,
           "course_id": c.CourseDirectory.get("course_id", "")}
 try:
     import grader, lab
+    import grader.nbgrader_plugin  # what configure(c) needs: jupytext and the rest of the instructor's extra
     report["kit"] = f"{lab.__version__} ({grader.__path__[0]})"
 except Exception as exc:
     report["kit_error"] = f"{type(exc).__name__}: {exc}"

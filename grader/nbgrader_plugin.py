@@ -1,7 +1,7 @@
 """Our grading inside a standard nbgrader course: `nbgrader autograde` gives the sandboxed per-TODO scores.
 
 An instructor adds two lines to the course's nbgrader_config.py (the repository must be importable,
-e.g. `pip install -e <repo>` or PYTHONPATH):
+e.g. `pip install -e "<repo>[instructor]"` or PYTHONPATH):
 
     from grader.nbgrader_plugin import configure
     configure(c)

@@ -4,8 +4,10 @@ says whether a course's nbgrader_config.py loads the kit (grader/check_config.py
 No index at test time: the fresh venv sees the test venv's site-packages (nbgrader, setuptools) through a .pth
 file, which runs none of that folder's own .pth files, so the kit installed there stays invisible; the README's
 step then runs with pip's offline flags added."""
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -27,7 +29,10 @@ def course(folder: Path, text: str | None) -> Path:
 
 
 def env(**extra) -> dict:
-    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | extra
+    """This environment without PYTHONPATH, and without the machine's Jupyter config folders: an instructor's
+    /etc/jupyter/nbgrader_config.py (nbgrader's docs put the exchange there) is loaded by every nbgrader command and
+    would change what the check finds (test_a_machine_wide_config_counts_and_is_left_out_here)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"JUPYTER_NO_CONFIG": "1"} | extra
 
 
 def check(python, folder: Path, **extra) -> subprocess.CompletedProcess:
@@ -43,7 +48,7 @@ def readme_install_step() -> list[str]:
     section = section[:section.index("\n### ", 10)]
     steps = re.findall(r"^pip install .*$", section, re.M)
     assert len(steps) == 1, steps
-    return steps[0].replace("<repo>", str(ROOT)).split()
+    return shlex.split(steps[0].replace("<repo>", str(ROOT)))
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +71,7 @@ def test_the_readme_install_step_makes_a_course_load_the_kit_in_a_fresh_venv(fre
     assert "grade with stock nbgrader" in before.stderr
 
     step = readme_install_step()
-    assert step[:3] == ["pip", "install", "-e"]
+    assert step[:3] == ["pip", "install", "-e"] and step[3] == f"{ROOT}[instructor]", step
     pip = [str(python), "-m", "pip", "install", "--no-index", "--no-build-isolation", "--no-deps", *step[2:]]
     installed = subprocess.run(pip, cwd=folder, capture_output=True, text=True, env=env(), timeout=900)
     assert installed.returncode == 0, installed.stdout + installed.stderr
@@ -102,3 +107,67 @@ def test_the_check_refuses_a_folder_that_is_not_one(tmp_path):
     missing = subprocess.run([sys.executable, str(ROOT / "grader" / "check_config.py"), str(tmp_path / "nope")],
                              capture_output=True, text=True, timeout=600)
     assert missing.returncode == 2 and "is not a folder" in missing.stderr
+
+
+def closure(roots: list[str]) -> set[str]:
+    """The distributions `roots` (requirement strings, as pyproject.toml states them) install here, with theirs."""
+    from importlib.metadata import PackageNotFoundError, requires
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen, done, todo = set(), set(), [(Requirement(r), "") for r in roots]
+    while todo:
+        req, asked = todo.pop()   # asked: the extra of the requirement that brought this one
+        if req.marker and not req.marker.evaluate({"extra": asked}):
+            continue
+        name = canonicalize_name(req.name)
+        seen.add(name)
+        for extra in {"", *req.extras} - {e for n, e in done if n == name}:   # each of its extras once
+            done.add((name, extra))
+            try:
+                todo += [(Requirement(r), extra) for r in requires(name) or []]
+            except PackageNotFoundError:
+                pass
+    return seen
+
+
+def plugin_distributions() -> set[str]:
+    """The installed distributions whose modules `grader.nbgrader_plugin` and its check import, in a fresh process
+    (the kit's own packages and the standard library left out)."""
+    from importlib.metadata import packages_distributions
+    from packaging.utils import canonicalize_name
+
+    code = "import json, sys, grader.nbgrader_plugin, grader.check_config; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600, check=True)
+    tops = {m.split(".")[0] for m in json.loads(done.stdout.splitlines()[-1])} - set(sys.stdlib_module_names)
+    owners = packages_distributions()
+    return {canonicalize_name(d) for top in tops - {"grader", "lab", "policybench"} for d in owners.get(top, [])}
+
+
+def test_the_install_steps_extra_covers_every_module_the_plugin_imports():
+    """An instructor with nbgrader alone ran `pip install -e <repo>` and the plugin failed on `import jupytext`: the
+    README's step now names the `instructor` extra, and what it installs (with lab's own dependencies) covers every
+    distribution the plugin imports. Shown failing on the extra without jupytext."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extra = project["optional-dependencies"]["instructor"]
+    needed = plugin_distributions()
+    assert {"nbgrader", "jupytext", "nbformat"} <= needed, needed   # the probe sees what the plugin imports
+    assert needed <= closure(project["dependencies"] + extra), needed - closure(project["dependencies"] + extra)
+    without = [r for r in extra if not r.startswith("jupytext")]
+    assert "jupytext" in needed - closure(project["dependencies"] + without)
+
+
+def test_a_machine_wide_config_counts_and_is_left_out_here(tmp_path):
+    """A config folder of the machine's (JUPYTER_CONFIG_PATH stands in for /etc/jupyter) is loaded as nbgrader loads
+    it, and named; these tests run without such folders, so no instructor's file changes their answer."""
+    machine = tmp_path / "etc-jupyter"
+    machine.mkdir()
+    (machine / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "elsewhere"\n')
+    folder = course(tmp_path / "course", None)
+    seen = check(sys.executable, folder, PYTHONPATH=str(ROOT), JUPYTER_NO_CONFIG="", JUPYTER_CONFIG_PATH=str(machine))
+    assert seen.returncode == 1 and str(machine / "nbgrader_config.py") in seen.stderr, seen.stderr
+    assert "does not call configure(c)" in seen.stderr
+    alone = check(sys.executable, folder, PYTHONPATH=str(ROOT), JUPYTER_CONFIG_PATH=str(machine))
+    assert alone.returncode == 1 and "no nbgrader_config.py was loaded" in alone.stderr, alone.stderr
