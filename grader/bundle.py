@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from . import course
-from .pins import STUDENT, STUDENT_PYTHONS
+from .pins import STUDENT_PYTHONS, student_lines
 from .paths import BUILD_DIR, NOTEBOOKS_DIR, ROOT
 
 BUNDLE = BUILD_DIR / "student-bundle.zip"
@@ -171,11 +171,6 @@ def student_pyproject() -> str:
         if not skipping:
             lines.append(line)
     return "".join(lines)
-
-
-def student_lines() -> list[str]:
-    """The requirement lines of requirements-student.txt: ranges that `make check-pins` resolves on each student Python."""
-    return [line.strip() for line in STUDENT.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
 def student_requirements() -> str:

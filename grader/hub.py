@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 from .paths import BUILD_DIR, ROOT
-from .pins import LOCK, REQUIREMENTS, STUDENT, INSTRUCTOR_PYTHONS, STUDENT_PYTHONS, normalise, pins
+from .pins import LOCK, REQUIREMENTS, INSTRUCTOR_PYTHONS, STUDENT_PYTHONS, normalise, pins, student_lines
 
 DEPLOY = ROOT / "deploy"
 HUB_LOCK = DEPLOY / "hub.lock"  # jupyterhub (the single-user server) and what it pulls in beyond requirements.lock
@@ -86,8 +86,7 @@ def requirement_lines(path: Path) -> tuple[list[str], dict[str, str]]:
 
 def student_ranges() -> dict[str, str]:
     """name -> the range of each line of requirements-student.txt."""
-    lines = [line.strip() for line in STUDENT.read_text().splitlines() if line.strip() and not line.startswith("#")]
-    return {normalise(re.match(r"[\w.-]+", line).group()): line for line in lines}
+    return {normalise(re.match(r"[\w.-]+", line).group()): line for line in student_lines()}
 
 
 def dockerfile_python(image: str) -> str:

@@ -34,6 +34,11 @@ def pins(path: Path) -> dict[str, str]:
     return found
 
 
+def student_lines() -> list[str]:
+    """The requirement lines of requirements-student.txt: ranges that `make check-pins` resolves on each student Python."""
+    return [line.strip() for line in STUDENT.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
 def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 

@@ -164,7 +164,7 @@ def test_every_place_that_names_the_pythons_names_the_checked_ones():
 
 
 def student_ranges():
-    return {pins.normalise(r.name): r for r in map(Requirement, bundle.student_lines())}
+    return {pins.normalise(r.name): r for r in map(Requirement, pins.student_lines())}
 
 
 def test_student_ranges_run_from_the_cloud_pins_to_the_instructor_pins():
