@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import forked
-from .safe_text import csv_cell, inert
+from .safe_text import code_block, csv_cell, inert
 
 TOP_RULES = 3      # most-failed rules of a TODO shown with their sentence and a failing case
 RETEACH = 5        # items of "what to reteach"
@@ -325,7 +325,7 @@ def markdown(summary: dict, images: dict, folder: str) -> str:
             elif kind == "quote":
                 lines += [f"> {block[1]}", ""]
             elif kind == "case":
-                lines += [f"A failing case (of {inert(block[1])}): {inert(block[2], 600)}", ""]
+                lines += [f"A failing case (of {inert(block[1])}):", "", *code_block(block[2], 600), ""]   # the code as it is
             elif kind == "pre":
                 lines += ["```python", block[1].rstrip("\n").replace("```", "'''"), "```", ""]
             elif kind == "img" and block[1] in images:

@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--title", help="the notebook's title (default: from the name)")
     args = parser.parse_args(argv)
     folder = create(args.name, args.title)
-    print(f"created {folder}: master.py, zh.yml, promises.yml, suite.py, driver.py, cases.py, mutants.py, "
-          f"names_zh.py, corpus/\nnext: make notebooks, then make autograde ASSIGNMENT={args.name} SUBMISSIONS=... OUT=...")
+    made = ", ".join(sorted(p.name + "/" * p.is_dir() for p in folder.iterdir()))   # what is there, never a list kept by hand
+    print(f"created {folder}: {made}\nnext: make notebooks, then make autograde ASSIGNMENT={args.name} SUBMISSIONS=... OUT=...")
     return 0
 
 

@@ -535,9 +535,7 @@ def test_the_tofu_detector_fires_when_hanzi_meet_a_latin_font(clean_fonts):
 # --- grading ------------------------------------------------------------------------------------------
 
 def zh_reference(name):
-    return {gid: masters.strip_solution_marks(cells[0].source)
-            for gid, cells in masters.cells_by_grade_id(masters.read_master(name, "zh")).items()
-            if masters.nbgrader_meta(cells[0]).get("solution")}
+    return masters.reference_of(masters.read_master(name, "zh"))
 
 
 @pytest.fixture(scope="module")

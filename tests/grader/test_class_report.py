@@ -144,6 +144,15 @@ def test_misconceptions_are_counted_with_their_students(out):
     assert "gus_bad (unreadable JSON" in ops
 
 
+def test_a_failing_case_is_shown_as_code_in_the_markdown(out):
+    """Its code in a fenced block, as a student can copy it: not `&#91;` for every bracket (an instructor reading
+    class-report.md as text saw those), and still inert (test_safe_text: no link or tag gets out)."""
+    md = (out / "class-report.md").read_text()
+    cases = re.findall(r"^A failing case \(of .*\):\n\n(`{3,})python\n(.*)\n\1$", md, re.M)
+    assert cases, md
+    assert all("&#" not in code for _, code in cases) and any("[" in code or "(" in code for _, code in cases)
+
+
 def test_the_feedback_names_the_mistake_in_the_submissions_language(out):
     said = diagnose.texts(NAME)[SAME_BUG]
     page = lambda sid: " ".join(visible_text((out / "feedback" / f"{sid}.html").read_text()).split())  # noqa: E731

@@ -4,6 +4,7 @@ All in a temporary copy of the repository (its files, not .venv: the copy uses t
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -58,9 +59,12 @@ def make(copy: Path, *args: str) -> str:
 def test_a_new_assignment_goes_from_nothing_to_graded(tmp_path):
     copy = tmp_path / "repo"
     copy_repository(copy)
-    make(copy, "new-assignment", f"NAME={NAME}")
+    said = make(copy, "new-assignment", f"NAME={NAME}")
     folder = copy / "grader" / "assignments" / NAME
-    assert {"master.py", "zh.yml", "promises.yml", "suite.py", "driver.py", "cases.py", "mutants.py"} <= {p.name for p in folder.iterdir()}
+    made = {p.name for p in folder.iterdir()}
+    assert {"master.py", "zh.yml", "promises.yml", "suite.py", "driver.py", "cases.py", "mutants.py", "mistakes.yml"} <= made
+    created = next(line for line in said.splitlines() if line.startswith("created "))
+    assert all(re.search(rf"\b{re.escape(name)}\b", created) for name in made), (created, made)   # it omitted mistakes.yml
     make(copy, "notebooks", f"ASSIGNMENTS={NAME}")
     for edition in ("notebooks", "notebooks/zh", "solutions", "solutions/zh"):
         assert (copy / edition / f"{NAME}.ipynb").exists(), edition
