@@ -329,7 +329,10 @@ def nb03_load_sweep(ex):
     holds(p99[knee] / p99[before] > p50[knee] / p50[before], "the p99 turns before the p50")
     peak = max(rates, key=lambda r: good[r])
     holds(peak == knee, "request_goodput peaks at the knee")
-    return [knee, thr[rates[0]], thr[knee], min(p50[r] for r in below), max(p50[r] for r in below),
+    per_rate = {r: thr[r] / r for r in below}  # tokens/s per request/s: the same requests at every rate, the drain counts
+    holds(all(per_rate[a] > per_rate[b] for a, b in zip(below, below[1:])), "throughput grows less than the rate")
+    return [knee, thr[rates[0]], thr[knee], round(per_rate[rates[0]]), rates[0], round(per_rate[knee]), knee,
+            min(p50[r] for r in below), max(p50[r] for r in below),
             *[thr[r] for r in above], *above, *[p50[r] for r in above],
             p99[before], before, p99[knee], knee, p50[knee],
             good[peak], peak, good[rates[-1]], rates[-1], knee, 90,
@@ -363,13 +366,16 @@ def nb03_storm(ex):
     holds(all(c[a]["requests_per_step"] < c[b]["requests_per_step"] for a, b in zip(pools, pools[1:])), "the batch grows with the pool")
     holds(all(s[a]["throughput_tok_s"] < s[b]["throughput_tok_s"] for a, b in zip(pools, pools[1:])), "throughput falls with the batch")
     holds(c[small]["recompute_share"] < 0.05, "recompute is the secondary cost")
-    block, tm = 16, TimeModel()
+    shares = [c[n]["recompute_share"] for n in preempting]
+    holds(all(a < b for a, b in zip(shares, shares[1:])), "the recompute share grows with the pool")
+    last, block, tm = preempting[-1], 16, TimeModel()  # the largest pool that still preempts
     return [min(counts), max(counts), preempting[0], preempting[-1], large,
             s[preempting[0]]["num_recomputed_tokens"], s[preempting[-1]]["num_recomputed_tokens"],
             small, block, small * block, small * block, 128, 256, round(small * block / (128 + 256), 1),
             c[small]["requests_per_step"], c[large]["requests_per_step"], large, tm.step_overhead_us // 1000,
             s[small]["throughput_tok_s"], s[large]["throughput_tok_s"], small, c[small]["recompute_s"], c[small]["run_s"],
-            round(100 * c[small]["recompute_share"], 1), s[small]["p99_tpot_ms"], small, s[large]["p99_tpot_ms"], large]
+            round(100 * c[small]["recompute_share"], 1), last, c[last]["recompute_s"], c[last]["run_s"],
+            round(100 * c[last]["recompute_share"], 1), s[small]["p99_tpot_ms"], small, s[large]["p99_tpot_ms"], large]
 
 
 def nb03_step6(ex):
@@ -493,6 +499,8 @@ def test_every_number_in_the_prose_matches_the_executed_output(name):
     ("01_continuous_batching", "Static batching needs **13** ticks", "≈ 65%", "≈ 66%"),
     ("03_batch_scheduling", "Up to 14 requests/s the engine keeps up", "647 ms at 14", "648 ms at 14"),
     ("03_batch_scheduling", "With a small pool, admitted requests", "6.2 s of a 199.4 s run", "6.2 s of a 200 s run"),
+    ("03_batch_scheduling", "With a small pool, admitted requests", "35.9 s run (12.1 %)", "35.9 s run (3.1 %)"),
+    ("03_batch_scheduling", "Up to 14 requests/s the engine keeps up", "per request/s at 2 requests/s, 75", "per request/s at 2 requests/s, 83"),
     ("03_batch_scheduling", "## Explanations of TODO 1–5", "rates from 3 to 7 s", "rates from 3 to 8 s"),
 ])
 def test_a_wrong_number_in_the_prose_is_caught(name, marker, right, wrong):

@@ -237,6 +237,9 @@ def test_slo_exercise_separates_policies():
     assert judge(aging_key(2.5)) == "" and judge(aging_key(2.5), seeds=(trace_a,)).startswith(f"trace {trace_a}: class-0 p99 TTFT")
     assert judge(aging_key(8), seeds=(0,)).startswith("trace 0: max wait") and judge(aging_key(60), seeds=every) != ""
     assert judge(aging_key(8), seeds=(trace_a,)).startswith(f"trace {trace_a}: max wait")
+    for rate in (1, 60):  # "1 s comes close to FCFS and a minute to fixed priority, and both miss on most of the five traces"
+        missed = {seed for seed in every if judge(aging_key(rate), seeds=(seed,))}
+        assert len(missed) > len(every) / 2, (rate, missed)
     with pytest.raises(ValueError):
         aging_key(0)
 

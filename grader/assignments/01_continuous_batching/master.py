@@ -620,8 +620,8 @@ test_todo4_hidden_uneven()
 #   such a step may be cut to the token budget left, and a later prompt must fit whole (as of November 2026).
 #   vLLM V1 *mixes* them: its `Scheduler.schedule`
 #   first gives running requests their decode tokens, then fills the rest of the token budget with prefill,
-#   splitting a long prompt into chunks when `enable_chunked_prefill` is set (**chunked prefill**), so
-#   neither side waits long. Without chunks, one long prompt makes its whole step long, and the gaps
+#   splitting a long prompt into chunks (**chunked prefill**: `enable_chunked_prefill`, on by default in
+#   `vllm/config/scheduler.py`), so neither side waits long. Without chunks, one long prompt makes its whole step long, and the gaps
 #   between the tokens of the requests already running grow.
 # - **Preemption when KV runs out.** *Recompute* frees the victim's blocks and later prefills its prompt plus the
 #   tokens it already generated; *swap* copies blocks to CPU memory and back. vLLM V1 (`_preempt_request` in

@@ -938,8 +938,8 @@ fig.tight_layout()
 #   prefill-only step; decoding happens only in steps that admit nobody. vLLM V1 goes the other way:
 #   `Scheduler.schedule` in `vllm/v1/core/sched/scheduler.py` first gives every *running* request its
 #   tokens, then admits waiting requests with the token budget left, so decode tokens and prefill tokens
-#   share one step, a long prompt split into chunks when `enable_chunked_prefill` is set. Our key's `phase`
-#   field follows nano-vllm, not vLLM.
+#   share one step, a long prompt split into chunks (`enable_chunked_prefill`, on by default in
+#   `vllm/config/scheduler.py`). Our key's `phase` field follows nano-vllm, not vLLM.
 # - **Preemption by recompute.** vLLM V1's `Scheduler._preempt_request` frees the victim's KV blocks, resets
 #   its `num_computed_tokens` to 0 and puts it back in the waiting queue (at the front under FCFS); nano-vllm's
 #   `Scheduler.preempt` frees its blocks and puts it at the front of `waiting`. Both recompute: the prompt
