@@ -3,8 +3,8 @@
 The English template is the key, so the code reads as before; the zh edition calls set_language("zh").
 tr() is for everything printed, raised or tabulated: it follows the language alone. label() is for text
 drawn into a figure, and only there: it draws Chinese with an installed CJK font, else with the subset lab ships
-(lab.fonts), on any machine; it falls back to English only if even that font cannot draw a string (a character the
-subset lacks, which tests/lab/test_cjk_font.py forbids), so the fonts change a figure's glyphs and nothing else.
+(lab.fonts), on any machine; it falls back to English only if no font can draw a string (a character the subset
+lacks, which tests/lab/test_cjk_font.py forbids), so the fonts change a figure's glyphs and nothing else.
 Grading never depends on either: the hidden rules compare observations, not messages.
 """
 from __future__ import annotations
@@ -223,7 +223,7 @@ _ENGLISH = {zh: en for en, zh in ZH.items() if "{" not in en}
 
 def label(text: str, **fields) -> str:
     """Text drawn into a figure: Chinese, drawn with an installed CJK font or else lab's shipped subset; English only
-    if even that font lacks one of its characters (never tofu boxes).
+    if none of those fonts has one of its characters (never tofu boxes).
 
     `text` is an English template or a name tr() returned; call it when drawing, never for printed text.
     """
