@@ -23,7 +23,7 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks release autograde new-assignment student-bundle hub-images clean
+.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde new-assignment student-bundle hub-images clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
@@ -36,6 +36,7 @@ help:
 	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"
 	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/ [ASSIGNMENTS='name ...']"
 	@echo "make new-assignment NAME=04_words [TITLE='...']  a working two-TODO assignment in grader/assignments/NAME/"
+	@echo "make cjk-font [CJK_SOURCE=font]  rebuild lab/cjk_font/'s subset from Noto Sans CJK SC (.otf, or Debian's .ttc)"
 	@echo "make release         regenerate the student editions only"
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N] [SANDBOX=auto|userns|process]"
 	@echo "make e2e-cloud       the cloud path: each notebook alone in a bare kernel with older pandas/matplotlib/numpy"
@@ -127,6 +128,13 @@ bench-policies: $(STAMP)
 notebooks: $(STAMP)
 	$(PY) -m grader.build all $(ASSIGNMENTS)
 	$(PY) -m grader.build mistakes $(ASSIGNMENTS)
+
+# lab's CJK subset (lab.fonts), from the full Noto Sans CJK SC or Source Han Sans SC (SIL OFL 1.1). Without the font
+# installed: apt-get download fonts-noto-cjk && dpkg-deb -x fonts-noto-cjk_*.deb x, then CJK_SOURCE=x/usr/share/...
+CJK_SOURCE ?= /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+cjk-font: $(STAMP)
+	@test -f "$(CJK_SOURCE)" || { echo "no $(CJK_SOURCE): make cjk-font CJK_SOURCE=NotoSansCJKsc-Regular.otf (or NotoSansCJK-Regular.ttc)"; exit 2; }
+	$(PY) -m lab.fonts subset "$(CJK_SOURCE)"
 
 release: $(STAMP)
 	$(PY) -m grader.build release

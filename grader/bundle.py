@@ -135,9 +135,9 @@ deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
 以及删除、复制或修改检查单元格，都不扣分：评分时用的是课程自带的检查。同一个 TODO 单元格出现两次时，评分的是位置靠下的那一份
 （内核最后运行的是它）。删除某个 TODO 单元格或改掉 TODO 函数的名字，只会让那一个 TODO 得零分。
 
-图中的中文需要系统装有中文字体
-（如 Debian/Ubuntu 的 `fonts-noto-cjk`）；没有中文字体时，图中标签自动改用英文，不会出现方框；打印的文字、
-检查消息和报错始终是中文。
+图中标签在任何机器上都是中文：课程包 `lab` 自带 Noto Sans CJK SC 的一个小子集（SIL Open Font License 1.1，
+许可证文件为 `lab/cjk_font/OFL.txt`）；系统装有中文字体时（如 Debian/Ubuntu 的 `fonts-noto-cjk`）优先使用它。
+打印的文字、检查消息和报错始终是中文。
 """
 
 

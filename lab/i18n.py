@@ -2,9 +2,10 @@
 
 The English template is the key, so the code reads as before; the zh edition calls set_language("zh").
 tr() is for everything printed, raised or tabulated: it follows the language alone. label() is for text
-drawn into a figure, and only there: it falls back to English when no CJK font can draw Chinese, so the
-installed fonts change a figure's glyphs and nothing else. Grading never depends on either: the hidden
-rules compare observations, not messages.
+drawn into a figure, and only there: it draws Chinese with an installed CJK font, else with the subset lab ships
+(lab.fonts), on any machine; it falls back to English only if no font can draw a string (a character the subset
+lacks, which tests/lab/test_cjk_font.py forbids), so the fonts change a figure's glyphs and nothing else.
+Grading never depends on either: the hidden rules compare observations, not messages.
 """
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ ZH = {
     "arrival must be 'poisson' or 'gamma', got {value}": "arrival 必须是 'poisson' 或 'gamma'，实际是 {value}",
     "cv must be > 0, got {value}": "cv 必须 > 0，实际是 {value}",
     "class_shares must sum to 1 and match class_slack in length": "class_shares 之和必须为 1，且长度与 class_slack 相同",
-    # lab.plots and the notebooks' own plots (shown in Chinese only where a CJK font is installed)
+    # lab.plots and the notebooks' own plots (drawn with an installed CJK font, else with lab's shipped subset)
     "slot {slot}": "槽位 {slot}",
     "tick": "tick",
     "static": "静态",
@@ -221,14 +222,17 @@ _ENGLISH = {zh: en for en, zh in ZH.items() if "{" not in en}
 
 
 def label(text: str, **fields) -> str:
-    """Text drawn into a figure: Chinese only if a CJK font can draw it, else English (never tofu boxes).
+    """Text drawn into a figure: Chinese, drawn with an installed CJK font or else lab's shipped subset; English only
+    if none of those fonts has one of its characters (never tofu boxes).
 
     `text` is an English template or a name tr() returned; call it when drawing, never for printed text.
     """
     english = _ENGLISH.get(text, text)
     if _state["language"] == "zh":
-        from .fonts import use_cjk_font
+        from .fonts import missing_glyphs, use_cjk_font
 
         if use_cjk_font():
-            return tr(english, **fields)
+            chinese = tr(english, **fields)
+            if not missing_glyphs(chinese):
+                return chinese
     return english.format(**fields) if fields else english

@@ -124,8 +124,9 @@ def font_env(state: str) -> dict[str, str]:
 def stand_in_cjk_font_env(folder: Path) -> dict[str, str]:
     """An environment whose processes find a CJK font on any machine: DejaVu Sans renamed to a CJK family.
 
-    It has no Hanzi, so drawn Chinese is tofu (harmless, only PNGs and stderr show it); lab.fonts finds it, so
-    label() takes the Chinese path exactly as with a real CJK font. Matplotlib gets a fresh cache to list it.
+    lab.fonts finds it as an installed CJK font, so label() takes that path exactly as with a real one; it has no
+    Hanzi, which lab's shipped subset, behind it in the fallback list, then draws. Matplotlib gets a fresh cache to
+    list it.
     """
     from fontTools.ttLib import TTFont
 

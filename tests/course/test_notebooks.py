@@ -143,11 +143,15 @@ def test_zh_printed_output_does_not_depend_on_fonts(regenerated_fonts_hidden, re
 
 
 def test_the_font_check_fails_when_printed_text_goes_through_label(tmp_path, stand_in_font):
-    """The check above can fail: a printed lab.label(...) (figure text, English without a CJK font) is reported."""
+    """The check above can fail: a printed lab.label(...) (figure text, English where no font can draw it) is reported.
+    With the installed fonts hidden, lab's shipped subset still draws Chinese, so the run without any font also takes
+    the shipped file away (its first cell, which prints nothing)."""
     cells = ['import lab\nlab.set_language("zh")', 'print(lab.tr("aging, 1 s per level"))', 'print(lab.label("aging, 1 s per level"))']
+    no_font = 'import pathlib, lab.fonts\nlab.fonts.SHIPPED_FONT = pathlib.Path("/no-such-font.otf")\n'
     runs = {}
     for state, env in (("hidden", font_env("hidden")), ("cjk", stand_in_font)):
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+        sources = [no_font + cells[0], *cells[1:]] if state == "hidden" else cells
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
         NotebookClient(nb, timeout=60, kernel_name="python3").execute(env=env)
         nbformat.write(nb, tmp_path / f"{state}.ipynb")
         runs[state] = tmp_path / f"{state}.ipynb"

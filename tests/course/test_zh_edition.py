@@ -1,5 +1,5 @@
-"""The 简体中文 edition. Drift guards on the catalogues, messages and plots in Chinese (or English
-when no CJK font can draw them), and grading that gives a Chinese submission the English one's score."""
+"""The 简体中文 edition. Drift guards on the catalogues, messages and plots in Chinese (drawn with an installed
+CJK font or lab's shipped subset; English only if no font can draw them), and grading that gives a Chinese submission the English one's score."""
 import ast
 import copy
 from collections import Counter
@@ -348,7 +348,7 @@ def labels_not_drawn(source: str) -> list[str]:
 
 
 def test_label_is_called_only_where_text_is_drawn():
-    """label() falls back to English without a CJK font, so it is for figure text only: printed text uses tr()."""
+    """label() falls back to English when no font can draw a string, so it is for figure text only: printed text uses tr()."""
     sources = [*(ROOT / "lab").rglob("*.py"), *(ROOT / "grader").rglob("*.py"), *(ROOT / "policybench").rglob("*.py")]
     callers = {str(p.relative_to(ROOT)) for p in sources
                if p.name != "i18n.py" and "assignments" not in p.parts and any(called(n) == "label" for n in ast.walk(ast.parse(p.read_text())))}
@@ -422,10 +422,11 @@ def clean_fonts(monkeypatch):
 
 @pytest.fixture(params=FONT_STATES)
 def fonts_state(request, clean_fonts, monkeypatch):
-    """Each plot test runs with this machine's CJK fonts as installed, and hidden as on a fresh machine."""
+    """Each plot test runs with this machine's CJK fonts as installed, and hidden as on a fresh machine (where lab's
+    shipped subset alone draws Chinese)."""
     monkeypatch.setenv(fonts.HIDE_ENV, "1" if request.param == "hidden" else "0")
     if request.param == "hidden":
-        assert fonts.find_cjk_font() is None and fonts.use_cjk_font() is False
+        assert fonts.find_cjk_font() is None and fonts.cjk_families() == [fonts.SHIPPED_FAMILY]
     return request.param
 
 
@@ -433,30 +434,34 @@ def has_hanzi(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
-def test_zh_plot_labels_are_chinese_with_a_cjk_font_and_english_without(fonts_state):
-    name = fonts.find_cjk_font()
+def test_zh_plot_labels_are_chinese_with_the_fonts_installed_or_hidden(fonts_state):
     lab.set_language("zh")
     text = all_texts(lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2))
-    if name is None:  # a fresh machine, or the fonts hidden: English labels, the fonts left alone
-        assert "utilization" in text and not has_hanzi(text)
-        assert matplotlib.rcParams["font.family"] == ["sans-serif"]
-    else:
-        assert "槽位利用率" in text and "槽位 0" in text
-        # every Hanzi of the labels has a glyph in the font the font manager found for it
-        path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
-        face = matplotlib.ft2font.FT2Font(path)
-        assert all(face.get_char_index(ord(ch)) for ch in text if ch > "\u2e80")
+    assert "槽位利用率" in text and "槽位 0" in text
+    # every Hanzi of the labels has a glyph in a CJK font lab put in the fallback list (the shipped one at least)
+    assert fonts.SHIPPED_FAMILY in matplotlib.rcParams["font.family"]
+    assert fonts.missing_glyphs(text) == [] and fonts.missing_glyphs(text, [fonts.SHIPPED_FAMILY]) == []
     assert glyph_warnings(lambda: lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2)) == []  # never tofu boxes
     assert glyph_warnings(lab.plot_lifecycle) == []
 
 
-def test_without_a_cjk_font_labels_fall_back_to_english(clean_fonts, monkeypatch):
+def test_labels_fall_back_to_english_only_where_no_font_can_draw_them(clean_fonts, monkeypatch):
+    """No installed CJK font: the shipped subset draws Chinese. English only without it (a broken install), or for a
+    string with a character it lacks; never tofu boxes."""
     monkeypatch.setattr(fonts, "CJK_FONTS", ("No Such Font SC",))
+    monkeypatch.setattr(fonts.find_cjk_font, "__defaults__", (("No Such Font SC",),))
+    monkeypatch.setattr(fonts.cjk_families, "__defaults__", (("No Such Font SC",),))
     monkeypatch.setattr(fonts.use_cjk_font, "__defaults__", (("No Such Font SC",),))
-    assert fonts.use_cjk_font() is False
+    assert fonts.find_cjk_font() is None and fonts.use_cjk_font() is True
     lab.set_language("zh")
-    fig = lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2)
-    text = all_texts(fig)
+    assert "槽位利用率" in all_texts(lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2))
+    monkeypatch.setitem(lab_i18n.ZH, "tick", "时钟龘")   # 龘: a character the subset lacks
+    assert lab.label("tick") == "tick" and lab.label("slot {slot}", slot=1) == "槽位 1"
+    monkeypatch.setattr(fonts, "SHIPPED_FONT", fonts.SHIPPED_DIR / "no-such-font.otf")
+    matplotlib.rcParams["font.family"] = ["sans-serif"]
+    monkeypatch.setattr(fonts, "SHIPPED_FAMILY", "No Such Shipped Font")
+    assert fonts.use_cjk_font() is False
+    text = all_texts(lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2))
     assert "utilization" in text and not has_hanzi(text)
     assert glyph_warnings(lambda: lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2)) == []
     assert matplotlib.rcParams["font.family"] == ["sans-serif"]
@@ -469,16 +474,17 @@ def test_the_hiding_switch_is_read_by_lab_fonts(clean_fonts, monkeypatch):
     monkeypatch.setenv(fonts.HIDE_ENV, "0")
     assert fonts.find_cjk_font() == STAND_IN_CJK
     monkeypatch.setenv(fonts.HIDE_ENV, "1")
-    assert fonts.find_cjk_font() is None and fonts.use_cjk_font() is False
-    assert matplotlib.rcParams["font.family"] == ["sans-serif"]
+    assert fonts.find_cjk_font() is None and fonts.use_cjk_font() is True   # the shipped subset is never hidden
+    assert matplotlib.rcParams["font.family"] == ["sans-serif", fonts.SHIPPED_FAMILY]
 
 
 def test_printed_text_is_the_same_whatever_the_fonts(clean_fonts, monkeypatch):
     """tr() and what lab prints, raises or tabulates read the language only; label() alone asks for a font."""
     lab.set_language("zh")
     seen = {}
-    for found in (None, STAND_IN_CJK):
-        monkeypatch.setattr(fonts, "find_cjk_font", lambda *_, found=found: found)
+    for found in (None, STAND_IN_CJK):  # no CJK font at all (not even the shipped one), and one
+        monkeypatch.setattr(fonts, "cjk_families", lambda *_, found=found: [found] if found else [])
+        monkeypatch.setattr(fonts, "missing_glyphs", lambda *_: [])
         with pytest.raises(lab.CheckFailed) as check:
             lab.expect(1, 2, lab.tr("no id active twice"))
         with pytest.raises(ValueError) as error:
@@ -501,20 +507,16 @@ ENGINE_PLOTS = {"batch": lambda: lab.engine.plot_batch_composition(STEPS), "kv":
 
 
 def test_notebook_03_plots_and_slo_messages_follow_the_language(fonts_state):
-    """lab.engine's plots (notebook 03) label in Chinese with a CJK font, in English without; its SLO verdicts are
-    printed, so they are in Chinese either way."""
+    """lab.engine's plots (notebook 03) label in Chinese with the CJK fonts installed or hidden (the shipped subset
+    draws them); its SLO verdicts are printed, so they are in Chinese whatever the fonts."""
     misses = lab.engine.slo_misses(SLO_ROWS[0])
     assert misses == ["class-0 p99 TTFT 900 ms > 700 ms"]
     lab.set_language("zh")
     assert lab.engine.slo_misses(SLO_ROWS[0]) == ["类别 0 的 p99 TTFT 900 ms > 700 ms"]
     texts = {name: all_texts(draw()) for name, draw in ENGINE_PLOTS.items()}
-    if fonts.find_cjk_font() is None:
-        english = {"batch": "engine step", "kv": "pool size", "slo": "aging, 1 s per level"}
-        assert all(english[name] in text and not has_hanzi(text) for name, text in texts.items()), texts
-    else:
-        assert "解码词元" in texts["batch"] and "引擎步" in texts["batch"] and "每一步计算什么" in texts["batch"]
-        assert "抢占（共 1 次）" in texts["kv"] and "池大小" in texts["kv"]
-        assert "满足 SLO" in texts["slo"] and "类别 0 的 p99 TTFT（毫秒）" in texts["slo"] and "老化，每级 1 秒" in texts["slo"]
+    assert "解码词元" in texts["batch"] and "引擎步" in texts["batch"] and "每一步计算什么" in texts["batch"]
+    assert "抢占（共 1 次）" in texts["kv"] and "池大小" in texts["kv"]
+    assert "满足 SLO" in texts["slo"] and "类别 0 的 p99 TTFT（毫秒）" in texts["slo"] and "老化，每级 1 秒" in texts["slo"]
     assert all(glyph_warnings(draw) == [] for draw in ENGINE_PLOTS.values())
     lab.set_language("en")
     assert "engine step" in all_texts(ENGINE_PLOTS["batch"]()) and "preemption (1 in all)" in all_texts(ENGINE_PLOTS["kv"]())
@@ -619,6 +621,7 @@ def test_student_bundle_carries_both_languages(capsys):
     for name in NAMES:
         assert {f"notebooks/{name}.ipynb", f"notebooks/zh/{name}.ipynb"} <= inner
     assert "简体中文" in readme and "notebooks/zh/" in readme and "fonts-noto-cjk" in readme
+    assert "SIL Open Font License 1.1" in readme and "lab/cjk_font/OFL.txt" in readme   # the shipped font's licence
     assert not [n for n in inner if n.startswith("solutions/")]
 
 
@@ -626,5 +629,6 @@ def test_readme_has_a_chinese_section_for_students():
     readme = (ROOT / "README.md").read_text()
     assert "## 学生指南（简体中文）" in readme and "ModelScope" in readme and "Colab" in readme
     assert "fonts-noto-cjk" in readme
+    assert readme.count("SIL Open Font License 1.1") >= 3 and "lab/cjk_font/OFL.txt" in readme   # both sections, and lab's
     linked = set(re.findall(r"notebooks/zh/(\d\d_\w+)\.ipynb", readme))  # no list to keep: every link is to a zh edition
     assert linked and linked <= set(NAMES), linked - set(NAMES)
