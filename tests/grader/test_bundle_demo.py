@@ -39,8 +39,9 @@ def test_the_wheel_holds_lab_only_and_declares_what_the_cloud_test_runs(tmp_path
     with zipfile.ZipFile(wheel) as zf:
         files = zf.namelist()
         meta = zf.read(f"decode_scheduling_lab-{__version__}.dist-info/METADATA").decode()
-    assert sorted(f for f in files if not f.startswith("decode_scheduling_lab-")) == sorted(  # the CJK subset and its licence too
-        str(p.relative_to(ROOT)) for p in [*(ROOT / "lab").rglob("*.py"), *(ROOT / "lab" / "cjk_font").glob("*")])
+    assert sorted(f for f in files if not f.startswith("decode_scheduling_lab-")) == sorted({  # the CJK subset and its licence too
+        p.relative_to(ROOT).as_posix() for p in [*(ROOT / "lab").rglob("*.py"), *(ROOT / "lab" / "cjk_font").glob("*.otf"),
+                                                 ROOT / "lab" / "cjk_font" / "OFL.txt"]})
     assert {"lab/cjk_font/LabCJKSubset-Regular.otf", "lab/cjk_font/OFL.txt"} <= set(files)
     floors = dict(re.findall(r"^Requires-Dist: (\w+)>=([\d.]+)$", meta, re.M))
     assert set(floors) == {"numpy", "pandas", "matplotlib"}
