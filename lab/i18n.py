@@ -59,7 +59,7 @@ ZH = {
     "served exactly tokens times": "恰好服务 tokens 次",
     "work conservation": "工作量守恒",
     "completed exactly once": "恰好完成一次",
-    "wait and flow": "等待与流经时间",
+    "wait and flow": "等待与流程时间",
     "tick {tick} follows tick {last}": "tick {tick} 排在 tick {last} 之后",
     "tick {tick} serves {ids} more than once": "tick {tick} 多次服务了 {ids}",
     "tick {tick} serves {count} jobs on {slots} slots": "tick {tick} 在 {slots} 个槽位上服务了 {count} 个作业",

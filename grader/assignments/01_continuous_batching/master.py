@@ -46,8 +46,8 @@
 # |---|---|---|---|
 # | static batching | 静态批处理 | continuous batching | 连续批处理 |
 # | slot | 槽位 | slot utilization | 槽位利用率 |
-# | tick (unit of simulated time) | tick（模拟时间单位） | makespan | 总完成时间（makespan） |
-# | wait / flow time | 等待时间 / 流经时间 | work conservation | 工作量守恒 |
+# | tick (unit of simulated time) | tick（模拟时间单位） | makespan | 最大完工时间（makespan） |
+# | wait / flow time | 等待时间 / 流程时间 | work conservation | 工作量守恒 |
 # | invariant | 不变量 | metamorphic check | 蜕变检查 |
 # | prefill / decode | 预填充 / 解码 | chunked prefill | 分块预填充 |
 # | admission | 准入 | preemption / recompute | 抢占 / 重算 |
@@ -202,7 +202,7 @@ fig = lab.plot_slots(a_to_e.jobs, a_to_e.slots, labels=a_to_e.labels)
 # GPU prediction: there is no prefill, no KV limit, no step time that grows with the batch, and no preemption.
 
 # %% [markdown] key="md-waiting-flow-fairness"
-# ## Waiting, flow and fairness | 等待、流经时间与公平
+# ## Waiting, flow and fairness | 等待、流程时间与公平
 #
 # For job *i* with arrival *a*, first service *s* and finish *f*, define the **wait** $w_i = s_i - a_i$
 # and the **flow time** $r_i = f_i - a_i$. (Here *f* is the completion, not the first token.) Every tick a

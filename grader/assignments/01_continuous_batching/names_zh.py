@@ -2,7 +2,7 @@
 from lab.i18n import ZH as LAB_ZH
 
 RULES = {
-    "waits and flows on the worked examples": "算例上的等待时间与流经时间",
+    "waits and flows on the worked examples": "算例上的等待时间与流程时间",
     "continuous schedules with staggered arrivals": "到达时刻错开的连续批处理调度",
     "static schedules, where a group holds its slots": "静态批处理调度：一组请求占住自己的槽位",
     "idle gaps: the clock jumps to late arrivals": "空闲间隙：时钟跳到较晚的到达",

@@ -83,7 +83,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 # %matplotlib inline
 
 # %% [markdown] key="md-step-1-decode"
-# ## Step 1: why decode scheduling | 多请求为什么需要解码调度
+# ## Step 1: why decode scheduling | 为什么需要解码调度
 #
 # Start with the worked example from `lab`: 4 requests that all arrive at tick 0 and need 1, 4, 2 and 3
 # tokens, served on 2 slots. *Static* batching keeps a group until all of it is done; *continuous*
