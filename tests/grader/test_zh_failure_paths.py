@@ -415,6 +415,9 @@ def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
         assert english_sentences(text) == [], text
     assert [t for t in others if english_sentences(t)] == []
     shown = feedback.visible_text(page)
+    # nbgrader's cell headings, in Chinese (its macros would say "Student's answer", "Grade cell", "Score: … (Top)")
+    assert "你的答案" in shown and "评分单元格：" in shown and "（回到顶部）" in shown
+    assert [said for said in ["Student's", "Grade cell", "Score:", "(Top)"] if said in shown] == []
     for verdict in graded.verdicts:  # the page shows the Chinese details
         for rule in verdict.rules:
             if not rule.passed:
