@@ -284,6 +284,25 @@ def not_run(text: str, language: str = "en") -> str:
     return f"[未运行] {zh}\n" if zh else text
 
 
+# The English comments in the code of a failing case (each assignment's cases.COMMENTS_ZH), by their Chinese.
+CODE_COMMENTS_ZH = {en: zh for assignment in assignment_names()
+                    for en, zh in getattr(load(assignment).cases, "COMMENTS_ZH", {}).items()}
+
+
+def code_comments(code: str, language: str = "en") -> str:
+    """A failing case's code with its comments (a '# ...' that ends a line) in `language`; the code itself as it is."""
+    if language == "en" or not code:
+        return code
+    lines = []
+    for line in code.split("\n"):
+        for en, zh in CODE_COMMENTS_ZH.items():
+            if line.endswith("# " + en):
+                line = line[: len(line) - len(en)] + zh
+                break
+        lines.append(line)
+    return "\n".join(lines)
+
+
 SUMMARY = {
     "en": {"head": "{task}: {score:g} / {points:g} points ({passed} of {rules} rules hold)", "note": "  note: ",
            "pass": "pass", "fail": "FAIL", "says": "         the text says: ",
@@ -310,7 +329,7 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
             lines += [text["says"] + quote_marks(q, language) for q in rule.quotes.get(language, [])]
             lines.append(f"         {detail(rule.detail, language)}")
         if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
-            lines += [text["paste"], "", *rule.snippet.splitlines(), ""]
+            lines += [text["paste"], "", *code_comments(rule.snippet, language).splitlines(), ""]
     return with_mistake("\n".join(lines), verdict, language)
 
 

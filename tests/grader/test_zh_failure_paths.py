@@ -364,6 +364,21 @@ def test_the_summary_a_zh_page_shows_is_chinese():
     assert "there is no slo_key function" in i18n.summary(verdict)
 
 
+def test_the_failing_cases_code_comments_are_chinese_on_a_zh_page():
+    """The code is pasted as it is; its comments are read: the case of a running request set up by hand."""
+    from grader import snippets
+
+    cases = load("03_batch_scheduling").cases
+    code = snippets.snippet(cases, [["sched", {"max_num_seqs": 2}], ["running", {"seq_id": 0, "prompt_len": 4}, 4, 1, 2], ["schedule"]])
+    assert "# a running request, set up by hand" in code   # the English the grader writes
+    verdict = TaskVerdict("TODO 2", "todo2", "todo2_tests", 2, 0.0, [RuleResult("schedules a running request", False,
+                                                                                 "tight KV #3: step 3, batch = sched.schedule(): returned: expected 1, got 2", code)])
+    zh, en = i18n.summary(verdict, "zh"), i18n.summary(verdict, "en")
+    assert "# a running request, set up by hand" in en and "set up by hand" not in zh
+    assert "def add_running(blocks, computed, outputs, **request):  # 一个手动设置的运行中请求" in zh
+    assert [line for line in code.splitlines() if "#" not in line] == [line for line in i18n.code_comments(code, "zh").splitlines() if "#" not in line]
+
+
 # One submission per notebook, in the zh edition: each TODO broken (a mutant; 02's TODO 4 hangs).
 BROKEN = {"01_continuous_batching": {"todo3": "invalid workload (float tokens)"},
           "02_decode_scheduling": {"todo4": "hang"},
