@@ -265,7 +265,7 @@ def note(text: str, language: str = "en") -> str:
 
 
 NOT_RUN_ZH = _patterns([
-    (r"not run: (\S+) ran past its time limit when graded, and this cell uses it", "{0} 在评分时超出了时间限制，而这个单元格用到了它"),
+    (r"not run: (TODO \d+|\S+) ran past its time limit when graded, and this cell uses it", "{0} 在评分时超出了时间限制，而这个单元格用到了它"),
     (r"not run: (.+?) ran past its time limit, and this cell uses it", "{0} 超出了时间限制，而这个单元格用到了它"),
     (r"not run: the notebook's (\S+) s budget was used up", "整个 notebook 的 {0} 秒时间预算已经用完"),
     (r"not run: cell (\d+) did not stop when interrupted", "单元格 {0} 被中断后没有停下"),

@@ -347,7 +347,9 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
 
 
 def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
-    for why in ["todo1 ran past its time limit when graded, and this cell uses it", "todo2 ran past its time limit, and this cell uses it",
+    assert i18n.not_run("[not run] not run: TODO 4 ran past its time limit when graded, and this cell uses it\n", "zh") == \
+        "[未运行] TODO 4 在评分时超出了时间限制，而这个单元格用到了它\n"   # a TODO as the student knows it, not its id todo4
+    for why in ["TODO 1 ran past its time limit when graded, and this cell uses it", "TODO 2 ran past its time limit, and this cell uses it",
                 "the notebook's 90 s budget was used up", "cell 12 did not stop when interrupted", "the run ended early",
                 "the run was stopped"]:
         text = f"[not run] not run: {why}\n"
@@ -438,7 +440,7 @@ def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
             if not rule.passed:
                 assert i18n.detail(rule.detail, "zh").split("\n")[0][:60] in shown
     if name == "02_decode_scheduling":  # the hung TODO's dependents say why they did not run, in Chinese
-        assert "[未运行] todo4 在评分时超出了时间限制" in shown
+        assert "[未运行] TODO 4 在评分时超出了时间限制" in shown and "todo4 " not in shown
     # the plain page (when the rich one cannot be rendered) has the natural heading
     outcome = report.Outcome("alice", "graded", {}, verdicts=graded.verdicts, language="zh")
     plain = feedback.visible_text(report.plain_page(name, pipeline.grader_for(name).tasks, outcome))
