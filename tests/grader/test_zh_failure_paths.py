@@ -346,6 +346,29 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
     assert english_sentences(i18n.detail("tight KV #3: the engine caught fire", "zh")) == ["the engine caught fire"]
 
 
+def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
+    """The op that failed and the values are code: a ': ' or ', got ' inside them is not where the English is."""
+    from grader import snippets
+
+    cases = load("01_continuous_batching").cases
+    jobs = [{"id": i, "arrival": i, "tokens": 3} for i in range(5)]
+    call = ["waits_and_flows", [jobs, [{"t": 0, "running": [0]}]]]
+    check = [snippets.VISIBLE, "expect(waits_and_flows([{'id': 0, 'arrival': 0}], trace), {0: (0, 1)})"]
+    for op, exp, act, values in [
+            (call, {"value": {0: (0, 1)}}, {"value": {0: (0, 2)}}, ["1", "2"]),        # an op cut short ('...')
+            (call, {"value": {"s": "a: expected b, got c"}}, {"value": {"s": "x"}}, ["'a: expected b, got c'", "'x'"]),
+            (call, {"value": {"s: t": 1}}, {"value": {"s: t": 2}}, ["['s: t']", "1", "2"]),
+            (call, {"value": 1}, {"error": "KeyError"}, ["返回 1", "KeyError"]),
+            (check, {"value": [{"x": 1}]}, {"value": [{"x": 2}]}, ["checks[0].x", "1", "2"])]:   # a visible check's own path
+        en = "held-out trace A: " + explain([op], [exp], [act], cases)
+        zh = i18n.detail(en, "zh")
+        shown = snippets.describe(cases, op)
+        assert f"held-out trace A: step 1, {shown}: " in en and zh.startswith(f"保留轨迹 A：第 1 步，{shown}：") and shown.count(":") > 1, (en, zh)
+        assert all(value in zh for value in values) and english_sentences(zh) == [], (en, zh)
+        assert "step" not in zh and ", got" not in zh.replace("'a: expected b, got c'", ""), zh
+    assert i18n.detail("held-out trace A: returned['s: t']: expected 1, got 2", "zh") == "保留轨迹 A：返回值['s: t']：应为 1，实际为 2"
+
+
 def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
     assert i18n.not_run("[not run] not run: TODO 4 ran past its time limit when graded, and this cell uses it\n", "zh") == \
         "[未运行] TODO 4 在评分时超出了时间限制，而这个单元格用到了它\n"   # a TODO as the student knows it, not its id todo4
