@@ -362,9 +362,9 @@ def not_run(text: str, language: str = "en") -> str:
     return f"[未运行] {zh}\n" if zh else text
 
 
-# The English comments in the code of a failing case (each assignment's cases.COMMENTS_ZH), by their Chinese.
+# The English comments in the code of a failing case and their Chinese (each assignment's names_zh.COMMENTS).
 CODE_COMMENTS_ZH = {en: zh for assignment in assignment_names()
-                    for en, zh in getattr(load(assignment).cases, "COMMENTS_ZH", {}).items()}
+                    for en, zh in getattr(load(assignment).names_zh, "COMMENTS", {}).items()}
 
 
 def code_comments(code: str, language: str = "en") -> str:

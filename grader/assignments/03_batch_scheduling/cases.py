@@ -25,8 +25,6 @@ _ADD_RUNNING = ("def add_running(blocks, computed, outputs, **request):  # a run
                 "    seq.num_computed_tokens, seq.num_output_tokens = computed, outputs\n"
                 "    seq.block_table = [sched.block_manager.free_block_ids.popleft() for _ in range(blocks)]\n"
                 "    sched.running.append(seq)")
-# The comments the code above writes, in Chinese: a zh page shows them so (grader/i18n.py, code_comments).
-COMMENTS_ZH = {"a running request, set up by hand": "一个手动设置的运行中请求"}
 _RUN_VALUE = ('{"records": run.records, '
               '"steps": [[s["num_batched_tokens"], s["num_decode_tokens"], s["preempted"]] for s in run.steps]}')
 
