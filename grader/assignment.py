@@ -9,7 +9,8 @@ The folder holds (grader/assignment_template/ is a working example, `make new-as
     driver.py        runs in the grading child: replays a scenario's ops and reports what it observes
     cases.py         in the grader: a failing scenario's ops as code a student can run (grader/snippets.py)
     mutants.py       MUTANTS: broken answers, each must lose points on its own TODO only (grader/mutants.py)
-    names_zh.py      RULES and SCENARIOS: the Chinese names of its rules and scenarios (grader/i18n.py)
+    names_zh.py      RULES and SCENARIOS: the Chinese names of its rules and scenarios (grader/i18n.py); optionally
+                     COMMENTS: the comments cases.py writes in a failing case's code, in Chinese
     corpus/          correct answers written independently of the reference: notebooks (tests/grader/test_corpus.py),
                      or <name>.py files with ANSWERS = {grade_id: source}
 

@@ -45,8 +45,14 @@ def _patterns(pairs: list[tuple[str, object]]) -> list[tuple[re.Pattern, object]
 
 
 def _first(text: str, patterns) -> str | None:
-    """The translation of `text` by the first pattern it matches whole; None if none does."""
+    """The translation of `text` by the first pattern it matches whole; None if none does. A pattern may be a
+    function instead (text -> its translation, or None): one that reads code where the text holds it."""
     for pattern, zh in patterns:
+        if callable(pattern):
+            said = pattern(text)
+            if said is not None:
+                return said
+            continue
         match = pattern.fullmatch(text)
         if match:
             return zh(match) if callable(zh) else zh.format(*match.groups(), **match.groupdict())
@@ -122,28 +128,100 @@ def _path(path: str) -> str:
     return path
 
 
-_DIFF = r"(?P<path>.*?): expected (?P<want>.*?), got (?P<got>.*)"
-# After "step N, <op>: " the path names what differs: the op's code may hold ": " itself (a dict literal).
-_DIFF_AT = r"(?P<path>(?:returned|observed|value)(?:[.\[].*?)?): expected (?P<want>.*?), got (?P<got>.*)"
+# What a verdict says holds code and values as Python writes them: the op that failed (snippets.describe), a path
+# ('returned[0][1]', a key in it), the values expected and got (ascii(), cut short with '...'). Any of them may hold
+# ': ', ', got ' or an English word, so the English around them is found where the code before it is whole: its
+# brackets closed and no string open (or cut short). The code is copied as it is, never translated.
+def _whole(text: str, start: int = 0) -> set[int]:
+    """The ends p > start at which text[start:p] is whole code: brackets closed, no string open, or cut short ('...')."""
+    ends, depth, quote, i = set(), 0, None, start
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        i += 1
+        if (quote is None and depth == 0) or (i - 3 >= start and text.startswith("...", i - 3)):
+            ends.add(i)
+    return ends
+
+
+def _cuts(text: str, separator: str, start: int = 0) -> list[int]:
+    """Where `separator` may end the code that starts at `start`: after whole code first, then (code a child
+    wrote, unbalanced) anywhere else, each in order."""
+    at = [i for i in range(start, len(text)) if text.startswith(separator, i)]
+    whole = _whole(text, start)
+    return [i for i in at if i in whole] + [i for i in at if i not in whole]
+
+
+def _parts(text: str) -> tuple[str, str, str] | None:
+    """'<path>: expected <want>, got <got>' (grade.first_diff) as (path, want, got); None if it is not one."""
+    for i in _cuts(text, ": expected "):
+        path, rest = text[:i], text[i + len(": expected "):]
+        for j in _cuts(rest, ", got "):
+            return path, rest[:j], rest[j + len(", got "):]
+    return None
+
+
+def _difference(text: str) -> str | None:
+    parts = _parts(text)
+    return f"{_path(parts[0])}：{_diff(*parts[1:])}" if parts else None
+
+
+def _state(text: str) -> str | None:
+    parts = _parts(text[len("state "):]) if text.startswith("state ") else None
+    return f"状态{'' if parts[0] == 'value' else ' ' + _path(parts[0])}：{_diff(*parts[1:])}" if parts else None
+
+
+def _expected_to(text: str) -> str | None:
+    """'expected to <return X | raise E>, but it <raised | returned> <Y>'."""
+    head = "expected to "
+    if not text.startswith(head):
+        return None
+    for i in _cuts(text, ", but it ", len(head)):
+        verb, _, got = text[i + len(", but it "):].partition(" ")
+        if verb in ("raised", "returned") and got:
+            said = "抛出了一个异常" if got == "an error" else f"{'抛出了' if verb == 'raised' else '返回了'} {_status(got)}"
+            return f"应当{_want(text[len(head):i])}，但它{said}"
+    return None
+
+
+_STEP_HEAD = re.compile(r"step (\d+), ")
+
+
+def _step(text: str) -> str | None:
+    """'step N, <op>: <what went wrong>' (grade.explain): the op is code, copied as it is."""
+    head = _STEP_HEAD.match(text)
+    if not head:
+        return None
+    for i in _cuts(text, ": ", head.end()):
+        said = _first(text[i + 2:], _AFTER_STEP)
+        if said is not None:
+            return f"第 {head[1]} 步，{text[head.end():i]}：{said}"
+    return None
+
+
+_AFTER_STEP = [(_expected_to, None)] + _patterns([
+    (r"it raised (?P<error>\S+) before its check (?P<k>\d+)", lambda m: f"在它的第 {m['k']} 项检查之前抛出了 {_status(m['error'])}"),
+    (r"it ended before its check (?P<k>\d+)", lambda m: f"它在第 {m['k']} 项检查之前就结束了"),
+    (r"its check (?P<k>\d+) does not hold, where the answer gave (?P<got>.*)", lambda m: f"它的第 {m['k']} 项检查不成立，答案给出的是 {m['got']}"),
+]) + [(_state, None), (_difference, None)]
+
 _EXPLANATIONS = _patterns([
     (r"not run \((?P<status>\w+): (?P<detail>.*)\)",
      lambda m: f"未运行（{_status(m['status'])}：{_first(m['detail'], _RUN_DETAIL) or m['detail']}）"),
     (r"the scenario did not finish: (.*)", lambda m: f"场景没有运行完：{_status(m[1])}"),
     (r"not graded: grading error", "未评分：评分出错"),
     (r"expected (\d+) observations, got (.*)", "应有 {0} 条观测，实际得到 {1} 条"),
-    (r"step (?P<n>\d+), (?P<op>.*?): expected to (?P<want>.*?), but it (?P<verb>raised|returned) (?P<got>.*)",
-     lambda m: f"第 {m['n']} 步，{m['op']}：应当{_want(m['want'])}，但它"
-               + ("抛出了一个异常" if m["got"] == "an error" else f"{'抛出了' if m['verb'] == 'raised' else '返回了'} {_status(m['got'])}")),
-    (r"step (?P<n>\d+), (?P<op>.*?): it raised (?P<error>\S+) before its check (?P<k>\d+)",
-     lambda m: f"第 {m['n']} 步，{m['op']}：在它的第 {m['k']} 项检查之前抛出了 {_status(m['error'])}"),
-    (r"step (?P<n>\d+), (?P<op>.*?): it ended before its check (?P<k>\d+)",
-     lambda m: f"第 {m['n']} 步，{m['op']}：它在第 {m['k']} 项检查之前就结束了"),
-    (r"step (?P<n>\d+), (?P<op>.*?): its check (?P<k>\d+) does not hold, where the answer gave (?P<got>.*)",
-     lambda m: f"第 {m['n']} 步，{m['op']}：它的第 {m['k']} 项检查不成立，答案给出的是 {m['got']}"),
-    (r"step (?P<n>\d+), (?P<op>.*?): state " + _DIFF,
-     lambda m: f"第 {m['n']} 步，{m['op']}：状态{'' if m['path'] == 'value' else ' ' + _path(m['path'])}：{_diff(m)}"),
-    (r"step (?P<n>\d+), (?P<op>.*?): " + _DIFF_AT, lambda m: f"第 {m['n']} 步，{m['op']}：{_path(m['path'])}：{_diff(m)}"),
-    (_DIFF, lambda m: f"{_path(m['path'])}：{_diff(m)}"),
+]) + [(_step, None), (_difference, None)] + _patterns([
     # grade.judged
     (r"the value could not be judged: (.*)", lambda m: f"无法评判这个值：{_first(m[1], _PROBLEMS) or m[1]}"),
     (r"the value could not be judged \((\w+)\)", "无法评判这个值（{0}）"),
@@ -190,12 +268,12 @@ _KIND = re.compile(r"(?P<value>.+) \((?P<types>(?:[\w.]+|an object)(?: and (?:[\
 NO_KEY_ZH = {"no such key": "没有这个键"}
 
 
-def _diff(m: re.Match) -> str:
+def _diff(want: str, got: str) -> str:
     """'expected X, got Y' in Chinese; the values as Python prints them, the types named as first_diff named them."""
-    want, got = _KIND.fullmatch(m["want"]), _KIND.fullmatch(m["got"])
-    if want and got:
-        return f"应为 {_kinded(want)}，实际为 {_kinded(got)}"
-    want, got = (NO_KEY_ZH.get(text, f" {text}") for text in (m["want"], m["got"]))
+    want_kind, got_kind = _KIND.fullmatch(want), _KIND.fullmatch(got)
+    if want_kind and got_kind:
+        return f"应为 {_kinded(want_kind)}，实际为 {_kinded(got_kind)}"
+    want, got = (NO_KEY_ZH.get(text, f" {text}") for text in (want, got))
     return f"应为{want}，实际为{got}"
 
 
@@ -265,7 +343,7 @@ def note(text: str, language: str = "en") -> str:
 
 
 NOT_RUN_ZH = _patterns([
-    (r"not run: (\S+) ran past its time limit when graded, and this cell uses it", "{0} 在评分时超出了时间限制，而这个单元格用到了它"),
+    (r"not run: (TODO \d+|\S+) ran past its time limit when graded, and this cell uses it", "{0} 在评分时超出了时间限制，而这个单元格用到了它"),
     (r"not run: (.+?) ran past its time limit, and this cell uses it", "{0} 超出了时间限制，而这个单元格用到了它"),
     (r"not run: the notebook's (\S+) s budget was used up", "整个 notebook 的 {0} 秒时间预算已经用完"),
     (r"not run: cell (\d+) did not stop when interrupted", "单元格 {0} 被中断后没有停下"),
@@ -282,6 +360,25 @@ def not_run(text: str, language: str = "en") -> str:
     why = text[len(prefix):].rstrip("\n")
     zh = _first(why, NOT_RUN_ZH)
     return f"[未运行] {zh}\n" if zh else text
+
+
+# The English comments in the code of a failing case and their Chinese (each assignment's names_zh.COMMENTS).
+CODE_COMMENTS_ZH = {en: zh for assignment in assignment_names()
+                    for en, zh in getattr(load(assignment).names_zh, "COMMENTS", {}).items()}
+
+
+def code_comments(code: str, language: str = "en") -> str:
+    """A failing case's code with its comments (a '# ...' that ends a line) in `language`; the code itself as it is."""
+    if language == "en" or not code:
+        return code
+    lines = []
+    for line in code.split("\n"):
+        for en, zh in CODE_COMMENTS_ZH.items():
+            if line.endswith("# " + en):
+                line = line[: len(line) - len(en)] + zh
+                break
+        lines.append(line)
+    return "\n".join(lines)
 
 
 SUMMARY = {
@@ -310,7 +407,7 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
             lines += [text["says"] + quote_marks(q, language) for q in rule.quotes.get(language, [])]
             lines.append(f"         {detail(rule.detail, language)}")
         if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
-            lines += [text["paste"], "", *rule.snippet.splitlines(), ""]
+            lines += [text["paste"], "", *code_comments(rule.snippet, language).splitlines(), ""]
     return with_mistake("\n".join(lines), verdict, language)
 
 

@@ -113,6 +113,12 @@ class CellLimits(Watcher):
         return None
 
 
+def todo_name(grade_id: str) -> str:
+    """An answer cell as a student knows it: "TODO 4" for todo4 (another id as it is)."""
+    match = re.fullmatch(r"todo(\d+)", grade_id or "")
+    return f"TODO {match[1]}" if match else grade_id
+
+
 def _label(nb, index: int, short: bool = False) -> str:
     """How notes name a cell: its grade_id, or its index and first line (both the student's: made inert)."""
     cell = nb.cells[index]
@@ -304,7 +310,7 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
     skip: dict[int, str] = {}
     for gid, why in (hung or {}).items():
         for later in deps.get(by_gid.get(gid, -1), []):
-            skip.setdefault(later, f"not run: {gid} {why}, and this cell uses it")
+            skip.setdefault(later, f"not run: {todo_name(gid)} {why}, and this cell uses it")
     quiet = {i for gid, i in by_gid.items()
              if gid in unneeded and i not in skip and nb.cells[i].cell_type == "code" and unused_later(nb, i)}
     skip.update({i: "" for i in quiet})
@@ -316,7 +322,7 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
         skip.update({i: "" for i in reused})
         payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
                    "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
-                   "labels": {str(i): masters.grade_id(nb.cells[i]) for i in deps},
+                   "labels": {str(i): todo_name(masters.grade_id(nb.cells[i])) for i in deps},
                    "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
         limits = CellLimits(cell_cpu, cell_wall, budget)
         run_limits = dataclasses.replace(LIMITS, wall=budget + 2 * GRACE, cpu_seconds=int(budget) + CPU_MARGIN)

@@ -2,7 +2,7 @@
 # Like child.py it imports nothing from grader/: the warm parent (boot.py) execs this text once, before it forks,
 # and calls run_notebook(payload, emit) in each fork; a cold run (cold.py) runs it as `python -I -c` on its stdin.
 #
-# payload: {cells: [{index, source}], skip: {index: why}, deps: {answer index: [later index]}, labels: {index: grade_id},
+# payload: {cells: [{index, source}], skip: {index: why}, deps: {answer index: [later index]}, labels: {index: "TODO n"},
 #           counts: {index: the execution count the cell runs under (the page's In [n], and its tracebacks')}}
 # records: {"kind": "start", index} before a cell; {"kind": "cell", index, status, outputs[, cpu | why]} after it;
 # {"kind": "done", cpu} at the end. The grader interrupts a cell from outside with SIGINT (grader/notebook_run.py).

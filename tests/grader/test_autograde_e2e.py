@@ -108,11 +108,11 @@ def test_a_hanging_todo_costs_that_todo_and_is_reported(graded):
     assert heidi["todo3"] == 0 and heidi["total"] == 9
     # The sandbox already saw the hang: the feedback run does not wait for it again, and the page says why.
     warnings = report["heidi_hangs_in_todo3"]["warnings"]
-    skipped = [w for w in warnings if w.endswith("not run: todo3 ran past its time limit when graded, and this cell uses it")]
+    skipped = [w for w in warnings if w.endswith("not run: TODO 3 ran past its time limit when graded, and this cell uses it")]
     assert len(skipped) == 1, warnings  # one note, naming the cells
     assert skipped[0].startswith("todo3_tests, todo4_tests, cell ")  # TODO 4's checks and the plots call TODO 3
     page = visible_text((out / "feedback" / "heidi_hangs_in_todo3.html").read_text())
-    assert "[not run] not run: todo3 ran past its time limit when graded" in page and "TODO 3: 0 / 3 points" in page
+    assert "[not run] not run: TODO 3 ran past its time limit when graded" in page and "TODO 3: 0 / 3 points" in page
 
 
 def test_a_hang_nobody_saw_coming_is_interrupted_and_its_dependents_skipped(tmp_path):
@@ -129,9 +129,9 @@ def test_a_hang_nobody_saw_coming_is_interrupted_and_its_dependents_skipped(tmp_
     todo2_tests = next(c for c in nb.cells if masters.grade_id(c) == "todo2_tests")
     assert todo2_tests.outputs and "[not run]" not in str(todo2_tests.outputs)  # does not use TODO 1: still run
     todo4_tests = next(c for c in nb.cells if masters.grade_id(c) == "todo4_tests")
-    assert todo4_tests.outputs[0]["text"] == "[not run] not run: todo1 ran past its time limit, and this cell uses it\n"
+    assert todo4_tests.outputs[0]["text"] == "[not run] not run: TODO 1 ran past its time limit, and this cell uses it\n"
     assert notes[1].startswith("todo3_tests, todo4_tests, cell ") and notes[1].endswith(
-        "not run: todo1 ran past its time limit, and this cell uses it")
+        "not run: TODO 1 ran past its time limit, and this cell uses it")
 
 
 def test_silencing_the_kernel_gains_nothing(graded):

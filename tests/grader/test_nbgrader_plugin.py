@@ -312,6 +312,12 @@ def test_the_page_keeps_the_late_penalty_the_comments_and_says_which_score_count
     assert "manual score" not in on_time and "late penalty" not in on_time.lower().replace("li.late-penalty", "")
     zh, _ = kit_exporter().from_notebook_node(scored_notebook(1.5, "zh"), resources=resources)
     assert "TODO 1：人工评分 1.5 / 2 分，以此为准；隐藏规则给出 0 分" in visible_text(zh) and "迟交扣 1.0 分" in visible_text(zh)
+    # nbgrader's cell headings and footers: English on an en page, Chinese on a zh one (the grade id stays code)
+    assert ["Student's answer", "Grade cell: todo1_tests", "Score: 1.5 / 2.0 (Top)", "Comments:"] == [
+        said for said in ["Student's answer", "Grade cell: todo1_tests", "Score: 1.5 / 2.0 (Top)", "Comments:"] if said in shown]
+    zh_shown = visible_text(zh)
+    assert all(said in zh_shown for said in ["你的答案", "评分单元格：todo1_tests", "得分：1.5 / 2.0 （回到顶部）", "评语："]), zh_shown
+    assert [said for said in ["Student", "Grade cell", "Score", "Top", "Comments:", "Comment on"] if said in zh_shown] == []
 
 
 def test_a_feedback_page_that_cannot_be_made_inert_is_replaced_by_the_plain_one(tmp_path, monkeypatch):

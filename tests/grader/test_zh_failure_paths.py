@@ -355,8 +355,33 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
     assert english_sentences(i18n.detail("tight KV #3: the engine caught fire", "zh")) == ["the engine caught fire"]
 
 
+def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
+    """The op that failed and the values are code: a ': ' or ', got ' inside them is not where the English is."""
+    from grader import snippets
+
+    cases = load("01_continuous_batching").cases
+    jobs = [{"id": i, "arrival": i, "tokens": 3} for i in range(5)]
+    call = ["waits_and_flows", [jobs, [{"t": 0, "running": [0]}]]]
+    check = [snippets.VISIBLE, "expect(waits_and_flows([{'id': 0, 'arrival': 0}], trace), {0: (0, 1)})"]
+    for op, exp, act, values in [
+            (call, {"value": {0: (0, 1)}}, {"value": {0: (0, 2)}}, ["1", "2"]),        # an op cut short ('...')
+            (call, {"value": {"s": "a: expected b, got c"}}, {"value": {"s": "x"}}, ["'a: expected b, got c'", "'x'"]),
+            (call, {"value": {"s: t": 1}}, {"value": {"s: t": 2}}, ["['s: t']", "1", "2"]),
+            (call, {"value": 1}, {"error": "KeyError"}, ["返回 1", "KeyError"]),
+            (check, {"value": [{"x": 1}]}, {"value": [{"x": 2}]}, ["checks[0].x", "1", "2"])]:   # a visible check's own path
+        en = "held-out trace A: " + explain([op], [exp], [act], cases)
+        zh = i18n.detail(en, "zh")
+        shown = snippets.describe(cases, op)
+        assert f"held-out trace A: step 1, {shown}: " in en and zh.startswith(f"保留轨迹 A：第 1 步，{shown}：") and shown.count(":") > 1, (en, zh)
+        assert all(value in zh for value in values) and english_sentences(zh) == [], (en, zh)
+        assert "step" not in zh and ", got" not in zh.replace("'a: expected b, got c'", ""), zh
+    assert i18n.detail("held-out trace A: returned['s: t']: expected 1, got 2", "zh") == "保留轨迹 A：返回值['s: t']：应为 1，实际为 2"
+
+
 def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
-    for why in ["todo1 ran past its time limit when graded, and this cell uses it", "todo2 ran past its time limit, and this cell uses it",
+    assert i18n.not_run("[not run] not run: TODO 4 ran past its time limit when graded, and this cell uses it\n", "zh") == \
+        "[未运行] TODO 4 在评分时超出了时间限制，而这个单元格用到了它\n"   # a TODO as the student knows it, not its id todo4
+    for why in ["TODO 1 ran past its time limit when graded, and this cell uses it", "TODO 2 ran past its time limit, and this cell uses it",
                 "the notebook's 90 s budget was used up", "cell 12 did not stop when interrupted", "the run ended early",
                 "the run was stopped"]:
         text = f"[not run] not run: {why}\n"
@@ -371,6 +396,21 @@ def test_the_summary_a_zh_page_shows_is_chinese():
     zh = i18n.summary(verdict, "zh")
     assert chinese(zh) and "TODO 5 的单元格里没有 slo_key 函数" in zh and "保留轨迹 A：未运行（超时" in zh
     assert "there is no slo_key function" in i18n.summary(verdict)
+
+
+def test_the_failing_cases_code_comments_are_chinese_on_a_zh_page():
+    """The code is pasted as it is; its comments are read: the case of a running request set up by hand."""
+    from grader import snippets
+
+    cases = load("03_batch_scheduling").cases
+    code = snippets.snippet(cases, [["sched", {"max_num_seqs": 2}], ["running", {"seq_id": 0, "prompt_len": 4}, 4, 1, 2], ["schedule"]])
+    assert "# a running request, set up by hand" in code   # the English the grader writes
+    verdict = TaskVerdict("TODO 2", "todo2", "todo2_tests", 2, 0.0, [RuleResult("schedules a running request", False,
+                                                                                 "tight KV #3: step 3, batch = sched.schedule(): returned: expected 1, got 2", code)])
+    zh, en = i18n.summary(verdict, "zh"), i18n.summary(verdict, "en")
+    assert "# a running request, set up by hand" in en and "set up by hand" not in zh
+    assert "def add_running(blocks, computed, outputs, **request):  # 一个手动设置的运行中请求" in zh
+    assert [line for line in code.splitlines() if "#" not in line] == [line for line in i18n.code_comments(code, "zh").splitlines() if "#" not in line]
 
 
 # One submission per notebook, in the zh edition: each TODO broken (a mutant; 02's TODO 4 hangs).
@@ -424,12 +464,15 @@ def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
         assert english_sentences(text) == [], text
     assert [t for t in others if english_sentences(t)] == []
     shown = feedback.visible_text(page)
+    # nbgrader's cell headings, in Chinese (its macros would say "Student's answer", "Grade cell", "Score: … (Top)")
+    assert "你的答案" in shown and "评分单元格：" in shown and "（回到顶部）" in shown
+    assert [said for said in ["Student's", "Grade cell", "Score:", "(Top)"] if said in shown] == []
     for verdict in graded.verdicts:  # the page shows the Chinese details
         for rule in verdict.rules:
             if not rule.passed:
                 assert i18n.detail(rule.detail, "zh").split("\n")[0][:60] in shown
     if name == "02_decode_scheduling":  # the hung TODO's dependents say why they did not run, in Chinese
-        assert "[未运行] todo4 在评分时超出了时间限制" in shown
+        assert "[未运行] TODO 4 在评分时超出了时间限制" in shown and "todo4 " not in shown
     # the plain page (when the rich one cannot be rendered) has the natural heading
     outcome = report.Outcome("alice", "graded", {}, verdicts=graded.verdicts, language="zh")
     plain = feedback.visible_text(report.plain_page(name, pipeline.grader_for(name).tasks, outcome))

@@ -49,3 +49,6 @@ SCENARIOS = {
     "max_num_seqs": "max_num_seqs 上限", "chunking off, exact fit": "不分块，恰好放得下",
     "chunking off, a prompt exactly the size of the budget left is admitted": "不分块，恰好等于剩余预算的提示词被准入",
 }
+
+# The comments in the code of a failing case (cases.py writes them), in Chinese: a zh page shows them so (grader/i18n.py).
+COMMENTS = {"a running request, set up by hand": "一个手动设置的运行中请求"}
