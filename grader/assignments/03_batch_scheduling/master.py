@@ -679,8 +679,8 @@ fig = lab.engine.plot_kv_occupancy(by_hand, title=lab.label("vLLM's test_priorit
 #   `self.running`, so the loop ends at the latest when `seq` is the victim: `self.running` never runs empty
 #   before that.
 # - `_preempt(seq, batch)`: remove `seq` from `self.running`; if it is in this step's batch
-#   (`seq.seq_id in batch.num_scheduled_tokens`), `batch.remove(seq)` (do this first: it reads the counters);
-#   free its blocks; add its `num_computed_tokens` to `num_recomputed_tokens`, then set `num_computed_tokens`
+#   (`seq.seq_id in batch.num_scheduled_tokens`), `batch.remove(seq)` (before you set `num_computed_tokens` to
+#   0: `batch.remove` reads `seq.is_decode`, which that counter decides, to give back a decode token); free its blocks; add its `num_computed_tokens` to `num_recomputed_tokens`, then set `num_computed_tokens`
 #   to 0; count the preemption; set its status to `SequenceStatus.PREEMPTED`; put it back with
 #   `self._prepend_waiting(seq)`; and append its id to `batch.preempted_seq_ids`. Its `num_output_tokens`
 #   stays: those tokens were already sent to the user.
@@ -765,6 +765,7 @@ def test_todo3_priority_victim_and_its_budget():
     expect(sched._make_room(sched.running[0], 1, batch), True, "TODO 3: request 1 gets its block")
     expect(batch.preempted_seq_ids, [3], "TODO 3: lowest priority, then the latest arrival, is the victim")
     expect((batch.num_scheduled_tokens, batch.token_budget), ({}, 100), "TODO 3: a scheduled victim leaves the batch")
+    expect(batch.num_decode_tokens, 0, "TODO 3: ... with its decode token (batch.remove before num_computed_tokens is reset)")
     sched = running_scheduler("priority", 2, (1, 9, 0, 4, 1), (2, 0, 1, 4, 1))
     batch = ScheduledBatch(token_budget=100)
     expect(sched._make_room(sched.running[0], 1, batch), False, "TODO 3: when the grower is the victim, it cannot run")
