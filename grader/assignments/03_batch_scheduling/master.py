@@ -934,7 +934,9 @@ print("a 256-token prefill step lasts", TimeModel().step_us(256) / 1000, "ms; a 
 #   and `e2e_ms = (finish_us − arrival_us) / 1000`.
 # - `percentile(values, q)`: the percentile with linear interpolation between closest ranks, as defined above.
 #   The formula and `np.percentile(values, q)` (its default method is this one) are both fine. `q` is between
-#   0 and 100: the grader asks for nothing else. Raise `ValueError` for no values.
+#   0 and 100: the grader asks for nothing else. Raise `ValueError` for no values. `values` come in any order
+#   (the checks pass unsorted lists): sort them yourself; `sorted(values)` gives a sorted copy, and
+#   `np.percentile` sorts for you.
 # - `latency_summary(records, ttft_slo_ms, tpot_slo_ms)`: a dict with these keys:
 #   - `p50_ttft_ms`, `p95_ttft_ms`, `p99_ttft_ms`, `p50_tpot_ms`, `p95_tpot_ms`, `p99_tpot_ms`, `p50_e2e_ms`,
 #     `p95_e2e_ms` and `p99_e2e_ms`: the percentiles of each metric over the requests where it is defined, or
@@ -951,9 +953,14 @@ print("a 256-token prefill step lasts", TimeModel().step_us(256) / 1000, "ms; a 
 #
 # **Graded:** numbers are compared with a tolerance, `math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)`, so
 # another order of the same arithmetic, numpy or pandas numbers, and an int where a float is expected (`25`
-# for `25.0`) are all fine. The hidden tests call the three functions on random records (one to thirty
-# requests, some with a single output token, some preempted) and random values, and on the edges: single-token
-# requests only, one request, an SLO met exactly.
+# for `25.0`) are all fine. The tolerance is for the numbers your functions return: whether a request meets
+# the SLO is your own `<=`, with no tolerance. So compute TTFT and TPOT there as `request_latencies` does (the
+# given line `rows = request_latencies(records)` has them), subtracting the µs times before dividing, as the
+# formulas read; a value exactly at its limit then comes out exactly equal to it. Dividing first can miss by a
+# rounding error: `257_826 / 1000 - 57_826 / 1000` is `200.00000000000003`, above a limit of `200`. The hidden
+# tests call the three functions on random records (one to thirty requests, some with a single output token,
+# some preempted) and random values, and on the edges: single-token requests only, one request, an SLO met
+# exactly.
 #
 # **Check:** the cell below uses hand-made records, so it tests TODO 4 alone; it compares floats with the same
 # tolerance.
