@@ -41,12 +41,12 @@
 # **TODO 5**; each is one cell followed by a cell of visible checks. Your grade comes from hidden tests that
 # replay each TODO on many more scenarios, *one TODO at a time*, with the reference for the others: a
 # bug in TODO 3 costs points on TODO 3 only. Keep each TODO cell self-contained: the grader takes each answer
-# cell by its id and runs it after the notebook's set-up cells alone (the first code cell, which imports `math`,
+# cell by its `grade_id` and runs it after the notebook's set-up cells alone (the first code cell, which imports `math`,
 # `np`, `pd`, `plt` and `lab`; the cell of Step 2 that defines `BlockManager` and `Scheduler`; the cell of
 # Step 6 that defines `slo_row` and `aging_1s`), so a TODO cell may use those and the functions of the TODOs,
 # and nothing else from other cells: import or define anything else in the TODO cell itself.
 #
-# **What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+# **What layout changes cost.** Only the TODO cells are graded, found by the `grade_id` that nbgrader keeps in each cell's metadata, not by a cell `id`: code in any other cell is
 # not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
 # checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
 # deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
@@ -131,13 +131,14 @@ print("after its prefill step:", seq.num_tokens, "tokens,", seq.num_computed_tok
 #
 # - `max_num_batched_tokens`: the **token budget** of one step. Prefill tokens and decode tokens share it.
 # - `max_num_seqs`: at most this many requests may be **running** (holding KV) at once.
-# - `long_prefill_token_threshold` (0 = off): no request computes more than this many tokens in one step, so
-#   one long prompt cannot take a whole step.
+# - `long_prefill_token_threshold` (0, the default, means no threshold): no request computes more than this many
+#   tokens in one step, so one long prompt cannot take a whole step.
 #
 # `schedule()` in `vllm/v1/core/sched/scheduler.py` (as of November 2026) builds the batch in two passes:
 #
 # 1. **Running requests first**, in the order they were admitted. Each gets
-#    `min(num_tokens − num_computed_tokens, threshold, budget left)` tokens: **1** for a decoding request, the
+#    `min(num_tokens − num_computed_tokens, threshold, budget left)` tokens (the threshold only when one is set:
+#    with none, the smaller of the other two): **1** for a decoding request, the
 #    next chunk for one still in prefill. Before it is scheduled it must get the KV blocks those tokens need
 #    (Step 3); if none are free, someone is preempted (Step 4). The pass stops when the budget is spent.
 # 2. **Then waiting requests**, in queue order, while budget is left and fewer than `max_num_seqs` are
