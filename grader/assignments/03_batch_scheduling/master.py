@@ -680,8 +680,8 @@ fig = lab.engine.plot_kv_occupancy(by_hand, title=lab.label("vLLM's test_priorit
 #   `self.running`, so the loop ends at the latest when `seq` is the victim: `self.running` never runs empty
 #   before that.
 # - `_preempt(seq, batch)`: remove `seq` from `self.running`; if it is in this step's batch
-#   (`seq.seq_id in batch.num_scheduled_tokens`), `batch.remove(seq)` (before you set `num_computed_tokens` to
-#   0: `batch.remove` reads `seq.is_decode`, which that counter decides, to give back a decode token); free its blocks; add its `num_computed_tokens` to `num_recomputed_tokens`, then set `num_computed_tokens`
+#   (`seq.seq_id in batch.num_scheduled_tokens`), `batch.remove(seq)` (before you set `num_computed_tokens = 0`:
+#   `batch.remove` reads `seq.is_decode`, which that counter decides, to give back a decode token); free its blocks; add its `num_computed_tokens` to `num_recomputed_tokens`, then set `num_computed_tokens`
 #   to 0; count the preemption; set its status to `SequenceStatus.PREEMPTED`; put it back with
 #   `self._prepend_waiting(seq)`; and append its id to `batch.preempted_seq_ids`. Its `num_output_tokens`
 #   stays: those tokens were already sent to the user.
@@ -872,8 +872,11 @@ pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_schedul
 # Read the two charts together. While prompts arrive, steps are full of orange prefill chunks; once they are
 # in, steps hold only blue decode tokens, one per running request, and most of the budget is unused: decode
 # steps are cheap in tokens but not in time (the fixed cost per step, Step 5). The KV chart climbs as
-# sequences grow until it reaches the pool size; then someone is preempted, the curve drops by the victim's
-# blocks, and a red ✕ marks that step. The table shows who paid, in recomputed tokens.
+# sequences grow. When a running request needs more blocks than are free (the pool is full, or nearly full
+# while a prompt's chunk needs several), someone is preempted in that step. A red ✕ marks the step at the
+# blocks in use once the victim's blocks are back in the pool and the grower has its own, so most ✕ sit well
+# below the pool size: the curve drops there by about the victim's blocks. The table shows who paid, in
+# recomputed tokens.
 #
 # ## Step 5: time, latency and goodput | 时间、时延与有效吞吐
 #
@@ -1312,8 +1315,10 @@ fig = lab.engine.plot_slo(baselines,
 # **Build** `slo_key(request)` in the cell below: a key function (smallest first) that meets **both** parts of
 # the SLO on traces 0, 1 and 2 at 14 requests/s. It must be a pure function of the request: read only the
 # fields of `RequestInfo`, keep no state between calls, return a number or a tuple of numbers, and stay fast
-# (well under a millisecond a call). A hint, if you want one: aging is a good family, and its rate is the knob;
-# find the range of rates that works rather than one value. Try rates in a scratch cell (insert one under
+# (well under a millisecond a call). A hint, if you want one: aging is a good family, and its rate is the knob,
+# written as the seconds a request waits per priority level it gains (`aging_1s` waits one second): a larger
+# number means slower aging. Do not expect the rates that work to form one interval: on trace 6, aging at 3 s
+# and at 4 s per level meets both parts, while 3.5 s misses the interactive one. Try rates in a scratch cell (insert one under
 # the answer cell: it is not graded and costs nothing), not in the answer cell: the grader runs the answer
 # cell with a time limit of about a second of CPU, so it should only define `slo_key`. Give your trial keys
 # other names: a scratch cell that defines `slo_key` again replaces yours in the checks below.
@@ -1325,7 +1330,11 @@ fig = lab.engine.plot_slo(baselines,
 # runs that order on its own engine (the reference of TODO 1–3), so a bug in TODO 1–3 does not cost points
 # here, and a key tuned to the three traces alone may miss the other two: leave a margin. On those two, your
 # key is shown the requests one at a time, in the order they arrive, as an engine meets them: it never sees
-# the rest of the trace. *Worked example:* `aging_1s` above is a valid key; it misses the interactive part.
+# the rest of the trace. The two are made as traces 0, 1 and 2 are, by `lab.engine.exercise_trace` with other
+# values of its `seed`: the same rate, number of requests, class shares and length distributions, another
+# random draw; the reference key meets both. Trying your key on more traces of this kind helps, but not every
+# trace can be met: on trace 17, neither FCFS, fixed priority nor aging at any rate we tried (from one second to
+# a minute per level) meets both parts, so a miss on such a trace says little about your key. *Worked example:* `aging_1s` above is a valid key; it misses the interactive part.
 
 # %% nbgrader={"grade": false, "grade_id": "todo5", "locked": false, "schema_version": 3, "solution": true}
 @todo("TODO 5")
@@ -1369,11 +1378,13 @@ test_todo5_hidden_held_out_traces()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-aging-tradeoff"
-# Aging trades the two parts of the SLO against each other through one number. Too fast (one level per
-# second) and it comes close to FCFS: the interactive tail breaks. Too slow (a minute per level) and it is
-# fixed priority: the batch class starves. In between lies a range of rates that meets both parts on these
-# traces. The grader's two other traces are of the same kind but not the same, so a rate in the middle of the
-# range is safer than one at its edge. Class 0 may pay a little for it: now and then an old batch request goes
+# Aging trades the two parts of the SLO against each other through one number, the seconds waited per level
+# gained: the larger it is, the slower a request climbs. Too fast (one level per second) and it comes close to
+# FCFS: the interactive tail breaks. Too slow (a minute per level) and it comes close to fixed priority: the
+# batch class starves. In between, rates meet both parts on these traces, though not always as one interval
+# (TODO 5's hint), and the grader's two other traces are of the same kind but not the same. So do not tune the
+# rate to the edge of what passes the three traces: prefer one that meets both numbers with room to spare, and
+# check it on a few more traces of this kind. Class 0 may pay a little for it: now and then an old batch request goes
 # first, so its tail can sit above fixed priority's.
 #
 # **At scale.** The course repository's policy benchmark (`make bench-policies`, in `policybench/`, not in the
