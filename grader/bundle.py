@@ -117,7 +117,7 @@ comes from hidden tests that replay each TODO on its own, with only the notebook
 so keep every TODO cell self-contained: import inside it anything the set-up cells do not. Hand in the
 `.ipynb` file.
 
-**What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+**What layout changes cost.** Only the TODO cells are graded, found by the `grade_id` that nbgrader keeps in each cell's metadata, not by a cell `id`: code in any other cell is
 not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
 checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
 deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
@@ -131,7 +131,7 @@ deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
 每个 TODO 下面的检查单元格会写明违反了哪条规则。每个 TODO 单独评分，评分时它前面只运行 notebook 的设置单元格，
 所以请让每个 TODO 单元格自成一体：设置单元格没有导入的东西，请在 TODO 单元格内部自己导入。完成后提交 `.ipynb` 文件。
 
-**改动单元格布局会怎样。** 只有 TODO 单元格计分，评分程序按单元格 id 找到它们；写在其他单元格里的代码不计分。新增草稿单元格、移动单元格，
+**改动单元格布局会怎样。** 只有 TODO 单元格计分，评分程序按 nbgrader 存在每个单元格元数据里的 `grade_id` 找到它们，而不是按单元格 `id`；写在其他单元格里的代码不计分。新增草稿单元格、移动单元格，
 以及删除、复制或修改检查单元格，都不扣分：评分时用的是课程自带的检查。同一个 TODO 单元格出现两次时，评分的是位置靠下的那一份
 （内核最后运行的是它）。删除某个 TODO 单元格或改掉 TODO 函数的名字，只会让那一个 TODO 得零分。
 

@@ -393,8 +393,11 @@ def nb03_baselines(ex):
     limit = SLO_EXERCISE["class0_p99_ttft_ms"]
     holds(fcfs > limit and starve > SLO_EXERCISE["max_wait_ms"] / 1000 and aging > limit, "each baseline misses a part")
     holds(abs(aging - fcfs) < abs(aging - limit), "aging at 1 s is closer to FCFS than to the target")
-    return [fcfs, limit, starve, aging, *SLO_EXERCISE["seeds"], SLO_EXERCISE["rate_req_s"],
-            len(SLO_EXERCISE["seeds"]), 1, 1]  # about 1 s per trace; 1 point each for the shown and the held-out traces
+    # TODO 5's hint: on trace 6, aging at 3 s and 4 s per level meets both parts, 3.5 s does not; trace 17 no policy
+    # tried meets (both checked on the fast engine by tests/policybench/test_policybench.py::test_slo_traces_named_in_todo_5)
+    return [fcfs, limit, starve, aging, *SLO_EXERCISE["seeds"], SLO_EXERCISE["rate_req_s"], 6, 3, 4, 3.5,
+            len(SLO_EXERCISE["seeds"]), 1, 1,  # about 1 s per trace; 1 point each for the shown and the held-out traces
+            *SLO_EXERCISE["seeds"], 17]  # the held-out traces are made as traces 0, 1 and 2 are
 
 
 def nb03_explanations(ex):

@@ -244,6 +244,17 @@ def test_slo_exercise_separates_policies():
         aging_key(0)
 
 
+def test_slo_traces_named_in_todo_5():
+    """Notebook 03's TODO 5 text: the rates that meet the SLO need not form one interval (trace 6: aging at 3 s and
+    at 4 s per level meets both parts, 3.5 s misses the interactive one), and some traces of the exercise's kind no
+    policy tried meets (trace 17: FCFS, fixed priority, and aging from one second to a minute per level)."""
+    from policybench.exercise import aging_key, judge
+    assert judge(aging_key(3), seeds=(6,)) == "" and judge(aging_key(4), seeds=(6,)) == ""
+    assert judge(aging_key(3.5), seeds=(6,)).startswith("trace 6: class-0 p99 TTFT")
+    for policy in ("fcfs", "priority", *(aging_key(rate) for rate in (1, 2, 3, 3.5, 4, 4.25, 4.5, 5, 5.5, 6, 8, 60))):
+        assert judge(policy, seeds=(17,)) != "", policy
+
+
 @st.composite
 def key_runs(draw):
     """A trace, an engine configuration and a key function given as any order of the trace's requests."""

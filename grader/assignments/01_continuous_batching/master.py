@@ -34,7 +34,7 @@
 # your TODO cell, with the course's reference for the other TODOs. A TODO cell may use those names, but not
 # `pd` or anything another cell defines; import anything else inside the TODO cell itself.
 #
-# **What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+# **What layout changes cost.** Only the TODO cells are graded, found by the `grade_id` that nbgrader keeps in each cell's metadata, not by a cell `id`: code in any other cell is
 # not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
 # checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
 # deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.

@@ -45,7 +45,7 @@
 # cell, with the course's reference for the other TODOs. A TODO cell may use those names, but not `pd`, `plt`
 # or anything another cell defines; import anything else inside the TODO cell itself.
 #
-# **What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+# **What layout changes cost.** Only the TODO cells are graded, found by the `grade_id` that nbgrader keeps in each cell's metadata, not by a cell `id`: code in any other cell is
 # not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
 # checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
 # deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
@@ -337,10 +337,13 @@ test_todo1_hidden_order_and_identity()
 #
 # **Build:** compute `deadline_slack`, the first field of the key; the scheduler runs the request with the
 # smallest key first. Under the `deadline` policy, for a request with a `deadline_step`, it is
-# `deadline_step − clock − remaining steps` (use `self._remaining_steps`). Otherwise it must be one constant
-# that is larger than any real slack, so that it never changes the order. The hidden tests compare only the
-# order your keys give, never the constant itself: the reference uses `1_000_000_000`, and `float("inf")`
-# works as well. The rest of the key is given: phase (prefill first), then cache hit (a hit first), then
+# `deadline_step − clock − remaining steps` (use `self._remaining_steps`). Otherwise it is one constant, larger
+# than the slack of any request in the course's scenarios, so that it does not change the order: use
+# `1_000_000_000`, the reference's constant, an int as the return annotation `tuple[int, ...]` says (not
+# `float("inf")`). The hidden tests compare only the order your keys give, and with this constant it is the
+# reference's order even for a deadline so far ahead that its slack exceeds the constant (`_check_new_request`
+# accepts any deadline after the clock): that request then sorts after those without a deadline, as in the
+# reference. The rest of the key is given: phase (prefill first), then cache hit (a hit first), then
 # effective priority (larger first; `self._effective_priority` adds `wait_steps // aging_interval` under
 # `aging` and nothing under the other policies), then total length (shorter first) and request id (lower
 # first) break the remaining ties. Replace `raise NotImplementedError()` with your code: while that line is
@@ -465,6 +468,9 @@ test_todo2_hidden_no_deadline_sorts_after_any_deadline()
 #
 # The challenger itself is never a victim, since it is not admitted. Nor is a finished request: `step` gives
 # back a request's blocks and clears `admitted` when it finishes, so testing `done` as well changes nothing.
+# Look for victims in `self.queue` only: every request enqueued stays in it, so every admitted request is there.
+# Effective priorities are compared as they are when `step` calls this method, before the given lines of `step`
+# add this step's waits: under `aging`, this step's extra waited step does not count yet.
 #
 # **Check:** the test cell below; it builds and admits its requests by hand with `RequestState(...)`, so
 # it needs this TODO only. *Worked example:* with 2 free blocks, request 1 (priority 1, 2 blocks) is
@@ -612,7 +618,9 @@ test_todo3_hidden_victim_choice()
 # %% [markdown] key="md-todo-4-step"
 # ### TODO 4 · `step`: pick, admit, advance, record
 #
-# **Build:** choose this step's request. Try the candidates one at a time, in the order of
+# **Build:** choose this step's request. The candidates are the list `candidates` of the given lines above
+# your code: every request of `self.queue` that is not done, admitted ones included (for an admitted one,
+# `_ensure_capacity` admits nothing and returns `None`, and it is `chosen`). Try the candidates one at a time, in the order of
 # `self._schedule_key`: call `self._ensure_capacity(candidate)`, and if the candidate is then `admitted`, it
 # is `chosen` and the value that call returned is `preempted_request_id`. Stop at the first candidate
 # admitted: `_ensure_capacity` is not called on the candidates after it, so nobody else is admitted or

@@ -41,12 +41,12 @@
 # **TODO 5**; each is one cell followed by a cell of visible checks. Your grade comes from hidden tests that
 # replay each TODO on many more scenarios, *one TODO at a time*, with the reference for the others: a
 # bug in TODO 3 costs points on TODO 3 only. Keep each TODO cell self-contained: the grader takes each answer
-# cell by its id and runs it after the notebook's set-up cells alone (the first code cell, which imports `math`,
+# cell by its `grade_id` and runs it after the notebook's set-up cells alone (the first code cell, which imports `math`,
 # `np`, `pd`, `plt` and `lab`; the cell of Step 2 that defines `BlockManager` and `Scheduler`; the cell of
 # Step 6 that defines `slo_row` and `aging_1s`), so a TODO cell may use those and the functions of the TODOs,
 # and nothing else from other cells: import or define anything else in the TODO cell itself.
 #
-# **What layout changes cost.** Only the TODO cells are graded, found by their id: code in any other cell is
+# **What layout changes cost.** Only the TODO cells are graded, found by the `grade_id` that nbgrader keeps in each cell's metadata, not by a cell `id`: code in any other cell is
 # not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own
 # checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A
 # deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
@@ -131,13 +131,14 @@ print("after its prefill step:", seq.num_tokens, "tokens,", seq.num_computed_tok
 #
 # - `max_num_batched_tokens`: the **token budget** of one step. Prefill tokens and decode tokens share it.
 # - `max_num_seqs`: at most this many requests may be **running** (holding KV) at once.
-# - `long_prefill_token_threshold` (0 = off): no request computes more than this many tokens in one step, so
-#   one long prompt cannot take a whole step.
+# - `long_prefill_token_threshold` (0, the default, means no threshold): no request computes more than this many
+#   tokens in one step, so one long prompt cannot take a whole step.
 #
 # `schedule()` in `vllm/v1/core/sched/scheduler.py` (as of November 2026) builds the batch in two passes:
 #
 # 1. **Running requests first**, in the order they were admitted. Each gets
-#    `min(num_tokens − num_computed_tokens, threshold, budget left)` tokens: **1** for a decoding request, the
+#    `min(num_tokens − num_computed_tokens, threshold, budget left)` tokens (the threshold only when one is set:
+#    with none, the smaller of the other two): **1** for a decoding request, the
 #    next chunk for one still in prefill. Before it is scheduled it must get the KV blocks those tokens need
 #    (Step 3); if none are free, someone is preempted (Step 4). The pass stops when the budget is spent.
 # 2. **Then waiting requests**, in queue order, while budget is left and fewer than `max_num_seqs` are
@@ -679,8 +680,8 @@ fig = lab.engine.plot_kv_occupancy(by_hand, title=lab.label("vLLM's test_priorit
 #   `self.running`, so the loop ends at the latest when `seq` is the victim: `self.running` never runs empty
 #   before that.
 # - `_preempt(seq, batch)`: remove `seq` from `self.running`; if it is in this step's batch
-#   (`seq.seq_id in batch.num_scheduled_tokens`), `batch.remove(seq)` (do this first: it reads the counters);
-#   free its blocks; add its `num_computed_tokens` to `num_recomputed_tokens`, then set `num_computed_tokens`
+#   (`seq.seq_id in batch.num_scheduled_tokens`), `batch.remove(seq)` (before you set `num_computed_tokens = 0`:
+#   `batch.remove` reads `seq.is_decode`, which that counter decides, to give back a decode token); free its blocks; add its `num_computed_tokens` to `num_recomputed_tokens`, then set `num_computed_tokens`
 #   to 0; count the preemption; set its status to `SequenceStatus.PREEMPTED`; put it back with
 #   `self._prepend_waiting(seq)`; and append its id to `batch.preempted_seq_ids`. Its `num_output_tokens`
 #   stays: those tokens were already sent to the user.
@@ -765,6 +766,7 @@ def test_todo3_priority_victim_and_its_budget():
     expect(sched._make_room(sched.running[0], 1, batch), True, "TODO 3: request 1 gets its block")
     expect(batch.preempted_seq_ids, [3], "TODO 3: lowest priority, then the latest arrival, is the victim")
     expect((batch.num_scheduled_tokens, batch.token_budget), ({}, 100), "TODO 3: a scheduled victim leaves the batch")
+    expect(batch.num_decode_tokens, 0, "TODO 3: ... with its decode token (batch.remove before num_computed_tokens is reset)")
     sched = running_scheduler("priority", 2, (1, 9, 0, 4, 1), (2, 0, 1, 4, 1))
     batch = ScheduledBatch(token_budget=100)
     expect(sched._make_room(sched.running[0], 1, batch), False, "TODO 3: when the grower is the victim, it cannot run")
@@ -870,8 +872,11 @@ pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_schedul
 # Read the two charts together. While prompts arrive, steps are full of orange prefill chunks; once they are
 # in, steps hold only blue decode tokens, one per running request, and most of the budget is unused: decode
 # steps are cheap in tokens but not in time (the fixed cost per step, Step 5). The KV chart climbs as
-# sequences grow until it reaches the pool size; then someone is preempted, the curve drops by the victim's
-# blocks, and a red ✕ marks that step. The table shows who paid, in recomputed tokens.
+# sequences grow. When a running request needs more blocks than are free (the pool is full, or nearly full
+# while a prompt's chunk needs several), someone is preempted in that step. A red ✕ marks the step at the
+# blocks in use once the victim's blocks are back in the pool and the grower has its own, so most ✕ sit well
+# below the pool size: the curve drops there by about the victim's blocks. The table shows who paid, in
+# recomputed tokens.
 #
 # ## Step 5: time, latency and goodput | 时间、时延与有效吞吐
 #
@@ -933,7 +938,9 @@ print("a 256-token prefill step lasts", TimeModel().step_us(256) / 1000, "ms; a 
 #   and `e2e_ms = (finish_us − arrival_us) / 1000`.
 # - `percentile(values, q)`: the percentile with linear interpolation between closest ranks, as defined above.
 #   The formula and `np.percentile(values, q)` (its default method is this one) are both fine. `q` is between
-#   0 and 100: the grader asks for nothing else. Raise `ValueError` for no values.
+#   0 and 100: the grader asks for nothing else. Raise `ValueError` for no values. `values` come in any order
+#   (the checks pass unsorted lists): sort them yourself; `sorted(values)` gives a sorted copy, and
+#   `np.percentile` sorts for you.
 # - `latency_summary(records, ttft_slo_ms, tpot_slo_ms)`: a dict with these keys:
 #   - `p50_ttft_ms`, `p95_ttft_ms`, `p99_ttft_ms`, `p50_tpot_ms`, `p95_tpot_ms`, `p99_tpot_ms`, `p50_e2e_ms`,
 #     `p95_e2e_ms` and `p99_e2e_ms`: the percentiles of each metric over the requests where it is defined, or
@@ -950,9 +957,14 @@ print("a 256-token prefill step lasts", TimeModel().step_us(256) / 1000, "ms; a 
 #
 # **Graded:** numbers are compared with a tolerance, `math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)`, so
 # another order of the same arithmetic, numpy or pandas numbers, and an int where a float is expected (`25`
-# for `25.0`) are all fine. The hidden tests call the three functions on random records (one to thirty
-# requests, some with a single output token, some preempted) and random values, and on the edges: single-token
-# requests only, one request, an SLO met exactly.
+# for `25.0`) are all fine. The tolerance is for the numbers your functions return: whether a request meets
+# the SLO is your own `<=`, with no tolerance. So compute TTFT and TPOT there as `request_latencies` does (the
+# given line `rows = request_latencies(records)` has them), subtracting the µs times before dividing, as the
+# formulas read; a value exactly at its limit then comes out exactly equal to it. Dividing first can miss by a
+# rounding error: `257_826 / 1000 - 57_826 / 1000` is `200.00000000000003`, above a limit of `200`. The hidden
+# tests call the three functions on random records (one to thirty requests, some with a single output token,
+# some preempted) and random values, and on the edges: single-token requests only, one request, an SLO met
+# exactly.
 #
 # **Check:** the cell below uses hand-made records, so it tests TODO 4 alone; it compares floats with the same
 # tolerance.
@@ -1303,8 +1315,10 @@ fig = lab.engine.plot_slo(baselines,
 # **Build** `slo_key(request)` in the cell below: a key function (smallest first) that meets **both** parts of
 # the SLO on traces 0, 1 and 2 at 14 requests/s. It must be a pure function of the request: read only the
 # fields of `RequestInfo`, keep no state between calls, return a number or a tuple of numbers, and stay fast
-# (well under a millisecond a call). A hint, if you want one: aging is a good family, and its rate is the knob;
-# find the range of rates that works rather than one value. Try rates in a scratch cell (insert one under
+# (well under a millisecond a call). A hint, if you want one: aging is a good family, and its rate is the knob,
+# written as the seconds a request waits per priority level it gains (`aging_1s` waits one second): a larger
+# number means slower aging. Do not expect the rates that work to form one interval: on trace 6, aging at 3 s
+# and at 4 s per level meets both parts, while 3.5 s misses the interactive one. Try rates in a scratch cell (insert one under
 # the answer cell: it is not graded and costs nothing), not in the answer cell: the grader runs the answer
 # cell with a time limit of about a second of CPU, so it should only define `slo_key`. Give your trial keys
 # other names: a scratch cell that defines `slo_key` again replaces yours in the checks below.
@@ -1316,7 +1330,11 @@ fig = lab.engine.plot_slo(baselines,
 # runs that order on its own engine (the reference of TODO 1–3), so a bug in TODO 1–3 does not cost points
 # here, and a key tuned to the three traces alone may miss the other two: leave a margin. On those two, your
 # key is shown the requests one at a time, in the order they arrive, as an engine meets them: it never sees
-# the rest of the trace. *Worked example:* `aging_1s` above is a valid key; it misses the interactive part.
+# the rest of the trace. The two are made as traces 0, 1 and 2 are, by `lab.engine.exercise_trace` with other
+# values of its `seed`: the same rate, number of requests, class shares and length distributions, another
+# random draw; the reference key meets both. Trying your key on more traces of this kind helps, but not every
+# trace can be met: on trace 17, neither FCFS, fixed priority nor aging at any rate we tried (from one second to
+# a minute per level) meets both parts, so a miss on such a trace says little about your key. *Worked example:* `aging_1s` above is a valid key; it misses the interactive part.
 
 # %% nbgrader={"grade": false, "grade_id": "todo5", "locked": false, "schema_version": 3, "solution": true}
 @todo("TODO 5")
@@ -1360,11 +1378,13 @@ test_todo5_hidden_held_out_traces()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-aging-tradeoff"
-# Aging trades the two parts of the SLO against each other through one number. Too fast (one level per
-# second) and it comes close to FCFS: the interactive tail breaks. Too slow (a minute per level) and it is
-# fixed priority: the batch class starves. In between lies a range of rates that meets both parts on these
-# traces. The grader's two other traces are of the same kind but not the same, so a rate in the middle of the
-# range is safer than one at its edge. Class 0 may pay a little for it: now and then an old batch request goes
+# Aging trades the two parts of the SLO against each other through one number, the seconds waited per level
+# gained: the larger it is, the slower a request climbs. Too fast (one level per second) and it comes close to
+# FCFS: the interactive tail breaks. Too slow (a minute per level) and it comes close to fixed priority: the
+# batch class starves. In between, rates meet both parts on these traces, though not always as one interval
+# (TODO 5's hint), and the grader's two other traces are of the same kind but not the same. So do not tune the
+# rate to the edge of what passes the three traces: prefer one that meets both numbers with room to spare, and
+# check it on a few more traces of this kind. Class 0 may pay a little for it: now and then an old batch request goes
 # first, so its tail can sit above fixed priority's.
 #
 # **At scale.** The course repository's policy benchmark (`make bench-policies`, in `policybench/`, not in the

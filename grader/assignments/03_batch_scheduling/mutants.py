@@ -35,7 +35,7 @@ MUTANTS = [
     Mutant("todo3", "FCFS spares the request that asks for room while others run", "victim = self.running[-1]",
            "victim = self.running[-2] if self.running[-1] is seq and len(self.running) > 1 else self.running[-1]",
            passes_visible=True),
-    # Passes the visible checks too, but what differs (the batch's decode count) is not in a snippet's state line.
+    # The visible check of a scheduled victim's budget catches it: the batch keeps the victim's decode token.
     Mutant("todo3", "a scheduled victim leaves the batch after its counters are reset",
            "    if seq.seq_id in batch.num_scheduled_tokens:\n        batch.remove(seq)\n    self.block_manager.deallocate(seq)\n"
            "    seq.num_recomputed_tokens += seq.num_computed_tokens\n    seq.num_computed_tokens = 0\n",

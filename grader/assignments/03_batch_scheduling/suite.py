@@ -482,8 +482,8 @@ VISIBLE = {
         "recompute: blocks freed, computed tokens reset and counted, back to the front of the queue": [3, 4, 5]},
     "test_todo3_priority_victim_and_its_budget()": {
         "priority: the largest (priority, arrival, id) is preempted": [1, 2],
-        "a victim already in this step's batch leaves it and gives its tokens back": [3],
-        "a request that is its own victim cannot run: False": [4, 5]},
+        "a victim already in this step's batch leaves it and gives its tokens back": [3, 4],
+        "a request that is its own victim cannot run: False": [5, 6]},
     "test_todo3_one_victim_at_a_time_to_the_front_of_the_queue()": {
         "FCFS: the last admitted running request is preempted, one at a time until the blocks fit": [1, 2, 4],
         "recompute: blocks freed, computed tokens reset and counted, back to the front of the queue": [3]},
