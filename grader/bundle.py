@@ -217,6 +217,9 @@ def members(wheel: Path) -> list[tuple[str, bytes]]:
     """(path in the student repository, content) for everything a student gets."""
     files = [(str(p.relative_to(ROOT)), p.read_bytes()) for p in released()]
     files += [(str(p.relative_to(ROOT)), p.read_bytes()) for p in sorted((ROOT / "lab").rglob("*.py"))]
+    # the CJK subset and its licence, which the student README names (the wheel holds them too)
+    files += [(str(p.relative_to(ROOT)), p.read_bytes()) for p in [*sorted((ROOT / "lab" / "cjk_font").glob("*.otf")),
+                                                                   ROOT / "lab" / "cjk_font" / "OFL.txt"]]
     files += [(f"dist/{wheel.name}", wheel.read_bytes()),
               ("README.md", student_readme().encode()),
               ("requirements.txt", student_requirements().encode()),

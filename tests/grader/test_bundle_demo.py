@@ -24,13 +24,18 @@ def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
     snippets = [s for name in ("02_decode_scheduling", "03_batch_scheduling") for s in hidden_snippets(masters.nbgrader_source(name))]
     with zipfile.ZipFile(bundle.BUNDLE) as zf:
         for name in names:
-            if name.endswith(".whl"):
+            if name.endswith((".whl", ".otf")):
                 continue
             text = zf.read(name).decode("utf-8")
             assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN" not in text, name
             assert not [s for s in snippets if s in text], name
         assert zf.read("decode-scheduling/notebooks/02_decode_scheduling.ipynb") == (ROOT / "notebooks" / "02_decode_scheduling.ipynb").read_bytes()
         assert zf.getinfo("decode-scheduling/postBuild").external_attr >> 16 & 0o111, "postBuild must be executable"
+        # every file of the course the student README names is in the bundle (it names the font's licence file)
+        readme = zf.read("decode-scheduling/README.md").decode()
+        named = set(re.findall(r"`((?:lab|dist|notebooks)/[\w./-]+\.\w+)`", readme)) - {f"dist/{course.WHEEL_NAME}"}
+        assert "lab/cjk_font/OFL.txt" in named and not named - inner, named - inner
+        assert zf.read("decode-scheduling/lab/cjk_font/LabCJKSubset-Regular.otf") == (ROOT / "lab" / "cjk_font" / "LabCJKSubset-Regular.otf").read_bytes()
 
 
 def test_the_wheel_holds_lab_only_and_declares_what_the_cloud_test_runs(tmp_path):
