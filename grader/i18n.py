@@ -197,12 +197,19 @@ def _expected_to(text: str) -> str | None:
 _STEP_HEAD = re.compile(r"step (\d+), ")
 
 
+# How grade.explain's account of a step begins after the op: an op whose code holds ': ' outside brackets (03's
+# `run`: "for _ in range(120): if ...") is cut where one of these follows, before any other place is tried.
+_STEP_RESULT = re.compile(r"expected to |it raised |it ended |its check |state |(?:returned|observed|value|checks)(?:[\[.:]| )")
+
+
 def _step(text: str) -> str | None:
     """'step N, <op>: <what went wrong>' (grade.explain): the op is code, copied as it is."""
     head = _STEP_HEAD.match(text)
     if not head:
         return None
-    for i in _cuts(text, ": ", head.end()):
+    cuts = _cuts(text, ": ", head.end())
+    known = [i for i in cuts if _STEP_RESULT.match(text, i + 2)]
+    for i in known + [i for i in cuts if i not in known]:
         said = _first(text[i + 2:], _AFTER_STEP)
         if said is not None:
             return f"第 {head[1]} 步，{text[head.end():i]}：{said}"

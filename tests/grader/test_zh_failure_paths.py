@@ -376,6 +376,18 @@ def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
         assert all(value in zh for value in values) and english_sentences(zh) == [], (en, zh)
         assert "step" not in zh and ", got" not in zh.replace("'a: expected b, got c'", ""), zh
     assert i18n.detail("held-out trace A: returned['s: t']: expected 1, got 2", "zh") == "保留轨迹 A：返回值['s: t']：应为 1，实际为 2"
+    # 03's `run` op holds ': ' outside brackets ("for _ in range(120): if ..."): the cut is after the whole op
+    cases03 = load("03_batch_scheduling").cases
+    run = ["run", 120]
+    shown = snippets.describe(cases03, run)
+    assert ": " in shown.split("(", 1)[1], shown
+    for exp, act, what in [({"value": [[2]]}, {"value": [[3]]}, "返回值[0][0]：应为 2，实际为 3"),
+                           ({"value": 1, "state": {"running": [1]}}, {"value": 1, "state": {"running": [2]}}, "状态"),
+                           ({"value": 1}, {"error": "KeyError"}, "KeyError")]:
+        en = "held-out trace A: " + explain([run], [exp], [act], cases03)
+        zh = i18n.detail(en, "zh")
+        assert zh.startswith(f"保留轨迹 A：第 1 步，{shown}：") and what in zh, (en, zh)
+        assert english_sentences(zh.replace(shown, "")) == [] and "returned" not in zh and "state " not in zh, (en, zh)
 
 
 def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
