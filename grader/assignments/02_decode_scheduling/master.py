@@ -339,7 +339,7 @@ test_todo1_hidden_order_and_identity()
 # smallest key first. Under the `deadline` policy, for a request with a `deadline_step`, it is
 # `deadline_step − clock − remaining steps` (use `self._remaining_steps`). Otherwise it is one constant, larger
 # than the slack of any request in the course's scenarios, so that it does not change the order: use
-# `1_000_000_000`, the reference's constant, an int as the return annotation `tuple[int, ...]` says (not
+# `1_000_000_000`, the reference's constant, an int, as the key's return annotation (a tuple of ints) says (not
 # `float("inf")`). The hidden tests compare only the order your keys give, and with this constant it is the
 # reference's order even for a deadline so far ahead that its slack exceeds the constant (`_check_new_request`
 # accepts any deadline after the clock): that request then sorts after those without a deadline, as in the

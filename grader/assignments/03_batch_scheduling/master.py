@@ -1381,9 +1381,9 @@ test_todo5_hidden_held_out_traces()
 # Aging trades the two parts of the SLO against each other through one number, the seconds waited per level
 # gained: the larger it is, the slower a request climbs. Too fast (one level per second) and it comes close to
 # FCFS: the interactive tail breaks. Too slow (a minute per level) and it comes close to fixed priority: the
-# batch class starves. In between, rates meet both parts on these traces, though not always as one interval
-# (TODO 5's hint), and the grader's two other traces are of the same kind but not the same. So do not tune the
-# rate to the edge of what passes the three traces: prefer one that meets both numbers with room to spare, and
+# batch class starves. In between, rates meet both parts on these traces; on other traces of this kind the rates
+# that do need not form one interval (TODO 5's hint), and the grader's two other traces are of the same kind but
+# not the same. So do not tune the rate to the edge of what passes the three traces: prefer one that meets both numbers with room to spare, and
 # check it on a few more traces of this kind. Class 0 may pay a little for it: now and then an old batch request goes
 # first, so its tail can sit above fixed priority's.
 #
@@ -1442,7 +1442,7 @@ test_todo5_hidden_held_out_traces()
 # your engine, on the grader's held-out trace A: 2.5 s misses the interactive tail, 4 s meets both parts, 8 s
 # misses the longest wait. On all five traces (the three shown and the held-out A and B), the course
 # repository's policy benchmark (`tests/policybench`, on its fast engine, whose records equal this engine's) finds
-# that rates from 3 to 7 s per level meet both parts on all five; 2.5 s meets traces 0, 1 and 2 but misses
+# that aging at every whole number of seconds per level from 3 to 7 meets both parts on all five; 2.5 s meets traces 0, 1 and 2 but misses
 # trace A; 8 s already misses trace 0 (a wait above 10 s); 1 s comes close to FCFS and a minute to fixed
 # priority, and both miss on most of the five traces.
 # Any other key that meets the SLO scores the same: the grader checks the property, not the formula.

@@ -357,7 +357,7 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
 #   them; the last RECHECKED are then asked again, in reverse, as serving_order asks them (a key that remembers
 #   earlier calls gives other values). This process sorts the requests by the keys it received. So a key cannot read
 #   a held-out trace's future in its process and tune itself to it by simulating.
-# Traces of the same kind the notebook does not name (the master's hidden test repeats them). Aging at 3 to 7 s
+# Traces of the same kind the notebook does not name (the master's hidden test repeats them). Aging at whole seconds from 3 to 7 s
 # per level meets them, as it meets traces 0-2; 2.5 s meets 0-2 but misses trace A: a key tuned to the edge.
 # Their seeds are 62-bit, drawn once with secrets.randbits(62) (then kept for that property), so a key cannot
 # find its trace by matching the first arrivals against exercise_trace of small seeds (tests/grader/test_online_key.py):
