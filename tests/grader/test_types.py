@@ -70,8 +70,8 @@ WRONG_TYPES = [
         "        preempted_request_id = None if preempted_request_id is None else float(preempted_request_id)")]),
     ("03_batch_scheduling", "todo1", "status as a str", [("        seq.status = SequenceStatus.RUNNING", '        seq.status = "running"')]),
     ("03_batch_scheduling", "todo2", "numpy blocks needed", [(
-        "    return max(0, blocks_in_all - len(seq.block_table))",
-        "    import numpy\n    return numpy.int64(max(0, blocks_in_all - len(seq.block_table)))")]),
+        "    return missing if missing > 0 else 0  # max(0, missing), without a call: once or twice per request per step",
+        "    import numpy\n    return numpy.int64(missing if missing > 0 else 0)")]),
     ("03_batch_scheduling", "todo2", "numpy can_append", [(
         "    return self.num_blocks_needed(seq, num_new_tokens) <= len(self.free_block_ids)",
         "    import numpy\n    return numpy.bool_(self.num_blocks_needed(seq, num_new_tokens) <= len(self.free_block_ids))")]),

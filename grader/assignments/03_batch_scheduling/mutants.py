@@ -22,7 +22,7 @@ MUTANTS = [
            "seq.num_tokens - seq.num_computed_tokens >= batch.token_budget:", passes_visible=True),
     Mutant("todo2", "floor instead of ceiling division", "-(-(seq.num_computed_tokens + num_new_tokens) // self.block_size)",
            "(seq.num_computed_tokens + num_new_tokens) // self.block_size"),
-    Mutant("todo2", "forgets the blocks already held", "max(0, blocks_in_all - len(seq.block_table))", "blocks_in_all"),
+    Mutant("todo2", "forgets the blocks already held", "    missing = blocks_in_all - len(seq.block_table)\n", "    missing = blocks_in_all\n"),
     Mutant("todo2", "deallocate keeps the block table", "    seq.block_table.clear()\n", ""),
     Mutant("todo2", "an exact fit is refused", "return self.num_blocks_needed(seq, num_new_tokens) <= len(self.free_block_ids)",
            "return self.num_blocks_needed(seq, num_new_tokens) < len(self.free_block_ids)", passes_visible=True),
