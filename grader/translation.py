@@ -157,9 +157,47 @@ def check_entry(cell, entry: dict | None, key: str) -> None:
                                    "update the translated comments, then their `en_comments` fingerprint")
 
 
+# A heading that ends in " |" takes the other language's heading as its subtitle ("## Step 1: ... | 第 1 节：..."),
+# so the two editions' headings agree by construction; the first heading of each side pairs with the first.
+SUBTITLED = re.compile(r"^(#+ )(.*?) \|[ \t]*$", re.M)
+SHARED_PREFIX = re.compile(r"^(\S+(?: \d+)? · )")  # "01 · ", "TODO 3 · ": said once, before the title
+
+
+def subtitled(own: str, other: str | None, key: str) -> str:
+    """`own` markdown with each heading marked " |" followed by the matching heading of `other` (None: no other
+    edition, the marks are dropped)."""
+    mine = SUBTITLED.findall(own)
+    theirs = None if other is None else [title for _, title in SUBTITLED.findall(other)]
+    if theirs is not None and len(theirs) != len(mine):
+        raise TranslationError(f"cell {key!r}: {len(mine)} heading(s) marked ' |' in one language, {len(theirs)} in the other")
+    titles = iter(theirs or [])
+
+    def fill(match):
+        hashes, title = match.groups()
+        if theirs is None:
+            return hashes + title
+        subtitle, prefix = next(titles), SHARED_PREFIX.match(title)
+        if prefix and subtitle.startswith(prefix.group(1)):
+            subtitle = subtitle[len(prefix.group(1)):]
+        return f"{hashes}{title} | {subtitle}"
+
+    return SUBTITLED.sub(fill, own)
+
+
+def _subtitle_english(nb, name: str) -> None:
+    """The English edition's headings, subtitled from the first translation (none: the marks are dropped)."""
+    found = [lang for lang in TRANSLATED if catalogue_path(name, lang).exists()]
+    catalogue = load_catalogue(name, found[0]) if found else {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and SUBTITLED.search(cell.source):
+            entry = catalogue.get(cell_key(cell))
+            cell.source = subtitled(cell.source, entry["markdown"] if entry and "markdown" in entry else None, cell_key(cell))
+
+
 def translate(nb, name: str, language: str, catalogue: dict | None = None):
     """The master `nb` in `language`, in place; every cell must have a current translation."""
     if language == "en":
+        _subtitle_english(nb, name)
         return nb
     catalogue = load_catalogue(name, language) if catalogue is None else catalogue
     keys = [cell_key(cell) for cell in nb.cells]
@@ -169,7 +207,7 @@ def translate(nb, name: str, language: str, catalogue: dict | None = None):
         entry = catalogue.get(key)
         check_entry(cell, entry, key)
         if cell.cell_type == "markdown":
-            cell.source = entry["markdown"].rstrip("\n")
+            cell.source = subtitled(entry["markdown"].rstrip("\n"), cell.source, key)
         elif entry.get("strings"):
             strings = {pair["from"]: pair["to"] for pair in entry["strings"]}
             cell.source = _replace_strings(cell.source, strings, key)

@@ -53,6 +53,47 @@ def test_every_master_cell_has_a_current_translation(name):
     assert None not in keys and len(keys) == len(set(keys)), "every master cell needs one unique key"
 
 
+HEADING = re.compile(r"^(#+) (.+?) \| (.+)$", re.M)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_two_editions_headings_mirror_each_other(name):
+    """Each language's heading is the other's subtitle, by construction (a heading marked " |" in the sources)."""
+    en, zh = (masters.read_master(name, language) for language in ("en", "zh"))
+    pairs = 0
+    for en_cell, zh_cell in zip(en.cells, zh.cells):
+        if en_cell.cell_type != "markdown":
+            continue
+        ours, theirs = HEADING.findall(en_cell.source), HEADING.findall(zh_cell.source)
+        assert len(ours) == len(theirs), translation.cell_key(en_cell)
+        for (level, title, subtitle), (zh_level, zh_title, zh_subtitle) in zip(ours, theirs):
+            assert level == zh_level and zh_title.endswith(subtitle) and title.endswith(zh_subtitle), (title, zh_title)
+            assert not re.search(r"[\u4e00-\u9fff]", title + zh_subtitle) and re.search(r"[\u4e00-\u9fff]", subtitle)
+            pairs += 1
+    assert pairs >= 8  # every section heading of 01, 02 and 03 carries the other language's
+
+
+def test_the_english_subtitle_is_the_chinese_heading():
+    """The case the review found: 02's Step 4 was subtitled 实现请求状态与调度循环 while its zh heading said 实现调度器."""
+    step4 = {translation.cell_key(c): c.source for c in masters.read_master("02_decode_scheduling").cells}["md-step-4-implement"]
+    assert step4.startswith("## Step 4: implement the scheduler | 第 4 节：实现调度器\n")
+
+
+@pytest.mark.parametrize("own, other, expected", [
+    ("# 01 · Continuous Batching |", "# 01 · 连续批处理 |", "# 01 · Continuous Batching | 连续批处理"),  # the number said once
+    ("### TODO 3 · Design |\ntext", "### TODO 3 · 构造 |\n正文", "### TODO 3 · Design | 构造\ntext"),
+    ("## Step 1: two counters |", "## 第 1 节：两个计数器 |", "## Step 1: two counters | 第 1 节：两个计数器"),
+    ("## Model |\n| a | b |", None, "## Model\n| a | b |"),  # no other edition: the mark goes, a table row stays
+])
+def test_a_marked_heading_takes_the_other_heading(own, other, expected):
+    assert translation.subtitled(own, other, "k") == expected
+
+
+def test_a_heading_marked_in_one_language_only_fails():
+    with pytest.raises(translation.TranslationError, match="'md-x': 2 heading"):
+        translation.subtitled("## A |\n## B |", "## 甲 |\n## 乙", "md-x")
+
+
 def test_a_cell_with_no_translation_fails():
     catalogue = translation.load_catalogue("02_decode_scheduling", "zh")
     del catalogue["todo3_tests"]

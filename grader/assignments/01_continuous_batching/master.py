@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown] key="md-01-continuous-batching"
-# # 01 · Continuous Batching | 连续批处理
+# # 01 · Continuous Batching |
 #
 # *简体中文版 | Chinese edition:* [zh/01_continuous_batching.ipynb](zh/01_continuous_batching.ipynb)
 #
@@ -70,7 +70,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 # %matplotlib inline
 
 # %% [markdown] key="md-static-continuous-batching"
-# ## Static vs continuous batching, and why LLM requests need it | 静态批处理与连续批处理
+# ## Static vs continuous batching, and why LLM requests need it |
 #
 # **Static batching** collects a group of requests, runs them together, and takes the next group only when
 # *every* member has finished. That suits image classification, where each request costs the same. With LLM
@@ -86,7 +86,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 # this way: their schedulers rebuild the batch at every step.
 
 # %% [markdown] key="md-tick-model-leaves"
-# ## The tick model, and what it leaves out | Tick 模型与它省略的东西
+# ## The tick model, and what it leaves out |
 #
 # Each job has a unique integer `id`, an arrival tick `arrival` and a number of tokens to serve, `tokens`.
 # There are `slots` parallel places. In one **tick**, every active job is served exactly one token.
@@ -109,7 +109,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 # multiplying ticks by an average step time does not give end-to-end latency.
 
 # %% [markdown] key="md-state-tick-transition"
-# ## The state and the one-tick transition | 状态与单步转移
+# ## The state and the one-tick transition |
 #
 # The state is: the waiting jobs not yet admitted, the active jobs with their remaining tokens, the
 # completion records, and the clock. One tick does, in this order:
@@ -135,7 +135,7 @@ result = schedule(example.jobs, example.slots, continuous=True)
 pd.DataFrame(result["trace"]).set_index("tick")
 
 # %% [markdown] key="md-worked-example-1"
-# ## Worked example 1: 4 requests on 2 slots | 算例一：四个请求、两个槽位
+# ## Worked example 1: 4 requests on 2 slots |
 #
 # Requests 0–3 arrive at tick 0 and need 1, 4, 2 and 3 tokens. **Static:** 0 and 1 run first; 0 is done after
 # one tick, but its slot stays empty for 3 ticks until 1 finishes at tick 4. Then 2 and 3 run: 2 finishes
@@ -171,7 +171,7 @@ start_and_finish(example)
 # hatched (idle) slot-ticks: 3 are the waste the short job 0 leaves behind while job 1 runs, and 1 is job 2's
 # slot waiting for job 3 at the end.
 #
-# ## Worked example 2: continuous batching can gain nothing | 算例二：改策略也可能没有收益
+# ## Worked example 2: continuous batching can gain nothing |
 #
 # Two jobs of 4 tokens both arrive at tick 3, on 2 slots. They start at 3 and finish at 7 under both policies:
 # no slot is freed early, so there is nothing to refill.
@@ -187,7 +187,7 @@ fig = lab.plot_slots(no_gain.jobs, no_gain.slots)
 # so. This negative result falsifies "continuous batching is always faster". It also checks that the idle
 # jump did not erase the 3 idle ticks at the start.
 #
-# ## Worked example 3: A–E | 算例三：A–E 五个请求
+# ## Worked example 3: A–E |
 #
 # Five requests, A to E, need 2, 6, 3, 2 and 4 tokens, all at tick 0, on 2 slots.
 
@@ -202,7 +202,7 @@ fig = lab.plot_slots(a_to_e.jobs, a_to_e.slots, labels=a_to_e.labels)
 # GPU prediction: there is no prefill, no KV limit, no step time that grows with the batch, and no preemption.
 
 # %% [markdown] key="md-waiting-flow-fairness"
-# ## Waiting, flow and fairness | 等待、流程时间与公平
+# ## Waiting, flow and fairness |
 #
 # For job *i* with arrival *a*, first service *s* and finish *f*, define the **wait** $w_i = s_i - a_i$
 # and the **flow time** $r_i = f_i - a_i$. (Here *f* is the completion, not the first token.) Every tick a
@@ -309,7 +309,7 @@ test_todo1_hidden_static_staggered()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-invariants-make-simulation"
-# ## Invariants that make the simulation falsifiable | 让模拟可证伪的不变量
+# ## Invariants that make the simulation falsifiable |
 #
 # A simulator that only prints a makespan can be wrong without anyone noticing. These must hold for every run:
 #
@@ -437,7 +437,7 @@ test_todo2_hidden_extra_in_same_tick()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-input-validation-part"
-# ## Why input validation is part of correctness | 输入校验也是正确性的一部分
+# ## Why input validation is part of correctness |
 #
 # `schedule` first checks that `slots` is a positive int, and that each job has exactly the keys id, arrival and
 # tokens, each of type `int` (so `True` is rejected), with arrival ≥ 0, tokens ≥ 1 and unique ids. Floats,
@@ -457,7 +457,7 @@ for bad in ({"id": 0, "arrival": 0, "tokens": 1.5}, {"id": 0, "arrival": 0, "tok
         print(f"{str(bad):45s} -> ValueError: {err}")
 
 # %% [markdown] key="md-todo-3-design"
-# ### TODO 3 · Design the workload: no gain, and at least 2× | 构造工作负载
+# ### TODO 3 · Design the workload: no gain, and at least 2× |
 #
 # **Build:** two functions, each returning a `(jobs, slots)` pair that `schedule` accepts.
 #
@@ -601,7 +601,7 @@ test_todo4_hidden_uneven()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-where-real-engines"
-# ## Where real engines go further | 真实引擎走得更远
+# ## Where real engines go further |
 #
 # The tick model isolates one mechanism: when a freed slot is refilled. Real continuous batching adds:
 #
@@ -647,7 +647,7 @@ test_todo4_hidden_uneven()
 # notebook, `02_decode_scheduling`, adds priorities, deadlines, KV capacity and preemption to the picture.
 
 # %% [markdown] key="md-explanations-todo-1" tags=["solution-edition"]
-# ## Explanations of TODO 1–4 (solved edition) | 参考代码解析
+# ## Explanations of TODO 1–4 (solved edition) |
 #
 # **TODO 1.** One pass over the trace records the first and the last tick each id is served; wait is first −
 # arrival, flow is last + 1 − arrival. It needs no slot assignment and no knowledge of the policy, which is why

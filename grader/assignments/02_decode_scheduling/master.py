@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown] key="md-02-decode-scheduling"
-# # 02 · Decode Scheduling | 解码调度
+# # 02 · Decode Scheduling |
 #
 # *简体中文版 | Chinese edition:* [zh/02_decode_scheduling.ipynb](zh/02_decode_scheduling.ipynb)
 #
@@ -83,7 +83,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 # %matplotlib inline
 
 # %% [markdown] key="md-step-1-decode"
-# ## Step 1: why decode scheduling | 为什么需要解码调度
+# ## Step 1: why decode scheduling |
 #
 # Start with the worked example from `lab`: 4 requests that all arrive at tick 0 and need 1, 4, 2 and 3
 # tokens, served on 2 slots. *Static* batching keeps a group until all of it is done; *continuous*
@@ -113,7 +113,7 @@ fig = lab.plot_slots(example.jobs, example.slots)
 # > the step counts are not hardware time.
 
 # %% [markdown] key="md-step-2-request"
-# ## Step 2: the request lifecycle | 请求状态与生命周期机制
+# ## Step 2: the request lifecycle |
 #
 # Treat each request as a small state object. The normal path is
 # **waiting → admitted → prefill → decode → finished**. Under capacity pressure an admitted request can be
@@ -160,7 +160,7 @@ print("effective priority under aging:", sim._effective_priority(demo), "(= 1 + 
 print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 
 # %% [markdown] key="md-step-3-ordering"
-# ## Step 3: the ordering key | 调度策略与排序优先级
+# ## Step 3: the ordering key |
 #
 # Candidates are sorted by a key; the **smallest key moves first**. Fields earlier in the key decide first:
 #
@@ -221,7 +221,7 @@ for policy in ("fixed_priority", "aging"):
     print(f"{policy:15s} effective priorities: req1={s._effective_priority(a)}, req2={s._effective_priority(b)}")
 
 # %% [markdown] key="md-step-4-implement"
-# ## Step 4: implement the scheduler | 实现请求状态与调度循环
+# ## Step 4: implement the scheduler |
 #
 # Fill in the four cells below. Each adds one method to `DecodeSchedulerSim` with `@add_to_class`, so one
 # TODO is one cell. Leave the signature, the docstring and the given lines as they are, and replace the two
@@ -802,7 +802,7 @@ test_todo4_hidden_stall_and_exhaustion()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-observe-timelines-your"
-# ## Observe: timelines of your scheduler | 观察：调度时间线
+# ## Observe: timelines of your scheduler |
 #
 # The cells below run **your** `DecodeSchedulerSim` on the course's scenarios and draw one lane per request:
 # hatched = prefill step, solid = decode step, pale = waiting. ✕ marks a preemption, ▶ the resume and | the
@@ -932,7 +932,7 @@ fig.tight_layout()
 #   policy would only decide whose.
 
 # %% [markdown] key="md-real-engines-do"
-# ## What real engines do | 真实引擎怎么做
+# ## What real engines do |
 #
 # Every rule here is a simplification. Compare it with what serving engines do, as their source files read
 # as of November 2026 (these files change often; each claim names the file to check):
@@ -992,7 +992,7 @@ fig.tight_layout()
 # resume. What cannot: latency in milliseconds, throughput on a GPU, or the cost of recompute.
 
 # %% [markdown] key="md-explanations-todo-1" tags=["solution-edition"]
-# ## Explanations of TODO 1–4 (solved edition) | 参考代码解析
+# ## Explanations of TODO 1–4 (solved edition) |
 #
 # **TODO 1: building the request state.** `RequestState` stores the input length, the generation limit,
 # the phase, the priority, the KV blocks, the deadline and whether the request may be paused. Passing

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown] key="md-03-batch-scheduling"
-# # 03 · Batch Scheduling | 批调度：一步引擎
+# # 03 · Batch Scheduling |
 #
 # *简体中文版 | Chinese edition:* [zh/03_batch_scheduling.ipynb](zh/03_batch_scheduling.ipynb)
 #
@@ -88,7 +88,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 # %matplotlib inline
 
 # %% [markdown] key="md-step-1-sequence"
-# ## Step 1: a sequence is two counters | 序列：两个计数器
+# ## Step 1: a sequence is two counters |
 #
 # vLLM V1 has no "prefill phase" and no "decode phase" in its scheduler. A request (`Sequence` here, as in
 # nano-vllm) carries two numbers, and each step lets one catch up with the other
@@ -125,7 +125,7 @@ seq.num_computed_tokens, seq.num_output_tokens = 5, 1   # the prompt was compute
 print("after its prefill step:", seq.num_tokens, "tokens,", seq.num_computed_tokens, "computed; next step is a decode:", seq.is_decode)
 
 # %% [markdown] key="md-step-2-budgets"
-# ## Step 2: one step's batch under two budgets | 一步的批：两个预算
+# ## Step 2: one step's batch under two budgets |
 #
 # The budgets of one step, in vLLM's names:
 #
@@ -439,7 +439,7 @@ fig = lab.engine.plot_batch_composition(
     worked.steps[:3], title=lab.label("The worked example from your schedule(): 3 x 800 tokens, budget 1024, threshold 400"))
 
 # %% [markdown] key="md-step-3-blocks"
-# ## Step 3: paged KV blocks | 分页 KV 块
+# ## Step 3: paged KV blocks |
 #
 # KV memory is cut into **blocks** of `block_size` tokens (16 in vLLM's scheduler tests). A sequence holds a
 # `block_table`, the list of its blocks. A sequence that will have computed `t` tokens needs
@@ -614,7 +614,7 @@ test_todo2_hidden_block_ids_are_reused()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-step-4-preemption"
-# ## Step 4: preemption by recompute | 重算式抢占
+# ## Step 4: preemption by recompute |
 #
 # A running request must grow, and no block is free. vLLM V1 (`schedule()` in
 # `vllm/v1/core/sched/scheduler.py`, as of November 2026) preempts **only here**, inside the pass over
@@ -845,7 +845,7 @@ print("blocks in use:", [step["num_used_blocks"] for step in yours.steps[:3]], "
 fig = lab.engine.plot_kv_occupancy(yours.steps[:3], title=lab.label("vLLM's test_priority_scheduling_preemption on your engine"))
 
 # %% [markdown] key="md-observe-engine"
-# ## Observe: the steps of your engine | 观察：引擎的每一步
+# ## Observe: the steps of your engine |
 #
 # `lab.engine.LLMEngine` runs your scheduler: each step it admits the requests that have arrived, calls
 # `schedule()`, advances the clock by the step's duration (Step 5) and applies the results (a token for each
@@ -883,7 +883,7 @@ pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_schedul
 # below the pool size: the curve drops there by about the victim's blocks. The table shows who paid, in
 # recomputed tokens.
 #
-# ## Step 5: time, latency and goodput | 时间、时延与有效吞吐
+# ## Step 5: time, latency and goodput |
 #
 # **The time model (a model, not a measurement).** One step that computes `n` tokens lasts
 # `a + b · n` microseconds: an affine cost, a fixed part per step plus a part per token. Defaults
@@ -1094,7 +1094,7 @@ test_todo4_hidden_percentile_between_ranks()
 ### END HIDDEN TESTS
 
 # %% [markdown] key="md-experiments"
-# ## Experiments | 实验
+# ## Experiments |
 #
 # Everything below runs your engine and your metrics. The workload is Poisson arrivals with lognormal prompt
 # (median 256 tokens) and output (median 64) lengths: assumptions for teaching, not a published trace.
@@ -1246,7 +1246,7 @@ fig = lab.engine.plot_kv_occupancy(stormy.steps[:600],
 # sequence of `max_model_len` tokens, so whatever it admits fits the pool on its own too.
 
 # %% [markdown] key="md-step-6-slo"
-# ## Step 6: a policy for an SLO | 为 SLO 选择调度策略
+# ## Step 6: a policy for an SLO |
 #
 # Notebook 02 compared fixed priority, aging and deadlines on 14 requests. Here the same question is asked the
 # way a serving team asks it: **which waiting-queue policy keeps a stated SLO at a stated load?** The load is
@@ -1399,7 +1399,7 @@ test_todo5_hidden_held_out_traces()
 # preemptions. Its numbers, like these, are about this model, not about a GPU.
 
 # %% [markdown] key="md-model-vs-real"
-# ## Model vs real engine | 模型与真实引擎
+# ## Model vs real engine |
 #
 # | in this notebook | vLLM V1 (`vllm/v1/core/sched/scheduler.py`, as of November 2026) | nano-vllm / SGLang |
 # |---|---|---|
@@ -1417,7 +1417,7 @@ test_todo5_hidden_held_out_traces()
 # millisecond figure for a real GPU, the exact knee of a real deployment, or a hardware speedup.
 
 # %% [markdown] key="md-explanations" tags=["solution-edition"]
-# ## Explanations of TODO 1–5 (solved edition) | 参考代码解析
+# ## Explanations of TODO 1–5 (solved edition) |
 #
 # **TODO 1: the batch.** The running pass walks `self.running` by index, not with a `for` loop, because
 # preemption removes requests from that list while we walk it. When `_make_room` preempted someone, finding `seq`
