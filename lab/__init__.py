@@ -17,7 +17,7 @@ from . import engine
 _LAZY = {
     "plot_slots": "plots", "plot_timeline": "plots", "plot_lifecycle": "plots", "color_of": "plots",
     "slot_spans": "plots", "events_frame": "frames", "request_summary": "frames",
-    "schedule_frame": "frames", "compare_policies": "frames",
+    "schedule_frame": "frames", "compare_policies": "frames", "table": "frames",
 }
 
 __all__ = [

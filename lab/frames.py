@@ -6,6 +6,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from .decode import EVENT_KEYS
+from .i18n import HEADERS_ZH, get_language
 
 
 def events_frame(events: Iterable[dict[str, Any]]) -> pd.DataFrame:
@@ -52,3 +53,30 @@ def compare_policies(jobs: list[dict], slots: int) -> pd.DataFrame:
                      "mean_wait": sum(waits) / len(waits) if waits else 0.0,
                      "max_wait": max(waits, default=0)})
     return pd.DataFrame(rows).set_index("policy")
+
+
+VALUE_COLUMNS = {"phase", "action", "status"}  # columns whose values are names, shown as row labels are
+
+
+def _named(label: Any) -> Any:
+    """A row label or an axis name in this edition: its Chinese name before the code name, if it has one."""
+    if not (isinstance(label, str) and label in HEADERS_ZH):
+        return label
+    return f"{HEADERS_ZH[label]} {label}" if label.isidentifier() else HEADERS_ZH[label]  # "static start" is no code name
+
+
+def table(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table as this edition shows it: in zh, each header that is a code name gets its Chinese name above it, and
+    row labels and axis names get theirs before them (`静态 static`); in en, the table itself. Only for showing:
+    keep computing on the table you passed."""
+    if get_language() != "zh":
+        return frame
+    shown = frame.rename(index=_named).rename_axis(index=[_named(n) for n in frame.index.names])
+    for column in VALUE_COLUMNS.intersection(c for c in frame.columns if isinstance(c, str)):
+        shown[column] = frame[column].map(_named)  # the event names in 02's tables: prefill, decode, finish
+    columns = list(frame.columns)
+    if not isinstance(frame.columns, pd.MultiIndex) and any(isinstance(c, str) and c in HEADERS_ZH for c in columns):
+        shown.columns = pd.MultiIndex.from_arrays(
+            [[HEADERS_ZH.get(c, c) if isinstance(c, str) else c for c in columns],
+             [c if isinstance(c, str) and c in HEADERS_ZH and c.isidentifier() else "" for c in columns]])
+    return shown

@@ -94,6 +94,41 @@ def test_a_heading_marked_in_one_language_only_fails():
         translation.subtitled("## A |\n## B |", "## 甲 |\n## 乙", "md-x")
 
 
+def english_headers(nb) -> list[str]:
+    """Column headers of the first header row, and index names, in a notebook's HTML tables that are English words
+    with no Chinese (a code name may follow its Chinese name, in the second header row or after it)."""
+    found = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            page = output.get("data", {}).get("text/html", "")
+            for head in re.findall(r"<thead>(.*?)</thead>", "".join(page), re.S):
+                rows = re.findall(r"<tr[^>]*>(.*?)</tr>", head, re.S)
+                shown = re.findall(r"<th[^>]*>(.*?)</th>", rows[0], re.S)
+                shown += re.findall(r"<th[^>]*>(.*?)</th>", rows[-1], re.S)[:1] if len(rows) > 1 else []  # index names
+                found += [t for t in map(str.strip, shown) if re.search(r"[A-Za-z]{3,}", t)
+                          and not re.search(r"[\u4e00-\u9fff]", t) and t != "tick"]  # tick is written as is
+    return found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_zh_table_heads_every_column_in_chinese(name):
+    nb = nbformat.read(ROOT / "solutions" / "zh" / f"{name}.ipynb", as_version=4)
+    assert english_headers(nb) == []
+    assert sum("<thead>" in "".join(o.get("data", {}).get("text/html", "")) for c in nb.cells for o in c.get("outputs", [])) >= 2
+
+
+def test_the_header_check_catches_an_english_table():
+    """The tables as they were before lab.table: 02's comparison headed makespan_ticks, busy_slots, ..."""
+    import pandas as pd
+    lab.set_language("zh")
+    frame = lab.compare_policies(lab.FOUR_ON_TWO.jobs, 2)
+    shown = [nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("execute_result", {"text/html": t._repr_html_()})])
+             for t in (frame, lab.table(frame), pd.DataFrame({"x": [1]}).rename_axis("policy"))]
+    assert english_headers(nbformat.v4.new_notebook(cells=shown[:1]))[:2] == ["makespan_ticks", "busy_slots"]
+    assert english_headers(nbformat.v4.new_notebook(cells=shown[1:2])) == []
+    assert english_headers(nbformat.v4.new_notebook(cells=shown[2:])) == ["policy"]
+
+
 def test_a_cell_with_no_translation_fails():
     catalogue = translation.load_catalogue("02_decode_scheduling", "zh")
     del catalogue["todo3_tests"]

@@ -85,3 +85,24 @@ def test_request_summary():
     assert summary.loc[1].to_dict() == {"first_step": 0, "finish_step": 4, "total_wait": 2, "preemptions": 1, "deadline_missed": False}
     assert summary.loc[2, "deadline_missed"] and summary.loc[2, "preemptions"] == 0
     assert list(events_frame(_events())["step"]) == [0, 1, 2, 3, 4]
+
+
+def test_table_shows_code_names_under_their_chinese_names_in_zh_only():
+    import lab
+    frame = lab.compare_policies(FOUR_ON_TWO.jobs, 2)
+    before = frame.copy()
+    assert lab.table(frame) is frame  # en: the table itself
+    lab.set_language("zh")
+    try:
+        shown = lab.table(frame)
+        events = lab.table(events_frame(_events()))
+        plain = lab.table(frame.rename(columns={"makespan_ticks": "static start"}).rename_axis("no gloss"))
+    finally:
+        lab.set_language("en")
+    assert list(shown.columns)[0] == ("最大完工时间（tick）", "makespan_ticks")
+    assert list(shown.index) == ["静态 static", "连续 continuous"] and shown.index.name == "策略 policy"
+    assert list(shown[("最大完工时间（tick）", "makespan_ticks")]) == list(frame["makespan_ticks"])
+    assert frame.equals(before)  # only the copy that is shown changes
+    assert list(events[("动作", "action")]) == ["预填充转解码 prefill_to_decode"] * 2 + ["完成 finish", "解码一步 decode_one_step", "完成 finish"]
+    assert list(events[("阶段", "phase")])[:3] == ["预填充 prefill", "预填充 prefill", "解码 decode"]
+    assert ("静态：开始", "") in list(plain.columns) and plain.index.name == "no gloss"  # a label, not a code name

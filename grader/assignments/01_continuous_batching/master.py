@@ -132,7 +132,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 # %% key="code-example"
 example = lab.FOUR_ON_TWO
 result = schedule(example.jobs, example.slots, continuous=True)
-pd.DataFrame(result["trace"]).set_index("tick")
+lab.table(pd.DataFrame(result["trace"]).set_index("tick"))
 
 # %% [markdown] key="md-worked-example-1"
 # ## Worked example 1: 4 requests on 2 slots |
@@ -147,7 +147,7 @@ def describe(example):
     """Print an example's workload and both policies' summary."""
     tokens, arrivals = [job["tokens"] for job in example.jobs], sorted({job["arrival"] for job in example.jobs})
     print(f"{lab.tr(example.name)} | tokens: {tokens} | arrivals: {arrivals} | slots: {example.slots}")
-    print(lab.compare_policies(example.jobs, example.slots))
+    print(lab.table(lab.compare_policies(example.jobs, example.slots)))
 
 
 def start_and_finish(example):
@@ -162,7 +162,7 @@ def start_and_finish(example):
 
 describe(example)
 fig = lab.plot_slots(example.jobs, example.slots)
-start_and_finish(example)
+lab.table(start_and_finish(example))
 
 # %% [markdown] key="md-worked-example-2"
 # Both serve 10 tokens. Static takes 7 ticks on 2 slots: utilization 10/14 = 5/7. Continuous takes 6:

@@ -92,7 +92,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 # %% key="code-example"
 example = lab.FOUR_ON_TWO
 print(f"{lab.tr(example.name)} | tokens: {[job['tokens'] for job in example.jobs]} | slots: {example.slots}")
-lab.compare_policies(example.jobs, example.slots)
+lab.table(lab.compare_policies(example.jobs, example.slots))
 
 # %% key="code-slots"
 fig = lab.plot_slots(example.jobs, example.slots)
@@ -827,11 +827,11 @@ for name, scenario in lab.DECODE_SCENARIOS.items():
 
 # %% key="code-events-frame"
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
-lab.events_frame(timelines["preemption and resume"])
+lab.table(lab.events_frame(timelines["preemption and resume"]))
 
 # %% key="code-request-summary"
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
-pd.concat({lab.tr(name): lab.request_summary(events) for name, events in timelines.items()}, names=["scenario"])
+lab.table(pd.concat({lab.tr(name): lab.request_summary(events) for name, events in timelines.items()}, names=["scenario"]))
 
 # %% [markdown] key="md-skipping-request-does"
 # In *preemption and resume*, request 1 (priority 1) is prefilled at step 0 and generates its first token
@@ -903,7 +903,7 @@ def policy_summary(summary):
 
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")
 runs = {policy: policy_run(policy) for policy in ("fixed_priority", "aging", "deadline")}
-pd.DataFrame.from_dict({policy: policy_summary(summary) for policy, summary in runs.items()}, orient="index")
+lab.table(pd.DataFrame.from_dict({policy: policy_summary(summary) for policy, summary in runs.items()}, orient="index"))
 
 # %% key="code-wait-plot"
 lab.require_todos("TODO 1", "TODO 2", "TODO 3", "TODO 4")

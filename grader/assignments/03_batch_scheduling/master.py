@@ -120,7 +120,7 @@ lab.set_language("en")  # messages and plot labels of this edition
 
 # %% key="code-sequence"
 seq = Sequence(seq_id=7, num_prompt_tokens=5, max_tokens=3)
-print("new:", seq.num_tokens, "tokens,", seq.num_computed_tokens, "computed, status", seq.status.value)
+print("new:", seq.num_tokens, "tokens,", seq.num_computed_tokens, "computed, status", lab.tr(seq.status.value))
 seq.num_computed_tokens, seq.num_output_tokens = 5, 1   # the prompt was computed and one token sampled
 print("after its prefill step:", seq.num_tokens, "tokens,", seq.num_computed_tokens, "computed; next step is a decode:", seq.is_decode)
 
@@ -870,8 +870,8 @@ fig = lab.engine.plot_batch_composition(observed.steps,
 
 # %% key="code-kv-occupancy"
 fig = lab.engine.plot_kv_occupancy(observed.steps, title=lab.label("KV blocks in use (pool of 40), preemptions marked"))
-pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_scheduled_step", "first_token_step",
-                                                    "finish_step", "num_preemptions", "num_recomputed_tokens"]]
+lab.table(pd.DataFrame(observed.records).set_index("seq_id")[["arrival_us", "first_scheduled_step", "first_token_step",
+                                                              "finish_step", "num_preemptions", "num_recomputed_tokens"]])
 
 # %% [markdown] key="md-step-5-latency"
 # Read the two charts together. While prompts arrive, steps are full of orange prefill chunks; once they are
@@ -1109,7 +1109,7 @@ def summarize(requests, time_model=None, **config):
     return latency_summary(run_engine(requests, time_model, **config).records, **SLO)
 
 
-pd.DataFrame(request_latencies(observed.records)).set_index("seq_id").head(4)
+lab.table(pd.DataFrame(request_latencies(observed.records)).set_index("seq_id").head(4))
 
 # %% [markdown] key="md-load-sweep"
 # ### Load sweep: latency against throughput, and the knee
@@ -1123,7 +1123,7 @@ sweep = pd.DataFrame([{"rate_req_s": rate, **summarize(lab.engine.poisson_reques
 # DistServe's goodput: the highest swept rate at which at least 90% of the requests meet the SLO.
 distserve_goodput = max((rate for rate in rates if sweep.loc[rate, "slo_attainment"] >= 0.9), default=None)
 print(f"DistServe goodput: {distserve_goodput} requests/s (highest swept rate with SLO attainment >= 90%)")
-sweep[["throughput_tok_s", "goodput_req_s", "slo_attainment", "p50_ttft_ms", "p99_ttft_ms", "p99_tpot_ms", "num_preemptions"]].round(1)
+lab.table(sweep[["throughput_tok_s", "goodput_req_s", "slo_attainment", "p50_ttft_ms", "p99_ttft_ms", "p99_tpot_ms", "num_preemptions"]].round(1))
 
 # %% key="code-load-plot"
 fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -1170,7 +1170,7 @@ ax.set_xlabel(lab.label("p99 TPOT (ms)"))
 ax.set_ylabel(lab.label("p50 TTFT (ms)"))
 ax.set_title(lab.label("max_num_batched_tokens (labels): TTFT vs TPOT, long prompts at 5 req/s"))
 fig.tight_layout()
-tradeoff[["p50_ttft_ms", "p99_ttft_ms", "p50_tpot_ms", "p99_tpot_ms", "throughput_tok_s"]].round(1)
+lab.table(tradeoff[["p50_ttft_ms", "p99_ttft_ms", "p50_tpot_ms", "p99_tpot_ms", "throughput_tok_s"]].round(1))
 
 # %% [markdown] key="md-preemption-storm"
 # From 256 to 2048 tokens, a larger budget lowers p50 TTFT (544.1 → 214.8 ms): long prompts are cut into fewer
@@ -1191,7 +1191,7 @@ storm_requests = lab.engine.poisson_requests(200, 8, seed=5, prompt_median=128, 
 pools = [64, 128, 256, 512, 1024]
 storm_runs = {n: run_engine(storm_requests, num_blocks=n) for n in pools}
 storm = pd.DataFrame([{"num_blocks": n, **latency_summary(run.records, **SLO)} for n, run in storm_runs.items()]).set_index("num_blocks")
-storm[["num_preemptions", "num_recomputed_tokens", "p99_tpot_ms", "p99_e2e_ms", "throughput_tok_s", "slo_attainment"]].round(2)
+lab.table(storm[["num_preemptions", "num_recomputed_tokens", "p99_tpot_ms", "p99_e2e_ms", "throughput_tok_s", "slo_attainment"]].round(2))
 
 # %% key="code-storm-cause"
 # Why throughput falls: the mean batch (requests per step) and what recompute costs, per pool size.
@@ -1204,7 +1204,7 @@ def storm_cause(run):
 
 
 cause = pd.DataFrame({n: storm_cause(run) for n, run in storm_runs.items()}).T.rename_axis("num_blocks")
-cause.round({"requests_per_step": 1, "run_s": 1, "recompute_s": 1, "recompute_share": 3})
+lab.table(cause.round({"requests_per_step": 1, "run_s": 1, "recompute_s": 1, "recompute_share": 3}))
 
 # %% key="code-storm-plot"
 stormy = storm_runs[64]
@@ -1479,5 +1479,5 @@ def verdict(row):
 
 aging_traces = (3651099849820810806,)
 aging_rates = [2.5, 4, 8]
-pd.DataFrame({f"{rate} s": {trace: verdict(slo_row(aging_key(rate), trace)) for trace in aging_traces}
-              for rate in aging_rates}).rename_axis("trace")
+lab.table(pd.DataFrame({f"{rate} s": {trace: verdict(slo_row(aging_key(rate), trace)) for trace in aging_traces}
+                        for rate in aging_rates}).rename_axis("trace"))
