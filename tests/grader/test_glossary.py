@@ -1,6 +1,7 @@
 """One Chinese term per concept. grader/glossary.zh.yml names the term and its forbidden variants;
 every zh text a student reads is checked against it, and the checker and the fixer are shown to bite."""
 import json
+import re
 
 import pytest
 import yaml
@@ -40,7 +41,8 @@ PLANTED = [
 ALLOWED = ["KV 块、块表", "它需要第三块", "每块 16 个词元", "如果需要提示：老化是一个不错的方向", "提示：先想再试",
            "长提示词", "有效吞吐（goodput）", "p99 TTFT", "第 2 步请求 1 被抢占", "尾时延", "准入控制、背压", "批调度",
            "分块预填充", "首词元时延", "最大完工时间（makespan）", "等待时间 / 流程时间", "开始时刻减去到达时刻",
-           "评分程序", "与参考实现一致", "被抢占者（victim）", "空闲的槽位", "tick（模拟时间单位）", "序列 3 不是新请求", "请求流"]
+           "评分程序", "与参考实现一致", "被抢占者（victim）", "空闲的槽位", "tick（模拟时间单位）", "序列 3 不是新请求", "请求流",
+           "等待时间为 3，流程时间为 6", "请求流经过调度器"]
 # where an old fix rule damaged right text: 错误提示 is an error message (not a prompt); 第一块/下一块 of KV blocks
 # are blocks (not chunks). Each is also left alone by fix().
 DAMAGED_BEFORE = ["错误提示", "打印错误提示后退出", "为它分配下一块 KV 块", "上一块 KV 块写满时",
@@ -89,6 +91,23 @@ def test_a_variant_without_a_mechanical_fix_is_still_caught():
     assert any("每个分块" in v for v in glossary.violations(text)) and glossary.fix(text) == text
     for text in ["空闲的插槽", "一个槽空出来", "每个时钟周期", "剥夺式调度", "请求序列"]:
         assert glossary.violations(text) and glossary.fix(text) == text, text
+
+
+def test_flow_time_clipped_to_liujing_is_caught():
+    """01's worked example said "等待 3、流经 6": flow time clipped to 流经, which the old rule (流经时间 only) missed."""
+    text = "所以等待 3、流经 6。"
+    assert re.search("流经时间", text) is None  # the old pattern
+    assert any("流程时间" in v for v in glossary.violations(text)) and glossary.fix(text) == text  # a human rewrites it
+    assert len(glossary.violations("流经时间")) == 1 and glossary.fix("流经时间") == "流程时间"  # one report, still fixed
+
+
+def test_an_engine_step_in_a_code_comment_is_not_a_heading():
+    """The 第 N 步 rule reads a leading # as a markdown heading. A code cell's comments reach the checker without
+    their #, so 03's comment about engine step 2 (a false hit when the rule runs over the notebook's code) is left alone."""
+    texts = [text for key, text, _ in glossary.catalogue_texts("03_batch_scheduling") if key == "code-preemption-by-hand"]
+    line = next(line for text in texts for line in text.splitlines() if line.startswith("第 2 步中 lo"))
+    assert glossary.violations(line) == [] and glossary.fix(line) == line
+    assert glossary.violations("# " + line)  # as the code cell shows it, the heading rule would take it for a section
 
 
 def test_a_section_is_known_by_the_english_it_translates():
