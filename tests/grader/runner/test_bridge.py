@@ -1,8 +1,10 @@
 """The bridge: a grading child holds no line of another TODO's reference, and grading through it is unchanged.
 
 The memory test reads the sandboxes' memory from outside (root reads /proc/<pid>/mem) while a student's answer
-cell sleeps, so nothing the scan does can put a needle into the memory it scans.
+cell waits, so nothing the scan does can put a needle into the memory it scans; the cell waits until the scan has
+found both sandboxes, so the test does not depend on how busy the machine is.
 """
+import contextlib
 import csv
 import dataclasses
 import functools
@@ -76,8 +78,14 @@ def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, monkey
     is SERVER_MARKER: a code constant it holds for as long as it runs (the reference's source text it may have freed
     and reused, as Debian's Python 3.11.2 does), so the positive control does not depend on the allocator."""
     monkeypatch.setitem(grader.reference, "todo1", grader.reference["todo1"] + f'\n\ndef _server_marker():\n    """{SERVER_MARKER}"""\n')
-    # The student's answer is the reference for TODO 4; its cell sleeps first, so both sandboxes are alive when read.
-    answer = f"import time\ntime.sleep(4)  # {MARKER}\n" + grader.reference["todo4"]
+    # The student's answer is the reference for TODO 4. Its cell first calls TODO 1 across the bridge, which starts the
+    # server, then waits until the scan below has found both sandboxes and releases it (SIGUSR1), 45 s at most (the
+    # child's idle limit is 60 s). It used to sleep 4 s before any call: the server then lived only for TODO 4's
+    # checks, shorter than one pass of the scan on a busy machine, and ended unseen (a failure of .ci/run under load).
+    answer = (f"import signal\nimport time\n\nDecodeSchedulerSim().enqueue(request_id=1, prompt_len=4, max_new_tokens=3)\n\n\n"
+              f"class _Released(Exception):\n    pass\n\n\n"
+              f"def _release(*_):\n    raise _Released\n\n\nsignal.signal(signal.SIGUSR1, _release)\n"
+              f"try:\n    time.sleep(45)  # {MARKER}\nexcept _Released:\n    pass\n" + grader.reference["todo4"])
     held, run = ("todo1", "todo2", "todo3"), lambda: grader._run_bridged(next(t for t in grader.tasks if t.answer_id == "todo4"), answer)
     student = {"todo4": answer}
     given = "\n".join(grader.setup + [grader.stand_ins[g] for g in grader.answer_ids] + list(student.values()))
@@ -88,10 +96,12 @@ def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, monkey
     thread.start()
     # Every sandbox, again and again until the run ends (the test's deadline bounds it): the markers only while it runs
     # (a process holds some 270 MB to search), the child's reference lines on its first and last memory, after the run
-    children, servers = {}, set()
+    children, servers, released = {}, set(), False
     while thread.is_alive():
         time.sleep(0.3)
         for pid in sandbox_pids():
+            if pid in servers:
+                continue  # found once is enough: one pass reads every sandbox's memory
             try:
                 memory = memory_of(pid)
             except OSError:
@@ -100,6 +110,11 @@ def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, monkey
                 children.setdefault(pid, [memory, None])[1] = memory
             elif SERVER_MARKER.encode() in memory:
                 servers.add(pid)
+        if children and servers and not released:
+            for pid in children:  # both seen: let the child go on; its last memory is read on the passes after
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGUSR1)
+            released = True
     thread.join()
     run, server = result["run"]
     assert run.status == "ok" and server.status == "ok", (run, server)
