@@ -186,8 +186,8 @@ def subtitled(own: str, other: str | None, key: str) -> str:
 
 def _subtitle_english(nb, name: str) -> None:
     """The English edition's headings, subtitled from the first translation (none: the marks are dropped)."""
-    found = [lang for lang in TRANSLATED if catalogue_path(name, lang).exists()]
-    catalogue = load_catalogue(name, found[0]) if found else {}
+    translated = languages(name)[1:]
+    catalogue = load_catalogue(name, translated[0]) if translated else {}
     for cell in nb.cells:
         if cell.cell_type == "markdown" and SUBTITLED.search(cell.source):
             entry = catalogue.get(cell_key(cell))

@@ -58,11 +58,17 @@ def compare_policies(jobs: list[dict], slots: int) -> pd.DataFrame:
 VALUE_COLUMNS = {"phase", "action", "status"}  # columns whose values are names, shown as row labels are
 
 
+def _gloss(label: Any) -> str | None:
+    """The Chinese name of a table label, if it has one."""
+    return HEADERS_ZH.get(label) if isinstance(label, str) else None
+
+
 def _named(label: Any) -> Any:
     """A row label or an axis name in this edition: its Chinese name before the code name, if it has one."""
-    if not (isinstance(label, str) and label in HEADERS_ZH):
+    gloss = _gloss(label)
+    if gloss is None:
         return label
-    return f"{HEADERS_ZH[label]} {label}" if label.isidentifier() else HEADERS_ZH[label]  # "static start" is no code name
+    return f"{gloss} {label}" if label.isidentifier() else gloss  # "static start" is no code name
 
 
 def table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -75,8 +81,8 @@ def table(frame: pd.DataFrame) -> pd.DataFrame:
     for column in VALUE_COLUMNS.intersection(c for c in frame.columns if isinstance(c, str)):
         shown[column] = frame[column].map(_named)  # the event names in 02's tables: prefill, decode, finish
     columns = list(frame.columns)
-    if not isinstance(frame.columns, pd.MultiIndex) and any(isinstance(c, str) and c in HEADERS_ZH for c in columns):
-        shown.columns = pd.MultiIndex.from_arrays(
-            [[HEADERS_ZH.get(c, c) if isinstance(c, str) else c for c in columns],
-             [c if isinstance(c, str) and c in HEADERS_ZH and c.isidentifier() else "" for c in columns]])
+    glosses = [_gloss(c) for c in columns]
+    if not isinstance(frame.columns, pd.MultiIndex) and any(glosses):
+        shown.columns = pd.MultiIndex.from_arrays([[g or c for g, c in zip(glosses, columns)],
+                                                   [c if g and c.isidentifier() else "" for g, c in zip(glosses, columns)]])
     return shown

@@ -198,9 +198,9 @@ ZH = {
 # Table headers and row labels that are code names (record keys, metrics, event fields, policy names), in Chinese.
 # Tables only: never drawn, so not in ZH (whose every string the shipped CJK font subset must cover).
 HEADERS_ZH = {
+    **{name: ZH[name] for name in ("policy", "static", "continuous", "prefill", "decode", "finish")},  # one translation
     # 01 and 02: schedules and their comparison
-    "served": "本 tick 运行的作业", "job": "作业", "policy": "策略", "static": "静态",
-    "continuous": "连续", "static start": "静态：开始", "static finish": "静态：结束",
+    "served": "本 tick 运行的作业", "job": "作业", "static start": "静态：开始", "static finish": "静态：结束",
     "continuous start": "连续：开始", "continuous finish": "连续：结束", "makespan_ticks": "最大完工时间（tick）",
     "busy_slots": "忙碌的槽位·tick", "utilization": "槽位利用率", "mean_wait": "平均等待", "max_wait": "最长等待",
     # 02: decode events, per-request summaries, policies
@@ -208,8 +208,8 @@ HEADERS_ZH = {
     "generated_len": "已生成长度", "max_new_tokens": "最多生成词元数", "wait_steps": "等待步数",
     "free_kv_blocks": "空闲 KV 块", "preempted_request_id": "被抢占的请求 id", "deadline_missed": "错过截止时间",
     "first_step": "首次运行步", "finish_step": "完成步", "total_wait": "总等待", "preemptions": "抢占次数",
-    "fixed_priority": "固定优先级", "aging": "老化", "deadline": "截止时间", "prefill": "预填充", "decode": "解码",
-    "prefill_to_decode": "预填充转解码", "decode_one_step": "解码一步", "finish": "完成",
+    "fixed_priority": "固定优先级", "aging": "老化", "deadline": "截止时间",
+    "prefill_to_decode": "预填充转解码", "decode_one_step": "解码一步",
     # 03: records, latencies and summaries
     "seq_id": "请求 id", "arrival_us": "到达时刻（µs）", "first_scheduled_step": "首次调度步",
     "first_token_step": "首词元步", "first_token_us": "首词元时刻（µs）", "finish_us": "完成时刻（µs）",
