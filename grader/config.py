@@ -2,7 +2,8 @@
 
 `make autograde` builds a Config from its command line (`parser_arguments`), nbgrader from the traits of
 `SandboxedAutograde` (`traits`); both hand it to grader/pipeline.py, which passes the values to the Grader and
-the feedback run. The README's table of settings is `markdown_table()` (tests/grader/test_config.py checks it).
+the feedback run. The table of settings in docs/instructors.md is `markdown_table()`, written there by
+`python -m grader.docs settings` (tests/grader/test_config.py checks it).
 
     python -m grader.config        # prints that table
 """
@@ -92,7 +93,7 @@ def from_traits(owner) -> Config:
 
 
 def markdown_table() -> str:
-    """The README's table of settings."""
+    """The table of settings (docs/instructors.md, Settings)."""
     rows = ["| setting | `make autograde` option | nbgrader (`c.SandboxedAutograde.`) | default | meaning |",
             "|---|---|---|---|---|"]
     for f in fields(Config):

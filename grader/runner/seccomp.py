@@ -4,7 +4,7 @@ It closes the kernel state that namespaces do not separate: keyrings, ptrace and
 new namespaces, mounts, perf, userfaultfd, module and kexec loading, io_uring, and the lock and notification
 relays on shared read-only inodes (flock, POSIX/OFD byte-range locks, leases, dnotify, inotify, fanotify), and
 the calls that evict pages of the shared page cache or ask which are cached (a relay between runs that read the
-same files; timing a read remains, see the README).
+same files; timing a read remains, see docs/architecture.md).
 Everything else is allowed. The program checks the architecture first: x86_64 and aarch64 have a table
 each; any other (i386 `int 0x80`, arm32 compat) kills the process, and x86_64's x32 numbers are refused.
 grader/runner/boot.py installs it in each forked run; bwrap's --seccomp installs it for a cold run.

@@ -56,8 +56,8 @@ def test_a_bracket_bomb_is_refused_before_json_parses(no_nbformat, monkeypatch):
 def test_the_file_size_cap_is_one_figure_stated_once():
     from conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text()
-    assert readme.count(f"{safe_io.MAX_SUBMISSION >> 20} MiB file") == 1 and "256 MiB file" not in readme
+    docs = "".join(path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+    assert docs.count(f"{safe_io.MAX_SUBMISSION >> 20} MiB file") == 1 and "256 MiB file" not in docs
     assert not hasattr(submission, "MAX_BYTES")  # the reader uses safe_io's cap, not a second one
 
 

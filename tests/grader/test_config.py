@@ -1,4 +1,4 @@
-"""One Config for grading: the README's table, the command line and nbgrader's traits all come from its fields;
+"""One Config for grading: the table of settings (docs/instructors.md), the command line and nbgrader's traits all come from its fields;
 one pipeline of steps, in order; no import cycle in grader/."""
 import argparse
 import ast
@@ -18,18 +18,21 @@ from grader.nbgrader_plugin import RepairCellMetadata, SandboxedAutograde
 TABLE = re.compile(r"<!-- settings:[^\n]*-->\n(.*?)\n<!-- /settings -->", re.S)
 
 
-def table_problems(readme: str) -> list[str]:
-    """How the README's table of settings differs from config.markdown_table(), row by row."""
-    found = TABLE.search(readme)
+SETTINGS_DOC = ROOT / "docs" / "instructors.md"
+
+
+def table_problems(text: str) -> list[str]:
+    """How the documented table of settings differs from config.markdown_table(), row by row."""
+    found = TABLE.search(text)
     if found is None:
-        return ["the README has no table of settings between its markers"]
+        return ["docs/instructors.md has no table of settings between its markers"]
     ours, theirs = config.markdown_table().splitlines(), found[1].splitlines()
-    problems = [f"README: {line}" for line in theirs if line not in ours]
-    return problems + [f"missing from the README: {line}" for line in ours if line not in theirs]
+    problems = [f"docs: {line}" for line in theirs if line not in ours]
+    return problems + [f"missing from the docs: {line}" for line in ours if line not in theirs]
 
 
-def test_the_readme_table_is_the_config():
-    assert table_problems((ROOT / "README.md").read_text(encoding="utf-8")) == []
+def test_the_documented_table_is_the_config():
+    assert table_problems(SETTINGS_DOC.read_text(encoding="utf-8")) == []
 
 
 @pytest.mark.parametrize("plant", [
@@ -40,9 +43,9 @@ def test_the_readme_table_is_the_config():
     lambda text: text.replace("<!-- /settings -->", ""),                               # the markers broken
 ])
 def test_a_planted_mismatch_is_caught(plant):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    planted = plant(readme)
-    assert planted != readme
+    text = SETTINGS_DOC.read_text(encoding="utf-8")
+    planted = plant(text)
+    assert planted != text
     assert table_problems(planted)
 
 

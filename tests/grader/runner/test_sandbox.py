@@ -142,7 +142,7 @@ def _processes_in_range() -> list[int]:
 def test_process_limits_are_per_sandbox(level):
     """One sandbox holds every process its uid may have; another, running at the same time, is unaffected (userns:
     each run counts its RLIMIT_NPROC in a user namespace of its own). At userns the hog's processes are also the
-    grader's own uid's, outside: the gap the README states, measured here."""
+    grader's own uid's, outside: the gap docs/architecture.md states, measured here."""
     if level == "userns" and os.geteuid() == 0:
         pytest.skip("the kernel enforces no RLIMIT_NPROC on processes of uid 0 outside: make test-rootless runs this "
                     "as a user who is not root")
