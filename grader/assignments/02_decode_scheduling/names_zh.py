@@ -13,8 +13,8 @@ RULES = {
     "deadline slack comes first under the deadline policy, and only there": "截止时间余量只在 deadline 策略下排在最前",
     "ties fall to total length, then request id": "平局时依次比较总长度和请求 id",
     "whole runs follow the key under every policy": "每种策略下的完整运行都遵循排序键",
-    "an admitted challenger keeps running and is not charged again": "已准入的挑战者继续运行，不重复扣除 KV 块",
-    "a challenger whose blocks fit is admitted": "KV 块放得下的挑战者被准入",
+    "an admitted challenger keeps running and is not charged again": "已准入的候选请求继续运行，不重复扣除 KV 块",
+    "a challenger whose blocks fit is admitted": "KV 块放得下的候选请求被准入",
     "with no legal victim nothing changes and None is returned": "没有合法的被抢占者时什么都不变，并返回 None",
     "non-preemptible requests are never victims": "不可抢占的请求永远不会被抢占",
     "the victim has the lowest effective priority, then most blocks, then lowest id, and makes room":
