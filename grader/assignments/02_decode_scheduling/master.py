@@ -61,7 +61,7 @@
 # | KV cache block | KV 块 | ordering key | 排序键 |
 # | fixed priority / aging | 固定优先级 / 老化 | effective priority | 有效优先级 |
 # | deadline slack | 截止时间余量 | starvation | 饥饿 |
-# | head-of-line blocking | 队头阻塞 | tie-breaker | 平局决胜字段 |
+# | head-of-line blocking | 队头阻塞 | tie-breaker | 辅助排序字段 |
 # | recompute / swap | 重算 / 换出 | slot utilization | 槽位利用率 |
 # | prompt | 提示词 | batch / latency | 批 / 时延 |
 
