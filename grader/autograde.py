@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import config as settings
-from . import class_report, feedback, pipeline, report, safe_io, submission
+from . import class_report, feedback, messages, pipeline, report, safe_io, submission
 from .config import DEFAULTS, Config
 from .assignment import Assignment, get
 from .report import NOTE_CHARS, Outcome
@@ -71,8 +71,8 @@ class Batch:
             outcome = Outcome(student_name(path.stem), "error", self.zero_scores(),
                               f"internal grading error, please report: {type(exc).__name__}: {exc}")
         outcome.key = student_key(path.stem)
-        outcome.reason = inert(outcome.reason, NOTE_CHARS)  # all that follows prints, stores and reports these
-        outcome.warnings = [inert(w, NOTE_CHARS) for w in outcome.warnings]
+        outcome.reason = messages.made_inert(outcome.reason, NOTE_CHARS)  # all that follows prints, stores and reports these
+        outcome.warnings = [messages.made_inert(w, NOTE_CHARS) for w in outcome.warnings]
         return outcome
 
     def zero_scores(self) -> dict[str, float]:
@@ -83,13 +83,13 @@ class Batch:
         student = student_name(path.stem)
         if student != path.stem:
             raw = os.fsencode(path.name)[:100].hex()  # to find the file by, without printing its name
-            return Outcome(student, "bad", self.zero_scores(), "file name is not a usable student id (letters, digits, "
-                                                                f"_.@+-; not invalid-...); the name's bytes in hex: {raw}")
+            return Outcome(student, "bad", self.zero_scores(), messages.Message("bad_file_name", {"hex": raw}), language="")
         page = self.out / "feedback" / f"{student}.html"
+        work = pipeline.Work(path=path)
         try:
-            work = pipeline.run(self.prepared, pipeline.Work(path=path), self.config)
-        except submission.NotASubmission as exc:
-            outcome = Outcome(student, "bad", self.zero_scores(), str(exc))
+            pipeline.run(self.prepared, work, self.config)
+        except submission.NotASubmission as exc:  # in the edition's language; "" (each language) if never read
+            outcome = Outcome(student, "bad", self.zero_scores(), exc.message, language=work.language if work.nb is not None else "")
         else:
             outcome = Outcome(student, "graded", work.scores, warnings=[*work.warnings, *work.notes],
                               verdicts=work.verdicts, language=work.language)
@@ -98,7 +98,7 @@ class Batch:
                     self.publish(work.page, student)
             except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
                 page.unlink(missing_ok=True)
-                outcome.warnings.append(f"feedback fell back to a plain page: {type(exc).__name__}: {exc}")
+                outcome.warnings.append(messages.Message("plain_page", {"error": f"{type(exc).__name__}: {exc}"}))
         if outcome.status != "graded" or not page.exists():
             self.publish(report.plain_page(self.assignment.name, self.grader.tasks, outcome), student)
         outcome.seconds = time.perf_counter() - started
@@ -147,7 +147,7 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
             pool.submit(class_report.warm)
             for done, future in enumerate(as_completed(futures), 1):
                 o = outcomes[futures[future]] = future.result()
-                note = inert(o.reason or "; ".join(o.warnings))
+                note = inert(messages.text(o.reason) or "; ".join(map(messages.text, o.warnings)))
                 say(f"  [{done}/{len(paths)}] {inert(o.student_id):<24} {sum(o.scores.values()):>5g}/{batch.head['max_total']:g}"
                     f"  {o.status:<6} {o.seconds:5.1f} s  {note}")
     finally:  # grades.csv and the report are written whatever happened, with every student in them

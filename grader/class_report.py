@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import forked
+from . import forked, messages
 from .safe_text import code_block, csv_cell, inert
 
 TOP_RULES = 3      # most-failed rules of a TODO shown with their sentence and a failing case
 RETEACH = 5        # items of "what to reteach"
 BINS = 10          # bins of the totals histogram
-LAYOUT = ("nbgrader metadata", "appears ", " was edited", " was deleted")  # grader/submission.py's warnings
 CSS = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
        "img{max-width:100%}table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:left}"
        "pre{background:#f5f5f5;padding:6px;overflow-x:auto;white-space:pre-wrap}blockquote{color:#555;margin-left:1em}")
@@ -150,8 +149,9 @@ def operations(students: list[dict]) -> dict:
                 ops["grading_errors"].append((s["student_id"], v["task_id"]))
             elif "raised" in v.get("note", "") or "crashed" in v.get("note", ""):
                 ops["crashes"].append((s["student_id"], v["task_id"]))
-        for w in s["warnings"]:
-            ops["layout" if any(mark in w for mark in LAYOUT) else "other_notes"].append((s["student_id"], w))
+        # by catalogue key, not wording (a report.json written before the keys counts them all as other notes)
+        for w, key in zip(s["warnings"], s.get("warning_keys") or [""] * len(s["warnings"])):
+            ops["layout" if key in messages.LAYOUT else "other_notes"].append((s["student_id"], w))
     return ops
 
 

@@ -2,7 +2,8 @@
 
 python -m grader.glossary check                          every variant a zh student can read, or nothing
 python -m grader.glossary fix [--skip-todo|--todo-only]  rewrite the Chinese side of the zh catalogues,
-                                                         lab/i18n.py, grader/i18n.py and the masters' glossaries
+                                                         lab/i18n.py, grader/i18n.py, grader/messages.py and
+                                                         the masters' glossaries
 
 Only Chinese text is rewritten: the English a catalogue entry translates, and so its fingerprint, stay as they
 are. After `fix`, run `make notebooks` so the generated editions follow.
@@ -24,7 +25,8 @@ import yaml
 from .paths import NOTEBOOKS_DIR, ROOT, SOLUTIONS_DIR, assignment_dir, assignment_names, master_path
 
 GLOSSARY = Path(__file__).with_name("glossary.zh.yml")
-PY_CATALOGUES = (ROOT / "lab" / "i18n.py", ROOT / "grader" / "i18n.py", *sorted((ROOT / "grader" / "assignments").glob("*/names_zh.py")))
+PY_CATALOGUES = (ROOT / "lab" / "i18n.py", ROOT / "grader" / "i18n.py", ROOT / "grader" / "messages.py",
+                 *sorted((ROOT / "grader" / "assignments").glob("*/names_zh.py")))
 HANZI = re.compile(r"[\u4e00-\u9fff]")
 TODO_HEADING = re.compile(r"^### TODO \d", re.M)
 
@@ -168,7 +170,7 @@ def _same_but_fixed(before: dict, after: dict, english: dict) -> None:
         assert after[key] == new, f"the fixer changed more than the Chinese of {key!r}"
 
 
-# --- lab/i18n.py, grader/i18n.py and the masters' glossaries ----------------------------------------------
+# --- lab/i18n.py, grader/i18n.py, grader/messages.py and the masters' glossaries -------------------------
 
 def _char_col(line: str, byte_col: int) -> int:
     return len(line.encode("utf-8")[:byte_col].decode("utf-8"))

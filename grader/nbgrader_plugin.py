@@ -33,7 +33,7 @@ import nbformat
 from nbconvert.exporters import HTMLExporter
 from traitlets import Dict, Integer
 
-from . import config, feedback, pipeline, sanitize
+from . import config, feedback, messages, pipeline, sanitize
 from .paths import assignment_names
 from .runner import LEVELS
 from .safe_text import inert
@@ -73,10 +73,10 @@ class SandboxedAutograde(_Settings):
     def settings(self) -> config.Config:
         return config.from_traits(self)
 
-    def warn(self, resources, notes: list[str]) -> None:
+    def warn(self, resources, notes: list[messages.Note]) -> None:
         """Notes in nbgrader's log, which prints to the instructor's terminal: nothing of the student's raw."""
         for note in notes:
-            self.log.warning("%s: %s", inert(resources.get("nbgrader", {}).get("student", "?")), inert(note, 500))
+            self.log.warning("%s: %s", inert(resources.get("nbgrader", {}).get("student", "?")), inert(messages.text(note), 500))
 
     def preprocess(self, nb, resources):
         work = pipeline.run(self.assignment(resources), pipeline.Work(nb=nb, nbgrader=True), self.settings(),

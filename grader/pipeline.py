@@ -23,6 +23,7 @@ from . import diagnose, feedback, masters, notebook_run, sanitize, submission
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
+from .messages import Message, Note
 from .paths import assignment_names
 
 _LOCK = threading.Lock()
@@ -122,9 +123,9 @@ class Work:
     nb: nbformat.NotebookNode | None = None
     nbgrader: bool = False                  # in nbgrader: its gradebook keeps the test cells' full source
     language: str = "en"                    # the edition it was filled in (the page's language; scores ignore it)
-    warnings: list[str] = field(default_factory=list)   # what repair changed
+    warnings: list[Message] = field(default_factory=list)   # what repair changed
     verdicts: list[TaskVerdict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)      # cells interrupted or not run, disagreements, cuts
+    notes: list[Note] = field(default_factory=list)     # cells interrupted or not run, disagreements, cuts
     ran: bool = True                        # the feedback run happened (else only scores can be shown)
     originals: dict[int, str] = field(default_factory=dict)   # test cells' full source, for nbgrader's checksums
     page: str | None = None                 # the rendered feedback page
@@ -139,8 +140,8 @@ def read(a: Prepared, w: Work, c: Config) -> None:
 
 def identify(a: Prepared, w: Work, c: Config) -> None:
     """A notebook of this assignment, not of another one; the edition it was filled in."""
+    w.language = submission.language_of(w.nb, a.assignment)  # first: a refusal is worded in it too
     submission.identify(w.nb, a.assignment, list(a.others))
-    w.language = submission.language_of(w.nb, a.assignment)
 
 
 def repair(a: Prepared, w: Work, c: Config) -> None:
@@ -257,7 +258,7 @@ def render(a: Prepared, w: Work, c: Config) -> None:
     try:
         w.page = page_of(a, w, c.page_cap)
     except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
-        w.notes.append(f"feedback fell back to a plain page: {type(exc).__name__}: {exc}")
+        w.notes.append(Message("plain_page", {"error": f"{type(exc).__name__}: {exc}"}))
 
 
 def page_of(a: Prepared, w: Work, cap: int) -> str:

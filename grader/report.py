@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import class_report, i18n, sanitize
+from . import class_report, i18n, messages, sanitize
 from .grade import TaskVerdict, verdicts_to_json
 from .runner import LEVELS
 from .safe_text import csv_cell, inert
@@ -24,11 +24,11 @@ class Outcome:
     student_id: str                   # autograde.student_name(): safe to print as it is
     status: str                       # graded | bad | error
     scores: dict[str, float]
-    reason: str = ""
-    warnings: list[str] = field(default_factory=list)
+    reason: messages.Note = ""        # a Message is worded in `language` on the student's page, in English elsewhere
+    warnings: list[messages.Note] = field(default_factory=list)
     seconds: float = 0.0
     verdicts: list[TaskVerdict] = field(default_factory=list)
-    language: str = "en"
+    language: str = "en"              # "" if unknown (a file never read as a notebook): its page says it in each
     key: str = ""                     # shard.student_key of the file name: the merge tells students apart by it
 
 
@@ -48,12 +48,19 @@ def write_outputs(out: Path, head: dict, outcomes: list[Outcome], total_seconds:
         for o in outcomes:
             total = round(sum(o.scores.values()), 2)
             writer.writerow([csv_cell(inert(o.student_id)), *(f"{o.scores[c]:g}" for c in columns), f"{total:g}", f"{head['max_total']:g}"])
-    details = [{"student_id": o.student_id, "key": o.key, "status": o.status, "language": o.language, "reason": o.reason, "warnings": o.warnings,
-                "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} for o in outcomes]
-    report = head | {"students": details}
+    report = head | {"students": [student_json(o) for o in outcomes]}
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8", errors="backslashreplace")
     write_report_md(out, report, f"{len(outcomes)} submissions in {total_seconds:.1f} s")
     class_report.write(out, report)  # class-report.html/.md, rules.csv: what the class got wrong
+
+
+def student_json(o: Outcome) -> dict:
+    """A student's entry of report.json: each note in English, with its catalogue key ('' if it has none) to count it by."""
+    english = lambda note: inert(messages.text(note), NOTE_CHARS)  # as autograde made the text of a note inert before
+    return {"student_id": o.student_id, "key": o.key, "status": o.status, "language": o.language,
+            "reason": english(o.reason), "reason_key": messages.key(o.reason),
+            "warnings": [english(w) for w in o.warnings], "warning_keys": [messages.key(w) for w in o.warnings],
+            "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)}
 
 
 def write_report_md(out: Path, report: dict, headline: str) -> None:
@@ -73,11 +80,14 @@ def write_report_md(out: Path, report: dict, headline: str) -> None:
 
 def plain_page(assignment: str, tasks: list[Task], outcome: Outcome) -> str:
     """The page of a student whose rich page could not be made: scores, verdicts and reasons as escaped text."""
-    text = i18n.TEXT[outcome.language]
+    shown = outcome.language or "en"
+    text = i18n.TEXT[shown]
+    languages = [outcome.language] if outcome.language else list(messages.TEXT)  # the edition is unknown: each
     rows = "".join(f"<tr><td>{html.escape(t.task_id)}</td><td>{outcome.scores.get(t.answer_id, 0):g} / {t.points:g}</td></tr>"
                    for t in tasks)
-    details = "".join(f"<pre>{html.escape(i18n.summary(v, outcome.language))}</pre>" for v in outcome.verdicts)
-    notes = "".join(f"<li>{html.escape(w)}</li>" for w in [outcome.reason, *outcome.warnings] if w)
+    details = "".join(f"<pre>{html.escape(i18n.summary(v, shown))}</pre>" for v in outcome.verdicts)
+    said = dict.fromkeys(messages.text(w, language) for w in [outcome.reason, *outcome.warnings] if w for language in languages)
+    notes = "".join(f"<li>{html.escape(line)}</li>" for line in said)
     return (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\"><title>{html.escape(assignment)}: {html.escape(outcome.student_id)}</title>"
             f"<h1>{text['heading'].format(assignment=html.escape(assignment), student=html.escape(outcome.student_id))}</h1>"
             f"<ul>{notes}</ul><table border=1><tr><th>{text['task']}</th><th>{text['score']}</th></tr>{rows}</table>{details}")

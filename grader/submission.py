@@ -19,6 +19,7 @@ import nbformat
 from nbformat import validator
 
 from . import masters, safe_io
+from .messages import Message
 
 # Besides the file size (safe_io.MAX_SUBMISSION), counted before nbformat parses and validates, and we sanitise
 # and render (work that grows with each): an honest notebook has a few hundred cells; 200,000 empty ones in an
@@ -29,7 +30,11 @@ MAX_CONTAINERS = 500_000   # JSON objects and arrays, counted by their opening b
 
 
 class NotASubmission(ValueError):
-    """The file cannot be graded as this assignment at all; the message says why."""
+    """The file cannot be graded as this assignment at all; its Message says why (str() is the English)."""
+
+    def __init__(self, key: str, **params):
+        self.message = Message(key, params)
+        super().__init__(str(self.message))
 
 
 @dataclass
@@ -38,27 +43,27 @@ class Submission:
 
     answers: dict[str, str]                 # answer grade_id -> source (the last copy, as the kernel saw it)
     notebook: nbformat.NotebookNode         # layout restored: every graded cell once, in release order
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Message] = field(default_factory=list)
     language: str = "en"                    # the edition it was filled in (feedback only; scores ignore it)
 
 
 def parse(data: bytes) -> nbformat.NotebookNode:
     """Any nbformat 4.x file (lines or strings, BOM, CRLF, extra metadata) as a valid 4.5 notebook."""
     if len(data) > safe_io.MAX_SUBMISSION:
-        raise NotASubmission(f"file too large ({len(data) >> 20} MiB; the limit is {safe_io.MAX_SUBMISSION >> 20} MiB)")
+        raise NotASubmission("file_too_large", size=len(data) >> 20, limit=safe_io.MAX_SUBMISSION >> 20)
     if data.count(b"{") + data.count(b"[") > MAX_CONTAINERS:  # brackets inside strings count too: an upper bound
-        raise NotASubmission(f"more than {MAX_CONTAINERS} JSON objects and arrays: not a notebook this grader reads")
+        raise NotASubmission("too_many_containers", limit=MAX_CONTAINERS)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise NotASubmission(f"unreadable JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise NotASubmission("not_utf8", why=exc.reason, at=exc.start) from None
     try:
         raw = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise NotASubmission(f"unreadable JSON: {exc}") from None
+        raise NotASubmission("bad_json", error=str(exc)) from None
     if not isinstance(raw, dict) or raw.get("nbformat") != 4:
         found = raw.get("nbformat") if isinstance(raw, dict) else type(raw).__name__
-        raise NotASubmission(f"not a Jupyter notebook in format 4 (found nbformat={str(found)[:40]!r})")
+        raise NotASubmission("not_nbformat_4", found=repr(str(found)[:40]))
     _check_counts(raw)
     try:
         with warnings.catch_warnings():  # missing cell ids are added below
@@ -69,7 +74,7 @@ def parse(data: bytes) -> nbformat.NotebookNode:
         nb = nbformat.from_dict(repaired)
         nbformat.validate(nb, relax_add_props=True)
     except Exception as exc:  # noqa: BLE001 - any schema problem is the student's to fix
-        raise NotASubmission(f"not a valid Jupyter notebook: {str(exc).splitlines()[0][:200]}") from None
+        raise NotASubmission("invalid_notebook", error=str(exc).splitlines()[0][:200]) from None
     for cell in nb.cells:
         cell.source = cell.source.replace("\r\n", "\n").replace("\r", "\n")
     return nb
@@ -79,10 +84,10 @@ def _check_counts(raw: dict) -> None:
     """Refuse a notebook with more cells or outputs than grading will work through."""
     cells = raw.get("cells") if isinstance(raw.get("cells"), list) else []
     if len(cells) > MAX_CELLS:
-        raise NotASubmission(f"{len(cells)} cells; the limit is {MAX_CELLS}")
+        raise NotASubmission("too_many_cells", count=len(cells), limit=MAX_CELLS)
     outputs = sum(len(c["outputs"]) for c in cells if isinstance(c, dict) and isinstance(c.get("outputs"), list))
     if outputs > MAX_OUTPUTS:
-        raise NotASubmission(f"{outputs} outputs; the limit is {MAX_OUTPUTS}")
+        raise NotASubmission("too_many_outputs", count=outputs, limit=MAX_OUTPUTS)
 
 
 def _upgrade_minor(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -104,7 +109,7 @@ def read(path: Path) -> nbformat.NotebookNode:
     try:
         return parse(safe_io.read_regular(path))
     except safe_io.Refused as exc:
-        raise NotASubmission(str(exc)) from None
+        raise NotASubmission("refused_file", why=str(exc)) from None
 
 
 @lru_cache(maxsize=None)
@@ -130,16 +135,16 @@ def resemblance(nb, assignment) -> int:
 def identify(nb, assignment, others: list) -> None:
     """Raise unless `nb` is a notebook of the Assignment rather than of one of the `others` (grade_ids are shared)."""
     if not masters.cells_by_grade_id(nb):
-        raise NotASubmission(f"some other notebook: none of the graded cells of {assignment.name} are in it")
+        raise NotASubmission("no_graded_cells", assignment=assignment.name)
     ours = resemblance(nb, assignment)
     best = max(others, key=lambda o: resemblance(nb, o), default=None)
     if best is not None and resemblance(nb, best) > ours:
-        raise NotASubmission(f"some other notebook: this is {best.name}, not {assignment.name}")
+        raise NotASubmission("other_assignment", found=best.name, assignment=assignment.name)
     if ours == 0:
-        raise NotASubmission(f"some other notebook: none of the given cells of {assignment.name} are in it")
+        raise NotASubmission("no_given_cells", assignment=assignment.name)
 
 
-def repair_metadata(nb, release: nbformat.NotebookNode) -> list[str]:
+def repair_metadata(nb, release: nbformat.NotebookNode) -> list[Message]:
     """nbgrader metadata only where the release has it, as it has it, once per grade_id (in place); the warnings.
 
     Stock nbgrader's checks raise on a scratch cell with nbgrader metadata of its own (no schema_version, an
@@ -156,14 +161,12 @@ def repair_metadata(nb, release: nbformat.NotebookNode) -> list[str]:
             _unmark(cell)
         elif cell.metadata["nbgrader"] != released[gid]:
             cell.metadata["nbgrader"] = copy.deepcopy(released[gid])
-            warnings.append(f"the nbgrader metadata of cell {gid} was changed; the release's is used, so this costs nothing")
+            warnings.append(Message("metadata_changed", {"gid": gid}))
     if foreign:
-        warnings.append(f"{foreign} cell(s) had nbgrader metadata the release does not have; it was removed, so this costs nothing")
+        warnings.append(Message("foreign_metadata", {"count": foreign}))
     for gid, cells in masters.cells_by_grade_id(nb).items():
         if len(cells) > 1:
-            kind = "answer cell" if gid in answer_ids else "cell"
-            keep = "the last copy is graded, as the kernel ran it last" if gid in answer_ids else "one copy is kept"
-            warnings.append(f"{kind} {gid} appears {len(cells)} times; {keep}")
+            warnings.append(Message("answer_repeated" if gid in answer_ids else "cell_repeated", {"gid": gid, "count": len(cells)}))
             for extra in cells[:-1]:  # still run in place, but no longer graded
                 _unmark(extra)
     return warnings
@@ -187,12 +190,10 @@ def prepare(nb, release: nbformat.NotebookNode, answer_ids: list[str]) -> Submis
     answers = answers_of(nb, answer_ids)  # repaired: only the last copy of each is still marked
     for gid, cells in found.items():
         if gid not in answer_ids and _edited(cells[0], released[gid][0]):
-            warnings.append(f"cell {gid} was edited; the original is used for grading, so this costs nothing")
+            warnings.append(Message("cell_edited", {"gid": gid}))
     for gid in released:
         if gid not in found:
-            what = "answer cell" if gid in answer_ids else "cell"
-            cost = "TODO scores 0" if gid in answer_ids else "restored from the release; this costs nothing"
-            warnings.append(f"{what} {gid} was deleted: {cost}")
+            warnings.append(Message("answer_deleted" if gid in answer_ids else "cell_deleted", {"gid": gid}))
     notebook = _restore(nb, release)
     notebook.metadata["kernelspec"] = copy.deepcopy(release.metadata.get("kernelspec", {}))
     return Submission(answers, notebook, warnings)

@@ -216,7 +216,7 @@ def test_a_failing_case_that_reads_like_a_hidden_line_keeps_the_rich_page(tmp_pa
     subs = tmp_path / "subs"
     examples.write({"bug3_todo4": examples.class_submissions(NAME)["bug3_todo4"]}, subs)
     [outcome] = autograde.run(NAME, subs, tmp_path / "out", jobs=1)
-    assert not [w for w in outcome.warnings if "fell back" in w], outcome.warnings
+    assert not [w for w in outcome.warnings if "fell back" in str(w)], outcome.warnings
     text = visible_text((tmp_path / "out" / "feedback" / "bug3_todo4.html").read_text())
     on_purpose = {line.strip() for v in outcome.verdicts for rule in v.rules for line in rule.snippet.splitlines()}
     shown = [s for s in hidden_snippets(masters.nbgrader_source(NAME)) if s in text]

@@ -89,7 +89,7 @@ def test_a_forging_scratch_cell_replaces_no_later_cells_outputs_and_no_verdict_n
                                                                               pipeline.grade, pipeline.strip_hidden, pipeline.execute))
     shown = [i for i, c in enumerate(work.nb.cells) if c.cell_type == "code" and FORGED in json.dumps(c.get("outputs", []))]
     assert shown == [], shown
-    assert not [n for n in work.notes if "in-notebook checks passed" in n], work.notes
+    assert not [n for n in work.notes if "in-notebook checks passed" in str(n)], work.notes
     tests = next(c for c in work.nb.cells if masters.grade_id(c) == "todo2_tests")
     assert any(o.get("output_type") == "error" for o in tests.outputs), "the check's own error is on the page"
     forger = next(c for c in work.nb.cells if c.source == FORGER)

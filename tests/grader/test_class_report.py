@@ -176,6 +176,7 @@ def test_operations_sort_what_went_wrong():
     students = [
         {"student_id": "a", "status": "graded", "language": "zh", "reason": "", "seconds": 2.0,
          "warnings": ["cell todo1 was edited; the original is used for grading, so this costs nothing", "cell 3 ran past its limit"],
+         "warning_keys": ["cell_edited", ""],
          "verdicts": [verdict | {"hung": True}]},
         {"student_id": "b", "status": "graded", "language": "en", "reason": "", "seconds": 1.0, "warnings": [],
          "verdicts": [verdict | {"note": "grading error, re-run (the machine was busy)"}]},

@@ -1,0 +1,102 @@
+"""What the grader says of a file itself (why it cannot be graded, what repair changed), in the student's language.
+
+A Message is a key and its values; it is worded where it is shown: the student's plain page in the submission's
+language, report.json, report.md and the logs in English (report.json also keeps the key). The class report counts
+by key, so rewording a message changes no count. grader/glossary.py checks the Chinese here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .safe_text import inert
+
+TEXT = {
+    "en": {
+        # grader/submission.py: the file cannot be graded as this assignment
+        "file_too_large": "file too large ({size} MiB; the limit is {limit} MiB)",
+        "too_many_containers": "more than {limit} JSON objects and arrays: not a notebook this grader reads",
+        "not_utf8": "unreadable JSON: not UTF-8 text ({why} at byte {at})",
+        "bad_json": "unreadable JSON: {error}",
+        "not_nbformat_4": "not a Jupyter notebook in format 4 (found nbformat={found})",
+        "invalid_notebook": "not a valid Jupyter notebook: {error}",
+        "too_many_cells": "{count} cells; the limit is {limit}",
+        "too_many_outputs": "{count} outputs; the limit is {limit}",
+        "refused_file": "{why}",
+        "no_graded_cells": "some other notebook: none of the graded cells of {assignment} are in it",
+        "other_assignment": "some other notebook: this is {found}, not {assignment}",
+        "no_given_cells": "some other notebook: none of the given cells of {assignment} are in it",
+        # grader/submission.py: layout repaired (LAYOUT)
+        "metadata_changed": "the nbgrader metadata of cell {gid} was changed; the release's is used, so this costs nothing",
+        "foreign_metadata": "{count} cell(s) had nbgrader metadata the release does not have; it was removed, so this costs nothing",
+        "answer_repeated": "answer cell {gid} appears {count} times; the last copy is graded, as the kernel ran it last",
+        "cell_repeated": "cell {gid} appears {count} times; one copy is kept",
+        "cell_edited": "cell {gid} was edited; the original is used for grading, so this costs nothing",
+        "answer_deleted": "answer cell {gid} was deleted: TODO scores 0",
+        "cell_deleted": "cell {gid} was deleted: restored from the release; this costs nothing",
+        # grader/autograde.py, grader/pipeline.py
+        "plain_page": "feedback fell back to a plain page: {error}",
+        "bad_file_name": "file name is not a usable student id (letters, digits, _.@+-; not invalid-...); the name's bytes in hex: {hex}",
+    },
+    "zh": {
+        "file_too_large": "文件太大（{size} MiB；上限为 {limit} MiB）",
+        "too_many_containers": "JSON 对象和数组超过 {limit} 个：这不是评分程序能读取的 notebook",
+        "not_utf8": "无法读取的 JSON：不是 UTF-8 文本（第 {at} 字节处：{why}）",
+        "bad_json": "无法读取的 JSON：{error}",
+        "not_nbformat_4": "不是格式 4 的 Jupyter notebook（文件中写的是 nbformat={found}）",
+        "invalid_notebook": "不是有效的 Jupyter notebook：{error}",
+        "too_many_cells": "共有 {count} 个单元格，上限为 {limit} 个",
+        "too_many_outputs": "共有 {count} 个输出，上限为 {limit} 个",
+        "refused_file": "无法读取这个文件：{why}",
+        "no_graded_cells": "这是另一个 notebook：其中没有 {assignment} 的任何评分单元格",
+        "other_assignment": "这是另一个 notebook：它是 {found}，不是 {assignment}",
+        "no_given_cells": "这是另一个 notebook：其中没有 {assignment} 发布时给出的任何单元格",
+        "metadata_changed": "单元格 {gid} 的 nbgrader 元数据被改动过；评分使用发布版本中的元数据，因此不扣分",
+        "foreign_metadata": "有 {count} 个单元格带有发布版本中没有的 nbgrader 元数据；这些元数据已被移除，因此不扣分",
+        "answer_repeated": "答案单元格 {gid} 出现了 {count} 次；评分的是最后一份（内核最后运行的是它）",
+        "cell_repeated": "单元格 {gid} 出现了 {count} 次；只保留其中一份",
+        "cell_edited": "单元格 {gid} 被修改过；评分时使用原始版本，因此不扣分",
+        "answer_deleted": "答案单元格 {gid} 被删除了：这个 TODO 得 0 分",
+        "cell_deleted": "单元格 {gid} 被删除了：已从发布版本中恢复，因此不扣分",
+        "plain_page": "无法生成完整的反馈页面，改为显示简单页面：{error}",
+        "bad_file_name": "文件名不能用作学生 id（只能包含字母、数字和 _.@+-，且不能以 invalid- 开头）；文件名的字节（十六进制）：{hex}",
+    },
+}
+
+# What repair changed in the layout of a notebook: it costs nothing (grader/class_report.py counts these apart).
+LAYOUT = frozenset({"metadata_changed", "foreign_metadata", "answer_repeated", "cell_repeated", "cell_edited",
+                    "answer_deleted", "cell_deleted"})
+
+
+@dataclass(frozen=True)
+class Message:
+    """One note of the catalogue: its key and the values its template takes."""
+
+    key: str
+    params: dict = field(default_factory=dict)
+
+    def text(self, language: str = "en") -> str:
+        return TEXT[language][self.key].format(**self.params)
+
+    def __str__(self) -> str:  # logs, exceptions and older callers read the English
+        return self.text("en")
+
+    def inert(self, limit: int) -> Message:
+        """The same message with each value inert (the templates are ours; the values may be the student's)."""
+        return Message(self.key, {name: inert(value, limit) for name, value in self.params.items()})
+
+
+Note = Message | str  # a Message, or a note still worded in English only (grader/notebook_run.py's, say)
+
+
+def text(note: Note, language: str = "en") -> str:
+    """A note in `language` (a plain string is English only)."""
+    return note.text(language) if isinstance(note, Message) else note
+
+
+def key(note: Note) -> str:
+    """A note's catalogue key; '' for a plain string."""
+    return note.key if isinstance(note, Message) else ""
+
+
+def made_inert(note: Note, limit: int) -> Note:
+    return note.inert(limit) if isinstance(note, Message) else inert(note, limit)

@@ -1,0 +1,223 @@
+"""What the grader says of a file itself is a Message: worded in the student's language on the plain page, in
+English (with its key) in report.json and the logs, and counted by key in the class report."""
+import copy
+import json
+import re
+import string
+
+import nbformat
+import pytest
+
+from english import english_sentences
+from grader import class_report, examples, glossary, masters, messages, report, safe_io, submission
+from grader.assignment import load
+from grader.feedback import visible_text
+from grader.messages import Message
+
+NAME = "02_decode_scheduling"
+OTHER = "01_continuous_batching"
+HANZI = re.compile(r"[\u4e00-\u9fff]")
+# The English as the f-strings of grader/submission.py and grader/autograde.py wrote it (tests, README and
+# instructors' scripts quote it): the catalogue must give it byte for byte.
+ENGLISH = [
+    (Message("file_too_large", {"size": 40, "limit": 32}), "file too large (40 MiB; the limit is 32 MiB)"),
+    (Message("too_many_containers", {"limit": 500000}), "more than 500000 JSON objects and arrays: not a notebook this grader reads"),
+    (Message("not_utf8", {"why": "invalid start byte", "at": 0}), "unreadable JSON: not UTF-8 text (invalid start byte at byte 0)"),
+    (Message("bad_json", {"error": "Expecting value: line 1 column 2 (char 1)"}), "unreadable JSON: Expecting value: line 1 column 2 (char 1)"),
+    (Message("not_nbformat_4", {"found": "'3'"}), "not a Jupyter notebook in format 4 (found nbformat='3')"),
+    (Message("invalid_notebook", {"error": "x"}), "not a valid Jupyter notebook: x"),
+    (Message("too_many_cells", {"count": 2001, "limit": 2000}), "2001 cells; the limit is 2000"),
+    (Message("too_many_outputs", {"count": 20001, "limit": 20000}), "20001 outputs; the limit is 20000"),
+    (Message("refused_file", {"why": "'a.ipynb' is not a regular file"}), "'a.ipynb' is not a regular file"),
+    (Message("no_graded_cells", {"assignment": NAME}), f"some other notebook: none of the graded cells of {NAME} are in it"),
+    (Message("other_assignment", {"found": OTHER, "assignment": NAME}), f"some other notebook: this is {OTHER}, not {NAME}"),
+    (Message("no_given_cells", {"assignment": NAME}), f"some other notebook: none of the given cells of {NAME} are in it"),
+    (Message("metadata_changed", {"gid": "todo1"}), "the nbgrader metadata of cell todo1 was changed; the release's is used, so this costs nothing"),
+    (Message("foreign_metadata", {"count": 2}), "2 cell(s) had nbgrader metadata the release does not have; it was removed, so this costs nothing"),
+    (Message("answer_repeated", {"gid": "todo1", "count": 2}), "answer cell todo1 appears 2 times; the last copy is graded, as the kernel ran it last"),
+    (Message("cell_repeated", {"gid": "todo1_tests", "count": 2}), "cell todo1_tests appears 2 times; one copy is kept"),
+    (Message("cell_edited", {"gid": "todo1_tests"}), "cell todo1_tests was edited; the original is used for grading, so this costs nothing"),
+    (Message("answer_deleted", {"gid": "todo4"}), "answer cell todo4 was deleted: TODO scores 0"),
+    (Message("cell_deleted", {"gid": "todo4_tests"}), "cell todo4_tests was deleted: restored from the release; this costs nothing"),
+    (Message("plain_page", {"error": "RuntimeError: x"}), "feedback fell back to a plain page: RuntimeError: x"),
+    (Message("bad_file_name", {"hex": "2e"}), "file name is not a usable student id (letters, digits, _.@+-; not invalid-...); "
+                                             "the name's bytes in hex: 2e"),
+]
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+
+
+def fixed_words(template: str) -> list[str]:
+    """The template's own text between its fields (what must not show in the other language)."""
+    return [part.strip(" ();:,.'") for part in re.split(r"{\w+}", template) if len(part.strip(" ();:,.'")) >= 4]
+
+
+def test_every_key_has_english_and_chinese_with_the_same_fields():
+    assert set(messages.TEXT) == {"en", "zh"} and set(messages.TEXT["en"]) == set(messages.TEXT["zh"])
+    for key, english in messages.TEXT["en"].items():
+        chinese = messages.TEXT["zh"][key]
+        assert fields(english) == fields(chinese), key
+        assert HANZI.search(chinese) and english_sentences(chinese) == [], (key, chinese)
+    assert messages.LAYOUT < set(messages.TEXT["en"])
+
+
+def test_the_english_is_worded_as_before():
+    assert {m.key for m, _ in ENGLISH} == set(messages.TEXT["en"])
+    for message, english in ENGLISH:
+        assert message.text("en") == str(message) == english
+
+
+def test_the_chinese_uses_the_glossary_terms():
+    """grader/glossary.py reads this catalogue: a planted variant in it is caught."""
+    path = glossary.ROOT / "grader" / "messages.py"
+    assert path in glossary.PY_CATALOGUES
+    source = path.read_text(encoding="utf-8")
+    assert [v for *_, text, key in glossary.python_strings(source) for v in glossary.violations(text, key)] == []
+    planted = source.replace("评分程序", "评分器", 1)
+    assert [v for *_, text, key in glossary.python_strings(planted) for v in glossary.violations(text, key)]
+
+
+def zh_page(outcome: report.Outcome) -> str:
+    return visible_text(report.plain_page(NAME, [], outcome))
+
+
+def assert_worded_in(page: str, note: Message, language: str) -> None:
+    """`note` is on the page in `language`, and no fixed text of the other language's template is."""
+    other = "en" if language == "zh" else "zh"
+    assert note.text(language) in page, (note.text(language), page)
+    assert [w for w in fixed_words(messages.TEXT[other][note.key]) if w in page] == [], page
+
+
+def refusal(make) -> Message:
+    with pytest.raises(submission.NotASubmission) as caught:
+        make()
+    assert str(caught.value) == caught.value.message.text("en")  # logs and `match=` read the English
+    return caught.value.message
+
+
+def _cells(count: int, outputs: int = 0) -> bytes:
+    cell = {"cell_type": "code", "metadata": {}, "source": "", "execution_count": None,
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": ""}] * outputs}
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell] * count}).encode()
+
+
+def _not_given() -> nbformat.NotebookNode:
+    """The zh edition with every cell rewritten: its grade_ids are there, none of its given cells."""
+    nb = examples.release(NAME, "zh")
+    for i, cell in enumerate(nb.cells):
+        cell.source = f"# {i}"
+    return nb
+
+
+PARSED = {  # what submission.parse refuses, by the key it says it with
+    "file_too_large": lambda: b" " * (safe_io.MAX_SUBMISSION + 1),
+    "too_many_containers": lambda: b"[" * (submission.MAX_CONTAINERS + 1),
+    "not_utf8": lambda: b"\xff\xfe{}",
+    "bad_json": lambda: b'{"cells": [',
+    "not_nbformat_4": lambda: b'{"nbformat": 3, "worksheets": []}',
+    "invalid_notebook": lambda: b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code"}]}',
+    "too_many_cells": lambda: _cells(submission.MAX_CELLS + 1),
+    "too_many_outputs": lambda: _cells(2, submission.MAX_OUTPUTS // 2 + 1),
+}
+IDENTIFIED = {  # what submission.identify refuses
+    "no_graded_cells": lambda: nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]),
+    "other_assignment": lambda: examples.release(OTHER, "zh"),
+    "no_given_cells": _not_given,
+}
+
+
+@pytest.mark.parametrize("key", PARSED)
+def test_a_file_that_cannot_be_read_is_refused_in_chinese_on_a_zh_page(key):
+    data = PARSED[key]()
+    note = refusal(lambda: submission.parse(data))
+    assert note.key == key
+    page = zh_page(report.Outcome("alice", "bad", {}, note.inert(report.NOTE_CHARS), language="zh"))
+    assert_worded_in(page, note.inert(report.NOTE_CHARS), "zh")
+
+
+@pytest.mark.parametrize("key", IDENTIFIED)
+def test_some_other_notebook_is_refused_in_chinese_on_a_zh_page(key):
+    nb = IDENTIFIED[key]()
+    note = refusal(lambda: submission.identify(nb, load(NAME), [load(OTHER)]))
+    assert note.key == key
+    page = zh_page(report.Outcome("alice", "bad", {}, note, language="zh"))
+    assert_worded_in(page, note, "zh")
+    assert english_sentences(page) == [], page
+
+
+def test_a_link_is_refused_in_chinese(tmp_path):
+    real = examples.write({"real": examples.release(NAME, "zh")}, tmp_path)[0]
+    (tmp_path / "link.ipynb").symlink_to(real)
+    note = refusal(lambda: submission.read(tmp_path / "link.ipynb"))
+    assert note.key == "refused_file" and "not a regular file" in str(note)
+    assert_worded_in(zh_page(report.Outcome("alice", "bad", {}, note, language="zh")), note, "zh")
+
+
+def test_a_file_never_read_says_why_in_each_language():
+    """A file name or a file that is not a notebook has no edition: its page says why in English and in Chinese."""
+    for note in (Message("bad_file_name", {"hex": "2e"}), Message("file_too_large", {"size": 40, "limit": 32})):
+        page = zh_page(report.Outcome("invalid-0123", "bad", {}, note, language=""))
+        assert note.text("en") in page and note.text("zh") in page
+
+
+def layout_accidents() -> nbformat.NotebookNode:
+    """A zh submission with one of each layout accident repair() puts right."""
+    nb = examples.filled(NAME, masters.reference_answers(NAME), "zh")
+    at = lambda gid: next(i for i, c in enumerate(nb.cells) if masters.grade_id(c) == gid)  # noqa: E731
+    nb.cells.insert(at("todo1") + 1, copy.deepcopy(nb.cells[at("todo1")]))         # answer_repeated
+    nb.cells.insert(at("todo2_tests") + 1, copy.deepcopy(nb.cells[at("todo2_tests")]))  # cell_repeated
+    nb.cells[at("todo3_tests")].source += "\nprint('mine')"                        # cell_edited
+    nb.cells[at("todo1_tests")].metadata["nbgrader"]["points"] = 99                 # metadata_changed
+    scratch = nbformat.v4.new_code_cell("x = 1")
+    scratch.metadata["nbgrader"] = {"grade": True, "grade_id": "mine", "points": 5}
+    nb.cells.append(scratch)                                                         # foreign_metadata
+    nb.cells.pop(at("todo4_tests"))                                                  # cell_deleted
+    nb.cells.pop(at("todo4"))                                                        # answer_deleted
+    return nb
+
+
+def test_every_layout_repair_is_told_in_chinese_on_a_zh_page():
+    nb = layout_accidents()
+    assert submission.language_of(nb, load(NAME)) == "zh"
+    sub = submission.prepare(nb, examples.release(NAME, "zh"), masters.answer_ids(masters.nbgrader_source(NAME)))
+    assert {w.key for w in sub.warnings} == messages.LAYOUT
+    zh = zh_page(report.Outcome("alice", "graded", {}, warnings=sub.warnings, language="zh"))
+    en = zh_page(report.Outcome("alice", "graded", {}, warnings=sub.warnings, language="en"))
+    for note in sub.warnings:
+        assert_worded_in(zh, note, "zh")
+        assert_worded_in(en, note, "en")
+    assert english_sentences(zh) == [], zh
+    assert "答案单元格 todo4 被删除了：这个 TODO 得 0 分" in zh and "答案单元格 todo1 出现了 2 次" in zh
+
+
+def test_report_json_keeps_the_english_and_adds_the_key():
+    notes = [Message("cell_edited", {"gid": "todo1_tests"}), "cell 3 ran past its limit"]
+    entry = report.student_json(report.Outcome("a", "graded", {}, warnings=notes, language="zh"))
+    assert entry["warnings"] == [str(notes[0]), notes[1]] and entry["warning_keys"] == ["cell_edited", ""]
+    bad = report.student_json(report.Outcome("b", "bad", {}, Message("bad_json", {"error": "<x>"})))
+    assert (bad["reason"], bad["reason_key"]) == ("unreadable JSON: &lt;x&gt;", "bad_json")  # inert, as before
+
+
+# The class report's old test: substrings of the English (grader/class_report.py before the keys).
+OLD_LAYOUT = ("nbgrader metadata", "appears ", " was edited", " was deleted")
+
+
+def test_the_class_report_counts_a_reworded_layout_warning_the_same(monkeypatch):
+    nb = layout_accidents()
+    sub = submission.prepare(nb, examples.release(NAME, "zh"), masters.answer_ids(masters.nbgrader_source(NAME)))
+    notes = [*sub.warnings, "todo2_tests: the in-notebook checks passed but the hidden rules gave 0/2"]
+
+    def counted():
+        student = report.student_json(report.Outcome("a", "graded", {}, warnings=notes, language="zh"))
+        ops = class_report.operations([student])
+        old = sum(any(mark in w for mark in OLD_LAYOUT) for w in student["warnings"])
+        return len(ops["layout"]), len(ops["other_notes"]), old
+
+    assert counted() == (7, 1, 7)
+    for key in messages.LAYOUT:  # an editor rewords every layout warning
+        reworded = (messages.TEXT["en"][key].replace("nbgrader metadata", "grading metadata").replace("appears", "occurs")
+                    .replace("was edited", "has been changed").replace("was deleted", "has been removed"))
+        monkeypatch.setitem(messages.TEXT["en"], key, reworded)
+    assert counted() == (7, 1, 0)  # by key: the same; by the old substrings: none left
