@@ -568,7 +568,7 @@ def test_printed_text_is_the_same_whatever_the_fonts(clean_fonts, monkeypatch):
         seen[found] = {"tr": [lab.tr(t, **dict.fromkeys(re.findall(r"{(\w+)}", t), 1)) for t in lab_i18n.ZH],
                        "slo": lab.engine.slo_misses(SLO_ROWS[0]), "check": str(check.value), "error": str(error.value),
                        "label": lab.label("aging, 1 s per level")}
-    assert seen[None].pop("label") == "aging, 1 s per level" and seen[STAND_IN_CJK].pop("label") == "老化，每级 1 秒"
+    assert seen[None].pop("label") == "aging, 1 s per level" and seen[STAND_IN_CJK].pop("label") == "aging_1s（老化，每级 1 s）"
     assert seen[None] == seen[STAND_IN_CJK] and "期望：2" in seen[None]["check"] and "slots 必须" in seen[None]["error"]
 
 
@@ -592,7 +592,7 @@ def test_notebook_03_plots_and_slo_messages_follow_the_language(fonts_state):
     texts = {name: all_texts(draw()) for name, draw in ENGINE_PLOTS.items()}
     assert "解码词元" in texts["batch"] and "引擎步" in texts["batch"] and "每一步计算什么" in texts["batch"]
     assert "抢占（共 1 次）" in texts["kv"] and "池大小" in texts["kv"]
-    assert "满足 SLO" in texts["slo"] and "类别 0 的 p99 TTFT（毫秒）" in texts["slo"] and "老化，每级 1 秒" in texts["slo"]
+    assert "满足 SLO" in texts["slo"] and "类别 0 的 p99 TTFT（ms）" in texts["slo"] and "aging_1s（老化，每级 1 s）" in texts["slo"]
     assert all(glyph_warnings(draw) == [] for draw in ENGINE_PLOTS.values())
     lab.set_language("en")
     assert "engine step" in all_texts(ENGINE_PLOTS["batch"]()) and "preemption (1 in all)" in all_texts(ENGINE_PLOTS["kv"]())

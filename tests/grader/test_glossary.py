@@ -158,8 +158,8 @@ def test_the_fixer_can_leave_the_todo_sections_to_the_merger(catalogue_copy):
 def test_the_fixer_rewrites_the_values_of_an_i18n_catalogue(tmp_path):
     source = (ROOT / "lab" / "i18n.py").read_text(encoding="utf-8")
     planted = source.replace('"prefill (chunk) tokens": "预填充（分块）词元"', '"prefill (chunk) tokens": "预填充（块）词元"')
-    planted = planted.replace('"p99 TPOT (ms)": "p99 TPOT（毫秒）"', '"p99 TPOT (ms)": "P99 TPOT（毫秒）"')
-    assert planted.count("预填充（块）") == 1 and planted.count("P99 TPOT（") == 1
+    planted = planted.replace('"class-0 p99 TTFT (ms)": "类别 0 的 p99 TTFT（ms）"', '"class-0 p99 TTFT (ms)": "类别 0 的 P99 TTFT（ms）"')
+    assert planted.count("预填充（块）") == 1 and planted.count("P99 TTFT（") == 1
     path = tmp_path / "i18n.py"
     path.write_text(planted, encoding="utf-8")
     assert len([v for *_, text, key in glossary.python_strings(planted) for v in glossary.violations(text, key)]) == 2
