@@ -48,6 +48,20 @@ def make_course(course: Path, names: list[str], with_db: bool = True, language: 
     return course
 
 
+# What a course's nbgrader_config.py needs to grade with the kit (README, "Inside your own nbgrader course").
+PLUGIN_LINES = "\nfrom grader.nbgrader_plugin import configure\nconfigure(c)\n"
+
+
+def new_course(course: Path, names: list[str], language: str = "en") -> Path:
+    """A stock nbgrader course for the kit: source/, release/, a gradebook, and a config that loads the plugin."""
+    if course.exists() and any(course.iterdir()):  # never mix our files into a course someone already has
+        raise SystemExit(f"{course} is not empty: give a new folder (the course's files would be overwritten)")
+    make_course(course, names, with_db=True, language=language)
+    with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write(PLUGIN_LINES)
+    return course
+
+
 def coalesce_streams(outputs: list) -> list:
     """Join consecutive stream outputs of one name: how a print is split into messages depends on load."""
     merged: list = []
@@ -111,7 +125,8 @@ def build_solutions(names: list[str], out: Path, language: str = "en") -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["all", "release", "solutions", "mistakes"])
+    parser.add_argument("what", choices=["all", "release", "solutions", "mistakes", "course"],
+                        help="course: a new nbgrader course in --out for the assignments (make nbgrader-course)")
     parser.add_argument("assignments", nargs="*", help="default: every assignment")
     parser.add_argument("--out", type=Path, help="write both editions under this folder instead of the repo")
     parser.add_argument("--language", choices=LANGUAGES, action="append", help="default: every language")
@@ -120,6 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = args.out / "notebooks" if args.out else NOTEBOOKS_DIR
     solutions = args.out / "solutions" if args.out else SOLUTIONS_DIR
     print(f"building {', '.join(names)}")
+    if args.what == "course":
+        if not args.out:
+            parser.error("course needs --out DIR, the new course's folder")
+        language = (args.language or ["en"])[-1]
+        folder = new_course(args.out, names, language)
+        print(f"  nbgrader course ({language}) -> {folder}: source/, release/, gradebook.db, nbgrader_config.py with "
+              f"configure(c); check it with: python -m grader.check_config {folder}")
+        return 0
     if args.what == "mistakes":  # each mutant graded once: the common mistakes' signatures ship with the assignment
         from .diagnose import write_shipped
         from .grade import Grader

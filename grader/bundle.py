@@ -141,8 +141,29 @@ deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.
 """
 
 
+def setuptools_problem() -> str | None:
+    """Why this Python cannot build the wheel offline: the setuptools pyproject.toml's build-system asks for, or None."""
+    import tomllib
+    from importlib.metadata import PackageNotFoundError, version
+
+    wanted = next(r for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+                  if r.startswith("setuptools"))
+    minimum = int(wanted.partition(">=")[2].split(".")[0])
+    try:
+        found = version("setuptools")
+    except PackageNotFoundError:
+        found = None
+    if found is not None and int(found.split(".")[0]) >= minimum:
+        return None
+    return (f"building the lab wheel offline needs {wanted} in {sys.executable} (found {found or 'none'}): "
+            f"use `make student-bundle` / `make hub-images` (their .venv has it), or pip install '{wanted}' here")
+
+
 def build_wheel(dist: Path = DIST_DIR) -> Path:
     """dist/decode_scheduling_lab-<version>-py3-none-any.whl, built offline from lab/ alone."""
+    problem = setuptools_problem()  # an older setuptools fails deep in pip with "project.license must be valid"
+    if problem:
+        raise RuntimeError(problem)
     dist.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"

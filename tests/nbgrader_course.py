@@ -24,7 +24,7 @@ from grader import build, sanitize  # noqa: E402 - after the checkout is importa
 
 NAME = "02_decode_scheduling"
 COURSE_ID = "decode-scheduling"
-PLUGIN_LINES = "\nfrom grader.nbgrader_plugin import configure\nconfigure(c)\n"
+PLUGIN_LINES = build.PLUGIN_LINES
 
 
 def run(folder: Path, *args: str, user: str = "") -> str:

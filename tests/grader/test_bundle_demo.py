@@ -5,6 +5,8 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from packaging.version import Version
 
 from conftest import ROOT
@@ -109,3 +111,16 @@ def test_bundle_refuses_notebooks_written_from_another_setting(monkeypatch):
         assert "run `make notebooks` first" in str(exc)
     else:
         raise AssertionError("a bundle with stale set-up cells was written")
+
+
+def test_an_old_setuptools_is_named_before_pip_fails_on_the_licence(tmp_path, monkeypatch):
+    # pip install -e "<repo>[instructor]" into a venv with setuptools 65 (an instructor's Python 3.11): pip's own
+    # error there is "project.license must be valid exactly by one definition", which names no version.
+    assert bundle.setuptools_problem() is None  # this venv's setuptools builds the wheel (test above)
+    import importlib.metadata
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "65.5.0")
+    problem = bundle.setuptools_problem()
+    assert "setuptools>=77" in problem and "found 65.5.0" in problem and "make student-bundle" in problem
+    with pytest.raises(RuntimeError, match="found 65.5.0"):
+        bundle.build_wheel(tmp_path / "dist")
+    assert not (tmp_path / "dist").exists()  # refused before anything was written

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT
 
-PLUGIN_LINES = "\nfrom grader.nbgrader_plugin import configure\nconfigure(c)\n"
+from grader.build import PLUGIN_LINES  # noqa: E402 - the lines make nbgrader-course writes
 COURSE_CONFIG = (ROOT / "grader" / "nbgrader_config.py").read_text()
 
 
