@@ -117,6 +117,34 @@ def test_a_zh_table_heads_every_column_in_chinese(name):
     assert sum("<thead>" in "".join(o.get("data", {}).get("text/html", "")) for c in nb.cells for o in c.get("outputs", [])) >= 2
 
 
+def printed_tables(nb) -> list[str]:
+    """Stream outputs that hold a lab.table printed as text: a glossed code name under its Chinese name. Printed,
+    pandas lines columns up by characters, and a Chinese character is two columns wide: the numbers slide left."""
+    from lab.i18n import HEADERS_ZH
+    found = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = "".join(output.get("text", "")) if output.get("output_type") == "stream" else ""
+            found += [code for code, zh in HEADERS_ZH.items() if zh in text and re.search(rf"(?<!\w){re.escape(code)}(?!\w)", text)]
+    return found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_zh_table_is_drawn_not_printed(name):
+    nb = nbformat.read(ROOT / "solutions" / "zh" / f"{name}.ipynb", as_version=4)
+    assert printed_tables(nb) == []
+
+
+def test_the_printed_table_check_catches_01s_old_describe():
+    lab.set_language("zh")
+    try:
+        text = str(lab.table(lab.compare_policies(lab.FOUR_ON_TWO.jobs, 2)))
+    finally:
+        lab.set_language("en")
+    cell = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("stream", name="stdout", text=text)])
+    assert "makespan_ticks" in printed_tables(nbformat.v4.new_notebook(cells=[cell]))
+
+
 def test_the_header_check_catches_an_english_table():
     """The tables as they were before lab.table: 02's comparison headed makespan_ticks, busy_slots, ..."""
     import pandas as pd

@@ -144,10 +144,10 @@ lab.table(pd.DataFrame(result["trace"]).set_index("tick"))
 
 # %% key="code-describe"
 def describe(example):
-    """Print an example's workload and both policies' summary."""
+    """Print an example's workload, then show both policies' summary as a table."""
     tokens, arrivals = [job["tokens"] for job in example.jobs], sorted({job["arrival"] for job in example.jobs})
     print(f"{lab.tr(example.name)} | tokens: {tokens} | arrivals: {arrivals} | slots: {example.slots}")
-    print(lab.table(lab.compare_policies(example.jobs, example.slots)))
+    display(lab.table(lab.compare_policies(example.jobs, example.slots)))
 
 
 def start_and_finish(example):
