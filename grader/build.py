@@ -1,6 +1,7 @@
 """Generate notebooks/ (student edition, via nbgrader) and solutions/ (solved, executed) from masters.
 
     python -m grader.build all|release|solutions [ASSIGNMENT ...] [--out DIR] [--language en|zh]
+    python -m grader.build course ASSIGNMENT ... --out NEW_DIR [--language en|zh]   # make nbgrader-course
 
 English editions go to notebooks/ and solutions/, the others to notebooks/<lang>/ and solutions/<lang>/.
 """
@@ -54,11 +55,15 @@ PLUGIN_LINES = "\nfrom grader.nbgrader_plugin import configure\nconfigure(c)\n"
 
 def new_course(course: Path, names: list[str], language: str = "en") -> Path:
     """A stock nbgrader course for the kit: source/, release/, a gradebook, and a config that loads the plugin."""
-    if course.exists() and any(course.iterdir()):  # never mix our files into a course someone already has
-        raise SystemExit(f"{course} is not empty: give a new folder (the course's files would be overwritten)")
-    make_course(course, names, with_db=True, language=language)
-    with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
-        config.write(PLUGIN_LINES)
+    if course.exists() and (not course.is_dir() or any(course.iterdir())):  # never mix ours into someone's course
+        raise SystemExit(f"{course} exists and is not an empty folder: give a new folder (its files would be overwritten)")
+    try:
+        make_course(course, names, with_db=True, language=language)
+        with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
+            config.write(PLUGIN_LINES)
+    except BaseException:  # a half-made course would be refused as not empty next time
+        shutil.rmtree(course, ignore_errors=True)
+        raise
     return course
 
 
@@ -128,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("what", choices=["all", "release", "solutions", "mistakes", "course"],
                         help="course: a new nbgrader course in --out for the assignments (make nbgrader-course)")
     parser.add_argument("assignments", nargs="*", help="default: every assignment")
-    parser.add_argument("--out", type=Path, help="write both editions under this folder instead of the repo")
+    parser.add_argument("--out", type=Path, help="write both editions under this folder instead of the repo; for "
+                        "course, the new course's folder")
     parser.add_argument("--language", choices=LANGUAGES, action="append", help="default: every language")
     args = parser.parse_args(argv)
     names = args.assignments or assignment_names()
@@ -138,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "course":
         if not args.out:
             parser.error("course needs --out DIR, the new course's folder")
-        language = (args.language or ["en"])[-1]
+        if len(args.language or []) > 1:
+            parser.error("course takes one --language: a course is one edition")
+        language = (args.language or ["en"])[0]
         folder = new_course(args.out, names, language)
         print(f"  nbgrader course ({language}) -> {folder}: source/, release/, gradebook.db, nbgrader_config.py with "
               f"configure(c); check it with: python -m grader.check_config {folder}")

@@ -144,6 +144,11 @@ def identify(a: Prepared, w: Work, c: Config) -> None:
     submission.identify(w.nb, a.assignment, list(a.others))
 
 
+def edition(a: Prepared, w: Work, c: Config) -> None:
+    """The edition a notebook nbgrader read was filled in: its verdicts and page are worded in that language."""
+    w.language = submission.language_of(w.nb, a.assignment)
+
+
 def repair(a: Prepared, w: Work, c: Config) -> None:
     """nbgrader metadata only where the release has it; outside nbgrader also each graded cell once, in release order."""
     release = a.release(w.language)
@@ -286,8 +291,8 @@ def score(a: Prepared, w: Work, c: Config) -> None:
 
 
 STEPS = (read, identify, repair, grade, strip_hidden, execute, sanitise, redact, render, score)
-NBGRADER_SANITIZE = (repair,)                                                       # before nbgrader's own checks
-NBGRADER_AUTOGRADE = (grade, strip_hidden, execute, sanitise, redact, score)        # in place of nbgrader's Execute
+NBGRADER_SANITIZE = (edition, repair,)                                              # before nbgrader's own checks
+NBGRADER_AUTOGRADE = (edition, grade, strip_hidden, execute, sanitise, redact, score)  # in place of nbgrader's Execute
 
 
 def run(a: Prepared, w: Work, c: Config = DEFAULTS, steps: tuple = STEPS) -> Work:
@@ -297,6 +302,7 @@ def run(a: Prepared, w: Work, c: Config = DEFAULTS, steps: tuple = STEPS) -> Wor
     return w
 
 
-def grade_notebook(nb, assignment: Assignment | str, config: Config = DEFAULTS, language: str = "en") -> Work:
-    """Grade a notebook already laid out, in place: verdicts, the feedback run, inert outputs, redacted test cells."""
-    return run(prepare(assignment, config), Work(nb=nb, language=language), config, NBGRADER_AUTOGRADE)
+def grade_notebook(nb, assignment: Assignment | str, config: Config = DEFAULTS) -> Work:
+    """Grade a notebook already laid out, in place, in its edition's language: verdicts, the feedback run, inert
+    outputs, redacted test cells."""
+    return run(prepare(assignment, config), Work(nb=nb), config, NBGRADER_AUTOGRADE)

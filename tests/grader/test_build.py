@@ -48,7 +48,7 @@ def test_the_readme_gives_the_same_two_lines():
 
 def test_a_folder_with_files_in_it_is_refused_and_left_alone(tmp_path):
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
-    with pytest.raises(SystemExit, match="is not empty"):
+    with pytest.raises(SystemExit, match="is not an empty folder"):
         build.main(["course", NAME, "--out", str(tmp_path)])
     assert [p.name for p in tmp_path.iterdir()] == ["nbgrader_config.py"]
     assert (tmp_path / "nbgrader_config.py").read_text() == "c = get_config()\n"
@@ -70,3 +70,22 @@ def test_make_nbgrader_course_runs_this_command():
     dry = subprocess.run(["make", "-n", "-o", ".venv/.installed", "nbgrader-course", f"NAME={NAME}", "DIR=x", "LANGUAGE=zh"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert f"-m grader.build course {NAME} --out x --language zh" in dry.stdout, dry.stdout + dry.stderr
+
+
+def test_a_file_in_the_way_is_refused_and_a_failed_build_leaves_nothing(tmp_path, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(SystemExit, match="not an empty folder"):
+        build.main(["course", NAME, "--out", str(tmp_path / "afile")])
+
+    def broken(*args, **kw):
+        raise RuntimeError("generate_assignment failed")
+    monkeypatch.setattr(build, "nbgrader", broken)
+    with pytest.raises(RuntimeError, match="generate_assignment failed"):
+        build.main(["course", NAME, "--out", str(tmp_path / "half")])
+    assert not (tmp_path / "half").exists()  # so the next try is not refused as "not empty"
+
+
+def test_a_course_is_one_edition(capsys):
+    with pytest.raises(SystemExit):
+        build.main(["course", NAME, "--out", "x", "--language", "en", "--language", "zh"])
+    assert "one --language" in capsys.readouterr().err

@@ -464,7 +464,8 @@ def page_text_of(nb, verdicts) -> tuple[list[str], list[str]]:
 @pytest.mark.parametrize("name", NAMES)
 def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
     nb = examples.filled(name, zh_answers(name), "zh")
-    graded = pipeline.grade_notebook(nb, name, DEFAULTS.override(cell_timeout=10), language="zh")
+    graded = pipeline.grade_notebook(nb, name, DEFAULTS.override(cell_timeout=10))  # the language is found, as in nbgrader
+    assert graded.language == "zh" and nb.metadata["language_edition"] == "zh"
     assert all(v.score < v.points for v in graded.verdicts), [(v.task_id, v.score) for v in graded.verdicts]
     page = feedback.render(nb, name, graded.verdicts)
     heading = feedback.visible_text(re.search(r"<h4>.*?</h4>", page, re.S)[0])
@@ -491,3 +492,15 @@ def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
     assert f"alice 的反馈：{name}" in plain
     assert english_sentences("\n".join(line for line in plain.splitlines() if line not in
                                        [c for v in graded.verdicts for r in v.rules for c in r.snippet.splitlines()])) == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_in_nbgrader_the_edition_is_found_before_anything_is_worded(name):
+    # nbgrader hands the plugin a notebook, not a file: without this step a zh course was graded and worded in English
+    import types
+    assert pipeline.NBGRADER_SANITIZE[0] is pipeline.edition and pipeline.NBGRADER_AUTOGRADE[0] is pipeline.edition
+    prepared = types.SimpleNamespace(assignment=load(name))
+    for language, folder in (("zh", "notebooks/zh"), ("en", "notebooks")):
+        work = pipeline.Work(nb=nbformat.read(ROOT / folder / f"{name}.ipynb", as_version=4), nbgrader=True)
+        pipeline.run(prepared, work, DEFAULTS, (pipeline.edition,))
+        assert work.language == language

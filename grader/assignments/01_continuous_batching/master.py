@@ -143,6 +143,9 @@ lab.table(pd.DataFrame(result["trace"]).set_index("tick"))
 # Job 1 finishes at 4.
 
 # %% key="code-describe"
+from IPython.display import display
+
+
 def describe(example):
     """Print an example's workload, then show both policies' summary as a table."""
     tokens, arrivals = [job["tokens"] for job in example.jobs], sorted({job["arrival"] for job in example.jobs})
