@@ -186,10 +186,10 @@ ZH = {
     "p99 TPOT (ms)": "p99 TPOT（ms）",
     "p50 TTFT (ms)": "p50 TTFT（ms）",
     "max_num_batched_tokens (labels): TTFT vs TPOT, long prompts at 5 req/s":
-        "max_num_batched_tokens（标注）：TTFT 与 TPOT，长提示词，5 请求/s",
+        "max_num_batched_tokens（标注）：TTFT 与 TPOT，长提示词，5 个请求/s",
     "64 blocks: the pool stays full and preemptions repeat": "64 块：池一直满，抢占反复发生",
     "aging, 1 s per level": "aging_1s（老化，每级 1 s）",
-    "Trace 0 at 14 requests/s: each baseline misses a part of the SLO": "轨迹 0，14 请求/s：每个基线都没满足 SLO 的某一部分",
+    "Trace 0 at 14 requests/s: each baseline misses a part of the SLO": "轨迹 0，14 个请求/s：每个基线都没满足 SLO 的某一部分",
     "your slo_key": "你的 slo_key",
     "Your slo_key on traces 0, 1 and 2 (the baselines are in the chart above)": "你的 slo_key 在轨迹 0、1、2 上（基线见上图）",
 }
