@@ -847,7 +847,7 @@ fig = lab.engine.plot_kv_occupancy(yours.steps[:3], title=lab.label("vLLM's test
 # %% [markdown] key="md-observe-engine"
 # ## Observe: the steps of your engine |
 #
-# `lab.engine.LLMEngine` runs your scheduler: each step it admits the requests that have arrived, calls
+# `lab.engine.LLMEngine` runs your scheduler: each step it adds the requests that have arrived to the waiting queue, calls
 # `schedule()`, advances the clock by the step's duration (Step 5) and applies the results (a token for each
 # request that caught up; finished requests free their blocks). Twelve requests arrive over 60 ms into a
 # deliberately small pool of 40 blocks of 16 tokens.
