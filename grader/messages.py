@@ -62,9 +62,11 @@ TEXT = {
     },
 }
 
-# What repair changed in the layout of a notebook: it costs nothing (grader/class_report.py counts these apart).
+# What repair changed in the layout of a notebook. Each costs nothing but LOST_TODO: a deleted answer cell scores
+# its TODO 0 (grader/class_report.py counts the free ones and the lost TODOs apart).
 LAYOUT = frozenset({"metadata_changed", "foreign_metadata", "answer_repeated", "cell_repeated", "cell_edited",
                     "answer_deleted", "cell_deleted"})
+LOST_TODO = frozenset({"answer_deleted"})
 
 
 @dataclass(frozen=True)
