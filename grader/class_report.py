@@ -150,11 +150,28 @@ def operations(students: list[dict]) -> dict:
                 ops["grading_errors"].append((s["student_id"], v["task_id"]))
             elif "raised" in v.get("note", "") or "crashed" in v.get("note", ""):
                 ops["crashes"].append((s["student_id"], v["task_id"]))
-        # by catalogue key, not wording (a report.json written before the keys counts them all as other notes)
-        for w, key in zip(s["warnings"], s.get("warning_keys") or [""] * len(s["warnings"])):
-            kind = "answer_deleted" if key in messages.LOST_TODO else "layout" if key in messages.LAYOUT else "other_notes"
+        # by catalogue key, not wording; a report.json written before the keys by its old English (legacy_kind)
+        keys = s.get("warning_keys")
+        for i, w in enumerate(s["warnings"]):
+            if keys is None:
+                kind = legacy_kind(w)
+            else:
+                key = keys[i] if i < len(keys) else ""  # a short list drops no warning
+                kind = "answer_deleted" if key in messages.LOST_TODO else "layout" if key in messages.LAYOUT else "other_notes"
             ops[kind].append((s["student_id"], w))
     return ops
+
+
+# The layout warnings' English in a report.json written before "warning_keys" (grader/submission.py then).
+LEGACY_LAYOUT = ("nbgrader metadata", "appears ", " was edited", " was deleted")
+
+
+def legacy_kind(warning: str) -> str:
+    """The fallback for a report.json written before the catalogue keys, used only where a student has no
+    "warning_keys": "answer_deleted", "layout" or "other_notes", recognised by the old English texts."""
+    if warning.startswith("answer cell ") and warning.endswith(" was deleted: TODO scores 0"):
+        return "answer_deleted"
+    return "layout" if any(mark in warning for mark in LEGACY_LAYOUT) else "other_notes"
 
 
 def reteach(summary: dict) -> list[tuple[float, str]]:
