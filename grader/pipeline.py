@@ -140,8 +140,12 @@ def read(a: Prepared, w: Work, c: Config) -> None:
 
 def identify(a: Prepared, w: Work, c: Config) -> None:
     """A notebook of this assignment, not of another one; the edition it was filled in."""
-    w.language = submission.language_of(w.nb, a.assignment)  # first: a refusal is worded in it too
-    submission.identify(w.nb, a.assignment, list(a.others))
+    w.language = submission.language_of(w.nb, a.assignment)
+    try:
+        submission.identify(w.nb, a.assignment, list(a.others))
+    except submission.NotASubmission:  # worded in the edition it was filled in, of whichever assignment; "" if none
+        w.language = submission.refusal_language(w.nb, [a.assignment, *a.others])
+        raise
 
 
 def repair(a: Prepared, w: Work, c: Config) -> None:

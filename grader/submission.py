@@ -126,6 +126,19 @@ def language_of(nb, assignment) -> str:
     return max(assignment.languages, key=lambda language: (scores[language], language == "en"))
 
 
+def refusal_language(nb, assignments: list) -> str:
+    """The language a refusal of `nb` is worded in: that of the released edition, among those of all `assignments`,
+    that `nb` shares the most cells with; "" (each language) when none shares a cell or two languages tie."""
+    mine = {c.source.strip() for c in nb.cells}
+    scores: dict[str, int] = {}
+    for assignment in assignments:
+        for language, cells in zip(assignment.languages, _release_cells(assignment)):
+            scores[language] = max(scores.get(language, 0), len(mine & cells))
+    best = max(scores.values(), default=0)
+    found = [language for language, score in scores.items() if score == best]
+    return found[0] if best and len(found) == 1 else ""
+
+
 def resemblance(nb, assignment) -> int:
     """How many released cells of the Assignment appear verbatim in `nb` (best edition)."""
     mine = {c.source.strip() for c in nb.cells}

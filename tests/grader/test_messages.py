@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from english import english_sentences
-from grader import class_report, examples, glossary, masters, messages, report, safe_io, submission
+from grader import class_report, examples, glossary, masters, messages, paths, report, safe_io, submission
 from grader.assignment import load
 from grader.feedback import visible_text
 from grader.messages import Message
@@ -145,6 +145,29 @@ def test_some_other_notebook_is_refused_in_chinese_on_a_zh_page(key):
     page = zh_page(report.Outcome("alice", "bad", {}, note, language="zh"))
     assert_worded_in(page, note, "zh")
     assert english_sentences(page) == [], page
+
+
+def test_the_language_of_a_refusal_is_that_of_the_notebook_handed_in(tmp_path):
+    """Through autograde (pipeline.identify chooses): another assignment's zh edition is refused in Chinese only;
+    a notebook that shares no cell with any edition, in each language (review B1)."""
+    from grader import autograde, pipeline
+
+    other_zh = nbformat.read(paths.NOTEBOOKS_DIR / "zh" / f"{OTHER}.ipynb", as_version=4)
+    work = pipeline.Work(nb=copy.deepcopy(other_zh))
+    with pytest.raises(submission.NotASubmission):
+        pipeline.identify(pipeline.prepare(NAME), work, pipeline.DEFAULTS)
+    assert work.language == "zh"
+    examples.write({"alice": other_zh, "bob": _not_given(), "cat": examples.release(OTHER)}, tmp_path / "in")
+    autograde.run(NAME, tmp_path / "in", tmp_path / "out", cell_timeout=10)
+    entries = {e["student_id"]: e for e in json.loads((tmp_path / "out" / "report.json").read_text())["students"]}
+    assert {sid: (e["reason_key"], e["language"]) for sid, e in entries.items()} == {
+        "alice": ("other_assignment", "zh"), "bob": ("no_given_cells", ""), "cat": ("other_assignment", "en")}
+    alice = visible_text((tmp_path / "out" / "feedback" / "alice.html").read_text(encoding="utf-8"))
+    note = Message("other_assignment", {"found": OTHER, "assignment": NAME})
+    assert_worded_in(alice, note, "zh")
+    assert english_sentences(alice) == [], alice
+    bob = visible_text((tmp_path / "out" / "feedback" / "bob.html").read_text(encoding="utf-8"))
+    assert all(Message("no_given_cells", {"assignment": NAME}).text(language) in bob for language in ("en", "zh"))
 
 
 def test_a_link_is_refused_in_chinese(tmp_path):
