@@ -109,7 +109,7 @@ def read(path: Path) -> nbformat.NotebookNode:
     try:
         return parse(safe_io.read_regular(path))
     except safe_io.Refused as exc:
-        raise NotASubmission("refused_file", why=str(exc)) from None
+        raise NotASubmission(exc.message.key, **exc.message.params) from None
 
 
 @lru_cache(maxsize=None)

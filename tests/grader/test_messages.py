@@ -2,6 +2,7 @@
 English (with its key) in report.json and the logs, and counted by key in the class report."""
 import copy
 import json
+import os
 import re
 import string
 
@@ -28,7 +29,11 @@ ENGLISH = [
     (Message("invalid_notebook", {"error": "x"}), "not a valid Jupyter notebook: x"),
     (Message("too_many_cells", {"count": 2001, "limit": 2000}), "2001 cells; the limit is 2000"),
     (Message("too_many_outputs", {"count": 20001, "limit": 20000}), "20001 outputs; the limit is 20000"),
-    (Message("refused_file", {"why": "'a.ipynb' is not a regular file"}), "'a.ipynb' is not a regular file"),
+    (Message("symlink", {"name": "'a.ipynb'"}), "'a.ipynb' is a symbolic link, not a regular file"),
+    (Message("cannot_open", {"name": "'a.ipynb'", "why": "Permission denied"}), "cannot open 'a.ipynb' as a plain file (Permission denied)"),
+    (Message("not_regular_file", {"name": "'a.ipynb'"}), "'a.ipynb' is not a regular file"),
+    (Message("above_limit", {"name": "'a.ipynb'", "size": 40, "limit": 32}), "'a.ipynb' is 40 MiB, above the 32 MiB limit"),
+    (Message("grew_past_limit", {"name": "'a.ipynb'", "limit": 32}), "'a.ipynb' grew past the 32 MiB limit"),
     (Message("no_graded_cells", {"assignment": NAME}), f"some other notebook: none of the graded cells of {NAME} are in it"),
     (Message("other_assignment", {"found": OTHER, "assignment": NAME}), f"some other notebook: this is {OTHER}, not {NAME}"),
     (Message("no_given_cells", {"assignment": NAME}), f"some other notebook: none of the given cells of {NAME} are in it"),
@@ -170,12 +175,37 @@ def test_the_language_of_a_refusal_is_that_of_the_notebook_handed_in(tmp_path):
     assert all(Message("no_given_cells", {"assignment": NAME}).text(language) in bob for language in ("en", "zh"))
 
 
-def test_a_link_is_refused_in_chinese(tmp_path):
+def _link(tmp_path):
     real = examples.write({"real": examples.release(NAME, "zh")}, tmp_path)[0]
     (tmp_path / "link.ipynb").symlink_to(real)
-    note = refusal(lambda: submission.read(tmp_path / "link.ipynb"))
-    assert note.key == "refused_file" and "not a regular file" in str(note)
-    assert_worded_in(zh_page(report.Outcome("alice", "bad", {}, note, language="zh")), note, "zh")
+    return tmp_path / "link.ipynb"
+
+
+def _fifo(tmp_path):
+    os.mkfifo(tmp_path / "fifo.ipynb")
+    return tmp_path / "fifo.ipynb"
+
+
+def _big(tmp_path):
+    with open(tmp_path / "big.ipynb", "wb") as handle:  # sparse: refused by its size, never read
+        handle.truncate(safe_io.MAX_SUBMISSION + (8 << 20))
+    return tmp_path / "big.ipynb"
+
+
+NEVER_READ = {"symlink": (_link, "'link.ipynb' is a symbolic link, not a regular file"),
+              "not_regular_file": (_fifo, "'fifo.ipynb' is not a regular file"),
+              "above_limit": (_big, "'big.ipynb' is 40 MiB, above the 32 MiB limit")}
+
+
+@pytest.mark.parametrize("key", NEVER_READ)
+def test_a_file_safe_io_refuses_is_refused_in_chinese(tmp_path, key):
+    """safe_io.Refused's reasons are catalogue keys: the zh page has no English sentence (review B2)."""
+    make, english = NEVER_READ[key]
+    note = refusal(lambda: submission.read(make(tmp_path)))
+    assert note.key == key and str(note) == english  # the English as before
+    page = zh_page(report.Outcome("alice", "bad", {}, note.inert(report.NOTE_CHARS), language="zh"))
+    assert_worded_in(page, note.inert(report.NOTE_CHARS), "zh")
+    assert english_sentences(page) == [], page
 
 
 def test_a_file_never_read_says_why_in_each_language():
