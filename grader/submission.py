@@ -36,6 +36,13 @@ class NotASubmission(ValueError):
         self.message = Message(key, params)
         super().__init__(str(self.message))
 
+    def __reduce__(self):  # rebuilt from its key and values (args holds the English, not a key)
+        return _refuse, (self.message.key, self.message.params)
+
+
+def _refuse(key: str, params: dict) -> NotASubmission:
+    return NotASubmission(key, **params)
+
 
 @dataclass
 class Submission:

@@ -274,3 +274,12 @@ def test_the_class_report_counts_a_reworded_layout_warning_the_same(monkeypatch)
                     .replace("was edited", "has been changed").replace("was deleted", "has been removed"))
         monkeypatch.setitem(messages.TEXT["en"], key, reworded)
     assert counted() == (6, 1, 1, 0)  # by key: the same; by the old substrings: none left
+
+
+def test_a_refusal_survives_pickle_and_copy():
+    """A worker process returns its NotASubmission pickled (review B5); safe_io.Refused likewise."""
+    import pickle
+
+    for exc in (submission.NotASubmission("bad_json", error="x"), safe_io.Refused("symlink", name="'a.ipynb'")):
+        for again in (pickle.loads(pickle.dumps(exc)), copy.copy(exc), copy.deepcopy(exc)):
+            assert type(again) is type(exc) and again.message == exc.message and str(again) == str(exc)
