@@ -99,6 +99,12 @@ class Message:
 Note = Message | str  # a Message, or a note still worded in English only (grader/notebook_run.py's, say)
 
 
+def plain_page(why: BaseException | str) -> Message:
+    """The note of a feedback page that could not be made, so that the plain page stands in (autograde, pipeline,
+    nbgrader's log): an exception as "Type: text", or sanitize's reason as given."""
+    return Message("plain_page", {"error": f"{type(why).__name__}: {why}" if isinstance(why, BaseException) else why})
+
+
 def text(note: Note, language: str = "en") -> str:
     """A note in `language` (a plain string is English only)."""
     return note.text(language) if isinstance(note, Message) else note

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import diagnose, feedback, masters, notebook_run, sanitize, submission
+from . import diagnose, feedback, masters, messages, notebook_run, sanitize, submission
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
@@ -262,7 +262,7 @@ def render(a: Prepared, w: Work, c: Config) -> None:
     try:
         w.page = page_of(a, w, c.page_cap)
     except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
-        w.notes.append(Message("plain_page", {"error": f"{type(exc).__name__}: {exc}"}))
+        w.notes.append(messages.plain_page(exc))
 
 
 def page_of(a: Prepared, w: Work, cap: int) -> str:

@@ -283,3 +283,12 @@ def test_a_refusal_survives_pickle_and_copy():
     for exc in (submission.NotASubmission("bad_json", error="x"), safe_io.Refused("symlink", name="'a.ipynb'")):
         for again in (pickle.loads(pickle.dumps(exc)), copy.copy(exc), copy.deepcopy(exc)):
             assert type(again) is type(exc) and again.message == exc.message and str(again) == str(exc)
+
+
+def test_the_plain_page_note_is_worded_in_one_place():
+    """autograde, pipeline and nbgrader's log all take messages.plain_page (review D2)."""
+    assert str(messages.plain_page(RuntimeError("x"))) == "feedback fell back to a plain page: RuntimeError: x"
+    assert messages.plain_page("page too large").params == {"error": "page too large"}
+    wording = messages.TEXT["en"]["plain_page"].split("{")[0]
+    holders = [p.name for p in (paths.ROOT / "grader").glob("*.py") if wording in p.read_text(encoding="utf-8")]
+    assert holders == ["messages.py"]
