@@ -292,3 +292,12 @@ def test_the_plain_page_note_is_worded_in_one_place():
     wording = messages.TEXT["en"]["plain_page"].split("{")[0]
     holders = [p.name for p in (paths.ROOT / "grader").glob("*.py") if wording in p.read_text(encoding="utf-8")]
     assert holders == ["messages.py"]
+
+
+def test_the_instructors_guide_names_the_report_json_fields():
+    """docs/instructors.md, where report.json is described, names the keys' fields and the unknown language (review D8)."""
+    guide = " ".join((paths.ROOT / "docs" / "instructors.md").read_text(encoding="utf-8").split())
+    entry = report.student_json(report.Outcome("a", "bad", {}, Message("bad_file_name", {"hex": "2e"}), language=""))
+    for name in ("reason_key", "warning_keys", "language"):
+        assert name in entry and f"`{name}`" in guide, name
+    assert "`language` in `report.json`, which is `\"\"` when no edition is known" in guide
