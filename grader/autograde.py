@@ -98,7 +98,7 @@ class Batch:
                     self.publish(work.page, student)
             except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
                 page.unlink(missing_ok=True)
-                outcome.warnings.append(messages.Message("plain_page", {"error": f"{type(exc).__name__}: {exc}"}))
+                outcome.warnings.append(messages.plain_page(exc))
         if outcome.status != "graded" or not page.exists():
             self.publish(report.plain_page(self.assignment.name, self.grader.tasks, outcome), student)
         outcome.seconds = time.perf_counter() - started

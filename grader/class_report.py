@@ -135,10 +135,11 @@ def histogram(values: list[float], top: float, bins: int = BINS) -> list[tuple[f
 
 
 def operations(students: list[dict]) -> dict:
-    """Statuses, timeouts, crashes, layout warnings, languages and grading time of the batch."""
+    """Statuses, timeouts, crashes, layout warnings (free repairs apart from deleted answer cells), languages and
+    grading time of the batch."""
     ops = {"status": Counter(s["status"] for s in students),
            "language": Counter(s.get("language", "en") for s in students if s["status"] == "graded"),
-           "timeouts": [], "crashes": [], "grading_errors": [], "layout": [], "other_notes": [],
+           "timeouts": [], "crashes": [], "grading_errors": [], "layout": [], "answer_deleted": [], "other_notes": [],
            "not_graded": [(s["student_id"], s["reason"]) for s in students if s["status"] != "graded"],
            "seconds": [s.get("seconds", 0.0) for s in students]}
     for s in students:
@@ -149,10 +150,28 @@ def operations(students: list[dict]) -> dict:
                 ops["grading_errors"].append((s["student_id"], v["task_id"]))
             elif "raised" in v.get("note", "") or "crashed" in v.get("note", ""):
                 ops["crashes"].append((s["student_id"], v["task_id"]))
-        # by catalogue key, not wording (a report.json written before the keys counts them all as other notes)
-        for w, key in zip(s["warnings"], s.get("warning_keys") or [""] * len(s["warnings"])):
-            ops["layout" if key in messages.LAYOUT else "other_notes"].append((s["student_id"], w))
+        # by catalogue key, not wording; a report.json written before the keys by its old English (legacy_kind)
+        keys = s.get("warning_keys")
+        for i, w in enumerate(s["warnings"]):
+            if keys is None:
+                kind = legacy_kind(w)
+            else:
+                key = keys[i] if i < len(keys) else ""  # a short list drops no warning
+                kind = "answer_deleted" if key in messages.LOST_TODO else "layout" if key in messages.LAYOUT else "other_notes"
+            ops[kind].append((s["student_id"], w))
     return ops
+
+
+# The layout warnings' English in a report.json written before "warning_keys" (grader/submission.py then).
+LEGACY_LAYOUT = ("nbgrader metadata", "appears ", " was edited", " was deleted")
+
+
+def legacy_kind(warning: str) -> str:
+    """The fallback for a report.json written before the catalogue keys, used only where a student has no
+    "warning_keys": "answer_deleted", "layout" or "other_notes", recognised by the old English texts."""
+    if warning.startswith("answer cell ") and warning.endswith(" was deleted: TODO scores 0"):
+        return "answer_deleted"
+    return "layout" if any(mark in warning for mark in LEGACY_LAYOUT) else "other_notes"
 
 
 def reteach(summary: dict) -> list[tuple[float, str]]:
@@ -305,6 +324,7 @@ def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[
                             f"crashes (an answer cell raised, or its grading child crashed): {pairs(ops['crashes'])}",
                             f"grading errors (re-run these): {pairs(ops['grading_errors'])}",
                             f"layout warnings (cost nothing): {len(ops['layout'])} in {len({s for s, _ in ops['layout']})} submission(s)",
+                            f"answer cells deleted (that TODO scores 0): {pairs(ops['answer_deleted'])}",
                             f"other notes of the feedback runs: {len(ops['other_notes'])} in {len({s for s, _ in ops['other_notes']})} submission(s)",
                             f"grading time: {sum(seconds):.1f} s of worker time, {max(seconds, default=0):.1f} s at most per student"])]
     teach = [("list", [f"{what} ({lost:g} points lost)" for lost, what in reteach(summary)] or ["nothing: no rule failed"])]

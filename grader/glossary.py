@@ -177,7 +177,10 @@ def _char_col(line: str, byte_col: int) -> int:
 
 
 def python_strings(source: str) -> list[tuple[int, int, str, str | None]]:
-    """(start, end, literal, English key or None) of every string token holding Chinese; keys are dict keys."""
+    """(start, end, literal, key or None) of every string token holding Chinese; the key is the string key of the
+    dict entry the token is (part of) the value of. In lab/i18n.py and the names_zh.py files that key is the English
+    it translates, so violations() also checks "Step n" against it; in grader/messages.py and grader/i18n.py it is a
+    catalogue key ("file_too_large"), which says no Step, so only the glossary's variants are checked there."""
     lines = source.splitlines(keepends=True)
     offsets = [0]
     for line in lines:

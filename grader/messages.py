@@ -21,7 +21,12 @@ TEXT = {
         "invalid_notebook": "not a valid Jupyter notebook: {error}",
         "too_many_cells": "{count} cells; the limit is {limit}",
         "too_many_outputs": "{count} outputs; the limit is {limit}",
-        "refused_file": "{why}",
+        # grader/safe_io.py: a file never read (safe_io.Refused)
+        "symlink": "{name} is a symbolic link, not a regular file",
+        "cannot_open": "cannot open {name} as a plain file ({why})",
+        "not_regular_file": "{name} is not a regular file",
+        "above_limit": "{name} is {size} MiB, above the {limit} MiB limit",
+        "grew_past_limit": "{name} grew past the {limit} MiB limit",
         "no_graded_cells": "some other notebook: none of the graded cells of {assignment} are in it",
         "other_assignment": "some other notebook: this is {found}, not {assignment}",
         "no_given_cells": "some other notebook: none of the given cells of {assignment} are in it",
@@ -46,7 +51,11 @@ TEXT = {
         "invalid_notebook": "不是有效的 Jupyter notebook：{error}",
         "too_many_cells": "共有 {count} 个单元格，上限为 {limit} 个",
         "too_many_outputs": "共有 {count} 个输出，上限为 {limit} 个",
-        "refused_file": "无法读取这个文件：{why}",
+        "symlink": "{name} 是符号链接，不是普通文件",
+        "cannot_open": "无法把 {name} 作为普通文件打开（{why}）",
+        "not_regular_file": "{name} 不是普通文件",
+        "above_limit": "{name} 有 {size} MiB，超过了 {limit} MiB 的上限",
+        "grew_past_limit": "{name} 在读取过程中变大，超过了 {limit} MiB 的上限",
         "no_graded_cells": "这是另一个 notebook：其中没有 {assignment} 的任何评分单元格",
         "other_assignment": "这是另一个 notebook：它是 {found}，不是 {assignment}",
         "no_given_cells": "这是另一个 notebook：其中没有 {assignment} 发布时给出的任何单元格",
@@ -62,9 +71,11 @@ TEXT = {
     },
 }
 
-# What repair changed in the layout of a notebook: it costs nothing (grader/class_report.py counts these apart).
+# What repair changed in the layout of a notebook. Each costs nothing but LOST_TODO: a deleted answer cell scores
+# its TODO 0 (grader/class_report.py counts the free ones and the lost TODOs apart).
 LAYOUT = frozenset({"metadata_changed", "foreign_metadata", "answer_repeated", "cell_repeated", "cell_edited",
                     "answer_deleted", "cell_deleted"})
+LOST_TODO = frozenset({"answer_deleted"})
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,12 @@ class Message:
 
 
 Note = Message | str  # a Message, or a note still worded in English only (grader/notebook_run.py's, say)
+
+
+def plain_page(why: BaseException | str) -> Message:
+    """The note of a feedback page that could not be made, so that the plain page stands in (autograde, pipeline,
+    nbgrader's log): an exception as "Type: text", or sanitize's reason as given."""
+    return Message("plain_page", {"error": f"{type(why).__name__}: {why}" if isinstance(why, BaseException) else why})
 
 
 def text(note: Note, language: str = "en") -> str:

@@ -112,7 +112,7 @@ class FeedbackTodoExporter(HTMLExporter):
         page, resources = super().from_notebook_node(nb, resources, **kw)
         clean, why = sanitize.clean_page(page, self.page_cap)
         if clean is None:  # nbgrader writes what we return: never the refused page
-            self.log.warning("feedback fell back to a plain page: %s", inert(why, 500))
+            self.log.warning("%s", messages.plain_page(inert(why, 500)))
             clean = plain_page(nb, resources, why)
         return clean, resources
 

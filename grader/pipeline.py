@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import diagnose, feedback, masters, notebook_run, sanitize, submission
+from . import diagnose, feedback, masters, messages, notebook_run, sanitize, submission
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
@@ -140,8 +140,12 @@ def read(a: Prepared, w: Work, c: Config) -> None:
 
 def identify(a: Prepared, w: Work, c: Config) -> None:
     """A notebook of this assignment, not of another one; the edition it was filled in."""
-    w.language = submission.language_of(w.nb, a.assignment)  # first: a refusal is worded in it too
-    submission.identify(w.nb, a.assignment, list(a.others))
+    w.language = submission.language_of(w.nb, a.assignment)
+    try:
+        submission.identify(w.nb, a.assignment, list(a.others))
+    except submission.NotASubmission:  # worded in the edition it was filled in, of whichever assignment; "" if none
+        w.language = submission.refusal_language(w.nb, [a.assignment, *a.others])
+        raise
 
 
 def edition(a: Prepared, w: Work, c: Config) -> None:
@@ -263,7 +267,7 @@ def render(a: Prepared, w: Work, c: Config) -> None:
     try:
         w.page = page_of(a, w, c.page_cap)
     except Exception as exc:  # noqa: BLE001 - the scores stand; only the rich feedback is lost
-        w.notes.append(Message("plain_page", {"error": f"{type(exc).__name__}: {exc}"}))
+        w.notes.append(messages.plain_page(exc))
 
 
 def page_of(a: Prepared, w: Work, cap: int) -> str:

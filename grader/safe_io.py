@@ -12,11 +12,24 @@ import stat
 import sys
 from pathlib import Path
 
+from .messages import Message
+
 MAX_SUBMISSION = 32 << 20  # bytes of a submission: a notebook with plots is a few MiB
 
 
 class Refused(ValueError):
-    """A path or file the grader will not read."""
+    """A path or file the grader will not read; its Message (a key of grader/messages.py) says why, str() in English."""
+
+    def __init__(self, key: str, **params):
+        self.message = Message(key, params)
+        super().__init__(str(self.message))
+
+    def __reduce__(self):
+        return _refused, (self.message.key, self.message.params)
+
+
+def _refused(key: str, params: dict) -> Refused:
+    return Refused(key, **params)
 
 
 def read_regular(path: Path, limit: int = MAX_SUBMISSION) -> bytes:
@@ -25,19 +38,19 @@ def read_regular(path: Path, limit: int = MAX_SUBMISSION) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Refused(f"{Path(path).name!r} is a symbolic link, not a regular file") from None
-        raise Refused(f"cannot open {Path(path).name!r} as a plain file ({exc.strerror})") from None
+            raise Refused("symlink", name=repr(Path(path).name)) from None
+        raise Refused("cannot_open", name=repr(Path(path).name), why=exc.strerror) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"{Path(path).name!r} is not a regular file")
+            raise Refused("not_regular_file", name=repr(Path(path).name))
         if info.st_size > limit:
-            raise Refused(f"{Path(path).name!r} is {info.st_size >> 20} MiB, above the {limit >> 20} MiB limit")
+            raise Refused("above_limit", name=repr(Path(path).name), size=info.st_size >> 20, limit=limit >> 20)
         chunks, size = [], 0
         while chunk := os.read(fd, 1 << 20):
             size += len(chunk)
             if size > limit:
-                raise Refused(f"{Path(path).name!r} grew past the {limit >> 20} MiB limit")
+                raise Refused("grew_past_limit", name=repr(Path(path).name), limit=limit >> 20)
             chunks.append(chunk)
         return b"".join(chunks)
     finally:

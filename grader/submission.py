@@ -36,6 +36,13 @@ class NotASubmission(ValueError):
         self.message = Message(key, params)
         super().__init__(str(self.message))
 
+    def __reduce__(self):  # rebuilt from its key and values (args holds the English, not a key)
+        return _refuse, (self.message.key, self.message.params)
+
+
+def _refuse(key: str, params: dict) -> NotASubmission:
+    return NotASubmission(key, **params)
+
 
 @dataclass
 class Submission:
@@ -109,7 +116,7 @@ def read(path: Path) -> nbformat.NotebookNode:
     try:
         return parse(safe_io.read_regular(path))
     except safe_io.Refused as exc:
-        raise NotASubmission("refused_file", why=str(exc)) from None
+        raise NotASubmission(exc.message.key, **exc.message.params) from None
 
 
 @lru_cache(maxsize=None)
@@ -124,6 +131,19 @@ def language_of(nb, assignment) -> str:
     mine = {c.source.strip() for c in nb.cells}
     scores = {language: len(mine & cells) for language, cells in zip(assignment.languages, _release_cells(assignment))}
     return max(assignment.languages, key=lambda language: (scores[language], language == "en"))
+
+
+def refusal_language(nb, assignments: list) -> str:
+    """The language a refusal of `nb` is worded in: that of the released edition, among those of all `assignments`,
+    that `nb` shares the most cells with; "" (each language) when none shares a cell or two languages tie."""
+    mine = {c.source.strip() for c in nb.cells}
+    scores: dict[str, int] = {}
+    for assignment in assignments:
+        for language, cells in zip(assignment.languages, _release_cells(assignment)):
+            scores[language] = max(scores.get(language, 0), len(mine & cells))
+    best = max(scores.values(), default=0)
+    found = [language for language, score in scores.items() if score == best]
+    return found[0] if best and len(found) == 1 else ""
 
 
 def resemblance(nb, assignment) -> int:

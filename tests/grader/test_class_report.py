@@ -196,3 +196,33 @@ def test_the_figures_drawn_on_two_cores_are_those_drawn_on_one(out, capfd):
     assert "run again here" not in capfd.readouterr().err  # the forked child's half was used
     one = {name: (alt, draw()) for name, alt, draw in class_report._drawings(summary)}
     assert both == one and len(both) >= 3
+
+
+def test_a_deleted_answer_cell_is_not_counted_as_a_free_layout_warning():
+    """It scores its TODO 0: the line "layout warnings (cost nothing)" must not count it (review B6)."""
+    student = {"student_id": "a", "status": "graded", "language": "en", "reason": "", "seconds": 1.0, "verdicts": [],
+               "warnings": ["cell todo1_tests was deleted: restored from the release; this costs nothing",
+                            "answer cell todo4 was deleted: TODO scores 0"],
+               "warning_keys": ["cell_deleted", "answer_deleted"]}
+    ops = class_report.operations([student])
+    assert [w for _, w in ops["layout"]] == [student["warnings"][0]]
+    assert ops["answer_deleted"] == [("a", student["warnings"][1])] and ops["other_notes"] == []
+    summary = {"assignment": NAME, "columns": [], "tasks": {}, "rules": {}, "mistakes": [], "operations": ops,
+               "sandbox": "x", "max_total": 0, "totals": {}, "scores": {}, "histogram": [], "blank": {}}
+    lines = next(block[1] for heading, blocks in class_report.sections(summary, {}) if heading == "Operations" for block in blocks)
+    assert "layout warnings (cost nothing): 1 in 1 submission(s)" in lines
+    assert any(line.startswith("answer cells deleted (that TODO scores 0): a (answer cell todo4") for line in lines), lines
+
+
+def test_a_report_json_written_before_the_keys_still_counts_its_layout_warnings():
+    """No "warning_keys" (a report.json, or a shard, of an older grader): the old English is recognised (review B4)."""
+    old = {"student_id": "a", "status": "graded", "language": "en", "reason": "", "seconds": 1.0, "verdicts": [],
+           "warnings": ["cell todo1_tests was edited; the original is used for grading, so this costs nothing",
+                        "answer cell todo1 appears 2 times; the last copy is graded, as the kernel ran it last",
+                        "answer cell todo4 was deleted: TODO scores 0",
+                        "todo2_tests: the in-notebook checks passed but the hidden rules gave 0/2"]}
+    ops = class_report.operations([old])
+    assert [w for _, w in ops["layout"]] == old["warnings"][:2]
+    assert [w for _, w in ops["answer_deleted"]] == old["warnings"][2:3] and [w for _, w in ops["other_notes"]] == old["warnings"][3:]
+    short = old | {"warning_keys": ["cell_edited"]}  # fewer keys than warnings: none is dropped
+    assert sum(map(len, (class_report.operations([short])[k] for k in ("layout", "answer_deleted", "other_notes")))) == 4

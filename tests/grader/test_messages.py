@@ -2,6 +2,7 @@
 English (with its key) in report.json and the logs, and counted by key in the class report."""
 import copy
 import json
+import os
 import re
 import string
 
@@ -9,7 +10,7 @@ import nbformat
 import pytest
 
 from english import english_sentences
-from grader import class_report, examples, glossary, masters, messages, report, safe_io, submission
+from grader import class_report, examples, glossary, masters, messages, paths, report, safe_io, submission
 from grader.assignment import load
 from grader.feedback import visible_text
 from grader.messages import Message
@@ -28,7 +29,11 @@ ENGLISH = [
     (Message("invalid_notebook", {"error": "x"}), "not a valid Jupyter notebook: x"),
     (Message("too_many_cells", {"count": 2001, "limit": 2000}), "2001 cells; the limit is 2000"),
     (Message("too_many_outputs", {"count": 20001, "limit": 20000}), "20001 outputs; the limit is 20000"),
-    (Message("refused_file", {"why": "'a.ipynb' is not a regular file"}), "'a.ipynb' is not a regular file"),
+    (Message("symlink", {"name": "'a.ipynb'"}), "'a.ipynb' is a symbolic link, not a regular file"),
+    (Message("cannot_open", {"name": "'a.ipynb'", "why": "Permission denied"}), "cannot open 'a.ipynb' as a plain file (Permission denied)"),
+    (Message("not_regular_file", {"name": "'a.ipynb'"}), "'a.ipynb' is not a regular file"),
+    (Message("above_limit", {"name": "'a.ipynb'", "size": 40, "limit": 32}), "'a.ipynb' is 40 MiB, above the 32 MiB limit"),
+    (Message("grew_past_limit", {"name": "'a.ipynb'", "limit": 32}), "'a.ipynb' grew past the 32 MiB limit"),
     (Message("no_graded_cells", {"assignment": NAME}), f"some other notebook: none of the graded cells of {NAME} are in it"),
     (Message("other_assignment", {"found": OTHER, "assignment": NAME}), f"some other notebook: this is {OTHER}, not {NAME}"),
     (Message("no_given_cells", {"assignment": NAME}), f"some other notebook: none of the given cells of {NAME} are in it"),
@@ -147,12 +152,60 @@ def test_some_other_notebook_is_refused_in_chinese_on_a_zh_page(key):
     assert english_sentences(page) == [], page
 
 
-def test_a_link_is_refused_in_chinese(tmp_path):
+def test_the_language_of_a_refusal_is_that_of_the_notebook_handed_in(tmp_path):
+    """Through autograde (pipeline.identify chooses): another assignment's zh edition is refused in Chinese only;
+    a notebook that shares no cell with any edition, in each language (review B1)."""
+    from grader import autograde, pipeline
+
+    other_zh = nbformat.read(paths.NOTEBOOKS_DIR / "zh" / f"{OTHER}.ipynb", as_version=4)
+    work = pipeline.Work(nb=copy.deepcopy(other_zh))
+    with pytest.raises(submission.NotASubmission):
+        pipeline.identify(pipeline.prepare(NAME), work, pipeline.DEFAULTS)
+    assert work.language == "zh"
+    examples.write({"alice": other_zh, "bob": _not_given(), "cat": examples.release(OTHER)}, tmp_path / "in")
+    autograde.run(NAME, tmp_path / "in", tmp_path / "out", cell_timeout=10)
+    entries = {e["student_id"]: e for e in json.loads((tmp_path / "out" / "report.json").read_text())["students"]}
+    assert {sid: (e["reason_key"], e["language"]) for sid, e in entries.items()} == {
+        "alice": ("other_assignment", "zh"), "bob": ("no_given_cells", ""), "cat": ("other_assignment", "en")}
+    alice = visible_text((tmp_path / "out" / "feedback" / "alice.html").read_text(encoding="utf-8"))
+    note = Message("other_assignment", {"found": OTHER, "assignment": NAME})
+    assert_worded_in(alice, note, "zh")
+    assert english_sentences(alice) == [], alice
+    bob = visible_text((tmp_path / "out" / "feedback" / "bob.html").read_text(encoding="utf-8"))
+    assert all(Message("no_given_cells", {"assignment": NAME}).text(language) in bob for language in ("en", "zh"))
+
+
+def _link(tmp_path):
     real = examples.write({"real": examples.release(NAME, "zh")}, tmp_path)[0]
     (tmp_path / "link.ipynb").symlink_to(real)
-    note = refusal(lambda: submission.read(tmp_path / "link.ipynb"))
-    assert note.key == "refused_file" and "not a regular file" in str(note)
-    assert_worded_in(zh_page(report.Outcome("alice", "bad", {}, note, language="zh")), note, "zh")
+    return tmp_path / "link.ipynb"
+
+
+def _fifo(tmp_path):
+    os.mkfifo(tmp_path / "fifo.ipynb")
+    return tmp_path / "fifo.ipynb"
+
+
+def _big(tmp_path):
+    with open(tmp_path / "big.ipynb", "wb") as handle:  # sparse: refused by its size, never read
+        handle.truncate(safe_io.MAX_SUBMISSION + (8 << 20))
+    return tmp_path / "big.ipynb"
+
+
+NEVER_READ = {"symlink": (_link, "'link.ipynb' is a symbolic link, not a regular file"),
+              "not_regular_file": (_fifo, "'fifo.ipynb' is not a regular file"),
+              "above_limit": (_big, "'big.ipynb' is 40 MiB, above the 32 MiB limit")}
+
+
+@pytest.mark.parametrize("key", NEVER_READ)
+def test_a_file_safe_io_refuses_is_refused_in_chinese(tmp_path, key):
+    """safe_io.Refused's reasons are catalogue keys: the zh page has no English sentence (review B2)."""
+    make, english = NEVER_READ[key]
+    note = refusal(lambda: submission.read(make(tmp_path)))
+    assert note.key == key and str(note) == english  # the English as before
+    page = zh_page(report.Outcome("alice", "bad", {}, note.inert(report.NOTE_CHARS), language="zh"))
+    assert_worded_in(page, note.inert(report.NOTE_CHARS), "zh")
+    assert english_sentences(page) == [], page
 
 
 def test_a_file_never_read_says_why_in_each_language():
@@ -213,11 +266,38 @@ def test_the_class_report_counts_a_reworded_layout_warning_the_same(monkeypatch)
         student = report.student_json(report.Outcome("a", "graded", {}, warnings=notes, language="zh"))
         ops = class_report.operations([student])
         old = sum(any(mark in w for mark in OLD_LAYOUT) for w in student["warnings"])
-        return len(ops["layout"]), len(ops["other_notes"]), old
+        return len(ops["layout"]), len(ops["answer_deleted"]), len(ops["other_notes"]), old
 
-    assert counted() == (7, 1, 7)
+    assert counted() == (6, 1, 1, 7)
     for key in messages.LAYOUT:  # an editor rewords every layout warning
         reworded = (messages.TEXT["en"][key].replace("nbgrader metadata", "grading metadata").replace("appears", "occurs")
                     .replace("was edited", "has been changed").replace("was deleted", "has been removed"))
         monkeypatch.setitem(messages.TEXT["en"], key, reworded)
-    assert counted() == (7, 1, 0)  # by key: the same; by the old substrings: none left
+    assert counted() == (6, 1, 1, 0)  # by key: the same; by the old substrings: none left
+
+
+def test_a_refusal_survives_pickle_and_copy():
+    """A worker process returns its NotASubmission pickled (review B5); safe_io.Refused likewise."""
+    import pickle
+
+    for exc in (submission.NotASubmission("bad_json", error="x"), safe_io.Refused("symlink", name="'a.ipynb'")):
+        for again in (pickle.loads(pickle.dumps(exc)), copy.copy(exc), copy.deepcopy(exc)):
+            assert type(again) is type(exc) and again.message == exc.message and str(again) == str(exc)
+
+
+def test_the_plain_page_note_is_worded_in_one_place():
+    """autograde, pipeline and nbgrader's log all take messages.plain_page (review D2)."""
+    assert str(messages.plain_page(RuntimeError("x"))) == "feedback fell back to a plain page: RuntimeError: x"
+    assert messages.plain_page("page too large").params == {"error": "page too large"}
+    wording = messages.TEXT["en"]["plain_page"].split("{")[0]
+    holders = [p.name for p in (paths.ROOT / "grader").glob("*.py") if wording in p.read_text(encoding="utf-8")]
+    assert holders == ["messages.py"]
+
+
+def test_the_instructors_guide_names_the_report_json_fields():
+    """docs/instructors.md, where report.json is described, names the keys' fields and the unknown language (review D8)."""
+    guide = " ".join((paths.ROOT / "docs" / "instructors.md").read_text(encoding="utf-8").split())
+    entry = report.student_json(report.Outcome("a", "bad", {}, Message("bad_file_name", {"hex": "2e"}), language=""))
+    for name in ("reason_key", "warning_keys", "language"):
+        assert name in entry and f"`{name}`" in guide, name
+    assert "`language` in `report.json`, which is `\"\"` when no edition is known" in guide
