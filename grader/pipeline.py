@@ -138,19 +138,18 @@ def read(a: Prepared, w: Work, c: Config) -> None:
         w.nb = submission.read(w.path)
 
 
-def identify(a: Prepared, w: Work, c: Config) -> None:
-    """A notebook of this assignment, not of another one; the edition it was filled in."""
+def edition(a: Prepared, w: Work, c: Config) -> None:
+    """The edition the notebook was filled in: its verdicts, page and any refusal are worded in that language."""
     w.language = submission.language_of(w.nb, a.assignment)
+
+
+def identify(a: Prepared, w: Work, c: Config) -> None:
+    """A notebook of this assignment, not of another one."""
     try:
         submission.identify(w.nb, a.assignment, list(a.others))
     except submission.NotASubmission:  # worded in the edition it was filled in, of whichever assignment; "" if none
         w.language = submission.refusal_language(w.nb, [a.assignment, *a.others])
         raise
-
-
-def edition(a: Prepared, w: Work, c: Config) -> None:
-    """The edition a notebook nbgrader read was filled in: its verdicts and page are worded in that language."""
-    w.language = submission.language_of(w.nb, a.assignment)
 
 
 def repair(a: Prepared, w: Work, c: Config) -> None:
@@ -294,7 +293,7 @@ def score(a: Prepared, w: Work, c: Config) -> None:
             cell.source = w.originals[index]
 
 
-STEPS = (read, identify, repair, grade, strip_hidden, execute, sanitise, redact, render, score)
+STEPS = (read, edition, identify, repair, grade, strip_hidden, execute, sanitise, redact, render, score)
 NBGRADER_SANITIZE = (edition, repair,)                                              # before nbgrader's own checks
 NBGRADER_AUTOGRADE = (edition, grade, strip_hidden, execute, sanitise, redact, score)  # in place of nbgrader's Execute
 

@@ -93,7 +93,7 @@ def test_the_modules_defaults_are_the_configs():
 
 def test_the_pipeline_lists_its_steps_in_order():
     names = [step.__name__ for step in pipeline.STEPS]
-    assert names == ["read", "identify", "repair", "grade", "strip_hidden", "execute", "sanitise", "redact", "render", "score"]
+    assert names == ["read", "edition", "identify", "repair", "grade", "strip_hidden", "execute", "sanitise", "redact", "render", "score"]
     for part in (pipeline.NBGRADER_SANITIZE, pipeline.NBGRADER_AUTOGRADE):  # nbgrader runs some of them, in that order
         at = [pipeline.STEPS.index(step) for step in part]
         assert at == sorted(at)

@@ -182,3 +182,20 @@ def test_code_in_a_scratch_cell_is_not_graded(solved):
     nb.cells[at].source = stub
     answers = submission.prepare(nb, examples.release(NAME), masters.answer_ids(masters.nbgrader_source(NAME))).answers
     assert answers["todo2"] == stub and answers["todo1"] == masters.reference_answers(NAME)["todo1"]
+
+
+@pytest.mark.parametrize("name", ["01_continuous_batching", "02_decode_scheduling", "03_batch_scheduling"])
+def test_a_zh_notebook_fetched_before_the_prose_was_reworded_is_still_zh(name):
+    # The corpus' zh answers were saved from older zh editions: by shared cells alone, 01's read as English
+    assignment = load(name)
+    for path in sorted((ROOT / "grader" / "assignments" / name / "corpus").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        assert submission.language_of(nb, assignment) == ("zh" if path.stem.endswith("-zh") else "en"), path.name
+    stale = nbformat.read(ROOT / "notebooks" / "zh" / f"{name}.ipynb", as_version=4)
+    for cell in stale.cells:
+        if cell.cell_type == "markdown":
+            cell.source = "（旧版的说明）"
+    assert submission.language_of(stale, assignment) == "zh"
+    del stale.metadata["language_edition"]  # without the mark, the cells decide
+    english = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    assert submission.language_of(english, assignment) == "en"
