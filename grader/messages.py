@@ -96,6 +96,21 @@ class Message:
         return Message(self.key, {name: inert(value, limit) for name, value in self.params.items()})
 
 
+class Refusal(ValueError):
+    """An error whose reason is a Message (str() is the English); it pickles and copies by its key and values."""
+
+    def __init__(self, key: str, **params):
+        self.message = Message(key, params)
+        super().__init__(str(self.message))
+
+    def __reduce__(self):  # args hold the English, not a key
+        return _rebuilt, (type(self), self.message.key, self.message.params)
+
+
+def _rebuilt(cls: type, key: str, params: dict) -> Refusal:
+    return cls(key, **params)
+
+
 Note = Message | str  # a Message, or a note still worded in English only (grader/notebook_run.py's, say)
 
 

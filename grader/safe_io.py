@@ -12,24 +12,13 @@ import stat
 import sys
 from pathlib import Path
 
-from .messages import Message
+from .messages import Refusal
 
 MAX_SUBMISSION = 32 << 20  # bytes of a submission: a notebook with plots is a few MiB
 
 
-class Refused(ValueError):
+class Refused(Refusal):
     """A path or file the grader will not read; its Message (a key of grader/messages.py) says why, str() in English."""
-
-    def __init__(self, key: str, **params):
-        self.message = Message(key, params)
-        super().__init__(str(self.message))
-
-    def __reduce__(self):
-        return _refused, (self.message.key, self.message.params)
-
-
-def _refused(key: str, params: dict) -> Refused:
-    return Refused(key, **params)
 
 
 def read_regular(path: Path, limit: int = MAX_SUBMISSION) -> bytes:

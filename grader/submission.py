@@ -19,7 +19,7 @@ import nbformat
 from nbformat import validator
 
 from . import masters, safe_io
-from .messages import Message
+from .messages import Message, Refusal
 
 # Besides the file size (safe_io.MAX_SUBMISSION), counted before nbformat parses and validates, and we sanitise
 # and render (work that grows with each): an honest notebook has a few hundred cells; 200,000 empty ones in an
@@ -29,19 +29,8 @@ MAX_OUTPUTS = 20_000
 MAX_CONTAINERS = 500_000   # JSON objects and arrays, counted by their opening bytes before json parses them
 
 
-class NotASubmission(ValueError):
+class NotASubmission(Refusal):
     """The file cannot be graded as this assignment at all; its Message says why (str() is the English)."""
-
-    def __init__(self, key: str, **params):
-        self.message = Message(key, params)
-        super().__init__(str(self.message))
-
-    def __reduce__(self):  # rebuilt from its key and values (args holds the English, not a key)
-        return _refuse, (self.message.key, self.message.params)
-
-
-def _refuse(key: str, params: dict) -> NotASubmission:
-    return NotASubmission(key, **params)
 
 
 @dataclass
