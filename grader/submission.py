@@ -129,7 +129,11 @@ def language_of(nb, assignment) -> str:
 
 def refusal_language(nb, assignments: list) -> str:
     """The language a refusal of `nb` is worded in: that of the released edition, among those of all `assignments`,
-    that `nb` shares the most cells with; "" (each language) when none shares a cell or two languages tie."""
+    that `nb` shares the most cells with; "" (each language) when none shares a cell or two languages tie. The
+    build's mark comes first, as in language_of."""
+    said = nb.metadata.get("language_edition")
+    if any(said in assignment.languages for assignment in assignments):
+        return said
     mine = {c.source.strip() for c in nb.cells}
     scores: dict[str, int] = {}
     for assignment in assignments:

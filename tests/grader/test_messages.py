@@ -154,7 +154,7 @@ def test_some_other_notebook_is_refused_in_chinese_on_a_zh_page(key):
 
 def test_the_language_of_a_refusal_is_that_of_the_notebook_handed_in(tmp_path):
     """Through autograde (pipeline.identify chooses): another assignment's zh edition is refused in Chinese only;
-    a notebook that shares no cell with any edition, in each language (review B1)."""
+    a notebook that shares no cell with any edition and has no edition mark, in each language (review B1)."""
     from grader import autograde, pipeline
 
     other_zh = nbformat.read(paths.NOTEBOOKS_DIR / "zh" / f"{OTHER}.ipynb", as_version=4)
@@ -162,17 +162,36 @@ def test_the_language_of_a_refusal_is_that_of_the_notebook_handed_in(tmp_path):
     with pytest.raises(submission.NotASubmission):
         pipeline.identify(pipeline.prepare(NAME), work, pipeline.DEFAULTS)
     assert work.language == "zh"
-    examples.write({"alice": other_zh, "bob": _not_given(), "cat": examples.release(OTHER)}, tmp_path / "in")
+    unmarked = _not_given()
+    del unmarked.metadata["language_edition"]
+    examples.write({"alice": other_zh, "bob": unmarked, "cat": examples.release(OTHER), "dan": _not_given()},
+                   tmp_path / "in")
     autograde.run(NAME, tmp_path / "in", tmp_path / "out", cell_timeout=10)
     entries = {e["student_id"]: e for e in json.loads((tmp_path / "out" / "report.json").read_text())["students"]}
     assert {sid: (e["reason_key"], e["language"]) for sid, e in entries.items()} == {
-        "alice": ("other_assignment", "zh"), "bob": ("no_given_cells", ""), "cat": ("other_assignment", "en")}
+        "alice": ("other_assignment", "zh"), "bob": ("no_given_cells", ""), "cat": ("other_assignment", "en"),
+        "dan": ("no_given_cells", "zh")}  # no cell shared, but the build's mark says zh
     alice = visible_text((tmp_path / "out" / "feedback" / "alice.html").read_text(encoding="utf-8"))
     note = Message("other_assignment", {"found": OTHER, "assignment": NAME})
     assert_worded_in(alice, note, "zh")
     assert english_sentences(alice) == [], alice
     bob = visible_text((tmp_path / "out" / "feedback" / "bob.html").read_text(encoding="utf-8"))
     assert all(Message("no_given_cells", {"assignment": NAME}).text(language) in bob for language in ("en", "zh"))
+
+
+def test_the_build_mark_words_a_refusal_before_shared_cells():
+    """A zh edition of another assignment whose prose no longer matches any release (fetched before a rewording)
+    is still refused in Chinese: the build's language_edition mark comes first, as for a graded notebook."""
+    nb = copy.deepcopy(nbformat.read(paths.NOTEBOOKS_DIR / "zh" / f"{OTHER}.ipynb", as_version=4))
+    assert nb.metadata["language_edition"] == "zh"
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = "reworded " + cell.source
+    english = examples.release(OTHER)
+    nb.cells += [c for c in english.cells if c.cell_type == "markdown"]  # now it shares more with the English
+    assert submission.refusal_language(nb, [load(NAME), load(OTHER)]) == "zh"
+    del nb.metadata["language_edition"]  # without the mark, the shared cells decide: the English edition
+    assert submission.refusal_language(nb, [load(NAME), load(OTHER)]) == "en"
 
 
 def _link(tmp_path):
