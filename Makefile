@@ -23,7 +23,7 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde new-assignment nbgrader-course student-bundle hub-images clean
+.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde gradebook new-assignment nbgrader-course student-bundle hub-images clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
@@ -40,6 +40,7 @@ help:
 	@echo "make cjk-font [CJK_SOURCE=font]  rebuild lab/cjk_font/'s subset from Noto Sans CJK SC (.otf, or Debian's .ttc)"
 	@echo "make release         regenerate the student editions only"
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N] [SANDBOX=auto|userns|process]"
+	@echo "make gradebook LMS=canvas|moodle ROSTER=roster.csv [OUT=dir] [GRADES=\$$OUT/grades.csv] [PER_TODO=1] [ABSENT=error|zero|omit]  an LMS import file (grader/lms.py)"
 	@echo "make e2e-cloud       the cloud path: each notebook alone in a bare kernel with older pandas/matplotlib/numpy"
 	@echo "make student-bundle  dist/<course wheel> and build/student-bundle.zip, the student-facing repository"
 	@echo "make hub-images      build/hub/<lab wheel> (checked: lab only) and, where docker is, the JupyterHub images (deploy/)"
@@ -143,6 +144,12 @@ release: $(STAMP)
 autograde: $(STAMP) sandbox-deps
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=name]"; exit 2; }
 	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD)) $(if $(SANDBOX),--sandbox $(SANDBOX))
+
+# An LMS gradebook import file from a run's grades.csv and a roster (grader/lms.py says the formats and what it refuses).
+GRADES ?= $(OUT)/grades.csv
+gradebook: $(STAMP)
+	@test -n "$(LMS)" -a -n "$(ROSTER)" || { echo "usage: make gradebook LMS=canvas|moodle ROSTER=roster.csv [OUT=dir] [GRADES=file] [PER_TODO=1] [ABSENT=error|zero|omit] [LMS_ARGS='--title ...']"; exit 2; }
+	$(PY) -m grader.lms $(LMS) $(GRADES) $(ROSTER) $(if $(PER_TODO),--per-todo) $(if $(ABSENT),--absent $(ABSENT)) $(LMS_ARGS)
 
 new-assignment: $(STAMP)
 	@test -n "$(NAME)" || { echo "usage: make new-assignment NAME=04_words [TITLE='...']"; exit 2; }
