@@ -23,7 +23,7 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde gradebook new-assignment nbgrader-course student-bundle hub-images clean
+.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde gradebook new-assignment nbgrader-course student-bundle gradescope hub-images clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
@@ -43,6 +43,8 @@ help:
 	@echo "make gradebook LMS=canvas|moodle ROSTER=roster.csv [OUT=dir] [GRADES=\$$OUT/grades.csv] [PER_TODO=1] [ABSENT=error|zero|omit]  an LMS import file (grader/lms.py)"
 	@echo "make e2e-cloud       the cloud path: each notebook alone in a bare kernel with older pandas/matplotlib/numpy"
 	@echo "make student-bundle  dist/<course wheel> and build/student-bundle.zip, the student-facing repository"
+	@echo "make gradescope [ASSIGNMENT=$(ASSIGNMENT)] [FAILING=visible|after_due_date] [SANDBOX=auto|userns|process] [MAX_PER_DAY=n]"
+	@echo "                     build/gradescope/<assignment>.zip, a Gradescope autograder (docs/instructors.md, Gradescope)"
 	@echo "make hub-images      build/hub/<lab wheel> (checked: lab only) and, where docker is, the JupyterHub images (deploy/)"
 	@echo "make sandbox-deps    install bubblewrap for the full grading sandbox (root: apt-get; else says what is missing)"
 
@@ -161,6 +163,13 @@ nbgrader-course: $(STAMP)
 
 student-bundle: $(STAMP)
 	$(PY) -m grader.bundle
+
+# A Gradescope autograder for one assignment (grader/gradescope.py): setup.sh, run_autograder, the kit and its pins.
+# SANDBOX left empty is auto: no grade where no sandbox works in Gradescope's container (SANDBOX=process to grade anyway).
+FAILING ?=
+MAX_PER_DAY ?=
+gradescope: $(STAMP)
+	$(PY) -m grader.gradescope build --assignment $(ASSIGNMENT) $(if $(FAILING),--failing-visibility $(FAILING)) $(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(MAX_PER_DAY),--max-per-day $(MAX_PER_DAY))
 
 # The JupyterHub images (deploy/, README "JupyterHub images"): the student wheel, checked to hold lab only, and the
 # images' pins checked against the repository's; then docker builds both from this folder, where docker is.
