@@ -369,7 +369,8 @@ def test_every_comment_a_zh_student_reads_is_chinese(name, tmp_path):
 
 
 def numbers(text):
-    return Counter(re.findall(r"\d+(?:[.,]\d+)*", text))
+    """The numbers of a text, thousands separators left out: English writes 1,000, Chinese 1000."""
+    return Counter(re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", n) for n in re.findall(r"\d+(?:[.,]\d+)*", text))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -381,6 +382,8 @@ def test_every_number_of_the_english_prose_is_in_the_chinese(name):
             missing[translation.cell_key(en)] = dict(numbers(en.source) - numbers(zh.source))
     assert missing == {}
     assert numbers("静态需要 13 个 tick") - numbers("静态需要 12 个 tick")  # a changed number is seen
+    assert not numbers("at most 1,000 tokens, 20,000 in all") - numbers("至多 1000 个词元，共 20000 个")  # grouping is style
+    assert numbers("at most 1,000 tokens") - numbers("至多 100 个词元") and numbers("1,5") - numbers("15")
 
 
 @pytest.mark.parametrize("name", NAMES)

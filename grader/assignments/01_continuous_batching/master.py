@@ -400,8 +400,9 @@ def broken_traces():
     stranger = [dict(row, served=row["served"] + [99]) if row["tick"] == 2 else row for row in trace]
     never = [dict(row, served=[i for i in row["served"] if i != 4]) for row in trace]
     twice = [dict(row, served=row["served"] + row["served"][:1]) if row["tick"] == 0 else row for row in trace]
-    return jobs, trace, {"too few": fewer, "too many": more, "unknown id": stranger, "never served": never,
-                         "twice in one tick": twice}
+    return jobs, trace, {"a job served too few times": fewer, "a job served too many times": more,
+                         "an id that is not a job": stranger, "a job never served": never,
+                         "an id listed twice in one tick": twice}
 
 
 def test_todo2_valid_trace_passes():
@@ -418,7 +419,7 @@ def test_todo2_another_scheduler_passes():
 def test_todo2_catches_each_break():
     jobs, _, broken = broken_traces()
     for how, trace in broken.items():
-        expect_raises(ValueError, lambda: check_served_exactly(jobs, trace), f"TODO 2: a trace with a job served {how} must raise ValueError")
+        expect_raises(ValueError, lambda: check_served_exactly(jobs, trace), f"TODO 2: check_served_exactly must raise ValueError on a trace with {how}")
 
 
 test_todo2_valid_trace_passes()

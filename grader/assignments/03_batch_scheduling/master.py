@@ -1330,8 +1330,9 @@ fig = lab.engine.plot_slo(baselines,
 #
 # **Check:** the cell under it checks that `slo_key` is a pure key (`lab.engine.serving_order`, which asks
 # your key as the grader does), runs your engine with `policy=slo_key` on the three traces (about 3 s), plots
-# them against the SLO and checks it. **Grading:** 1 point for the three traces, 1 point for **two more traces
-# of the same kind** that this notebook does not name. The grader sorts each trace's requests by your key and
+# them against the SLO and checks it. **Grading:** 1 point for the three traces together, given only if your
+# key meets both parts of the SLO on all three; 1 point for **two more traces of the same kind** that this
+# notebook does not name, given only if it meets both parts on both. The grader sorts each trace's requests by your key and
 # runs that order on its own engine (the reference of TODO 1–3), so a bug in TODO 1–3 does not cost points
 # here, and a key tuned to the three traces alone may miss the other two: leave a margin. On those two, your
 # key is shown the requests one at a time, in the order they arrive, as an engine meets them: it never sees
