@@ -11,6 +11,8 @@ OUT ?= build/grades
 JOBS ?= 0
 SHARD ?=
 SANDBOX ?=
+TIMES ?=
+EXTENSIONS ?=
 export MPLBACKEND := Agg
 # The student Pythons: requirements-student.txt and the lab wheel resolve on each (make check-pins).
 STUDENT_PYTHONS := 3.10 3.11 3.12 3.13
@@ -40,6 +42,7 @@ help:
 	@echo "make cjk-font [CJK_SOURCE=font]  rebuild lab/cjk_font/'s subset from Noto Sans CJK SC (.otf, or Debian's .ttc)"
 	@echo "make release         regenerate the student editions only"
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N] [SANDBOX=auto|userns|process]"
+	@echo "                     [TIMES=csv|nbgrader submitted/] [EXTENSIONS=csv]  late penalties: course.toml [deadline]"
 	@echo "make gradebook LMS=canvas|moodle ROSTER=roster.csv [OUT=dir] [GRADES=\$$OUT/grades.csv] [PER_TODO=1] [ABSENT=error|zero|omit]  an LMS import file (grader/lms.py)"
 	@echo "make e2e-cloud       the cloud path: each notebook alone in a bare kernel with older pandas/matplotlib/numpy"
 	@echo "make student-bundle  dist/<course wheel> and build/student-bundle.zip, the student-facing repository"
@@ -145,7 +148,7 @@ release: $(STAMP)
 
 autograde: $(STAMP) sandbox-deps
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=name]"; exit 2; }
-	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD)) $(if $(SANDBOX),--sandbox $(SANDBOX))
+	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD)) $(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(TIMES),--times $(TIMES)) $(if $(EXTENSIONS),--extensions $(EXTENSIONS))
 
 # An LMS gradebook import file from a run's grades.csv and a roster (grader/lms.py says the formats and what it refuses).
 GRADES ?= $(OUT)/grades.csv

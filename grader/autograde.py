@@ -4,7 +4,8 @@
 
 DIR holds one <student_id>.ipynb per student (as an LMS download gives them). Each goes through the steps of
 grader/pipeline.py in a pool of workers; grader/report.py writes what the run found. The settings (--seed,
---cell-timeout, ...) are those of grader/config.py.
+--cell-timeout, ...) are those of grader/config.py. Where course.toml sets the assignment a due date
+(grader/deadline.py), --times gives the submission times and a late student's total is less the late penalty.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import config as settings
-from . import class_report, feedback, messages, pipeline, report, safe_io, submission
+from . import class_report, deadline, feedback, messages, pipeline, report, safe_io, submission
 from .config import DEFAULTS, Config
 from .assignment import Assignment, get
 from .report import NOTE_CHARS, Outcome
@@ -52,13 +53,15 @@ def preload() -> None:
 class Batch:
     """One grading run of one assignment over one folder of submissions."""
 
-    def __init__(self, assignment: Assignment, out: Path, config: Config = DEFAULTS):
-        self.assignment, self.out, self.config = assignment, out.resolve(), config
+    def __init__(self, assignment: Assignment, out: Path, config: Config = DEFAULTS, policy: deadline.Policy | None = None):
+        self.assignment, self.out, self.config, self.policy = assignment, out.resolve(), config, policy
         with ThreadPoolExecutor(1) as aside:  # preload while this thread mostly waits for the warm parent and the reference
             preloaded = aside.submit(preload)
             self.prepared = pipeline.prepare(assignment, config)  # the grader nbgrader's preprocessor uses too
             self.grader = self.prepared.grader
             self.head = report.header(assignment.name, self.grader.seed, self.grader.sandbox, self.grader.tasks)
+            if policy is not None:
+                self.head["deadline"] = policy.describe()
             preloaded.result()  # before the pool starts (see preload); raises what preload raised
         safe_io.private_dir(self.out / "feedback")  # never leave a stale page from an earlier run
         os.chmod(self.out / "feedback", 0o755)
@@ -71,9 +74,14 @@ class Batch:
             outcome = Outcome(student_name(path.stem), "error", self.zero_scores(),
                               f"internal grading error, please report: {type(exc).__name__}: {exc}")
         outcome.key = student_key(path.stem)
+        outcome.late = self.late_of(path)
         outcome.reason = messages.made_inert(outcome.reason, NOTE_CHARS)  # all that follows prints, stores and reports these
         outcome.warnings = [messages.made_inert(w, NOTE_CHARS) for w in outcome.warnings]
         return outcome
+
+    def late_of(self, path: Path) -> deadline.Late | None:
+        """The student's lateness under the run's late policy (None without one)."""
+        return self.policy.late_of(student_name(path.stem)) if self.policy else None
 
     def zero_scores(self) -> dict[str, float]:
         return {column: 0.0 for column in self.head["task_columns"]}
@@ -85,7 +93,7 @@ class Batch:
             raw = os.fsencode(path.name)[:100].hex()  # to find the file by, without printing its name
             return Outcome(student, "bad", self.zero_scores(), messages.Message("bad_file_name", {"hex": raw}), language="")
         page = self.out / "feedback" / f"{student}.html"
-        work = pipeline.Work(path=path)
+        work = pipeline.Work(path=path, late=self.late_of(path))  # the page shows the penalty
         try:
             pipeline.run(self.prepared, work, self.config)
         except submission.NotASubmission as exc:  # in the edition's language; "" (each language) if never read
@@ -122,6 +130,10 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
     skipped = sorted(p.name for p in submissions.iterdir() if p.is_file() and p.suffix != ".ipynb")
     if not paths:
         raise SystemExit(f"error: no <student_id>.ipynb files in {submissions}")
+    try:  # the whole class's times, before the shard is taken: a run on any shard reads them alike
+        policy = deadline.load(assignment.name, config.times, config.extensions, [student_name(p.stem) for p in paths])
+    except deadline.DeadlineError as exc:
+        raise SystemExit(f"error: {exc}") from None
     if shard is not None:  # a shard may be empty: it still writes (empty) outputs for the merge
         everyone = len(paths)
         paths = [p for p in paths if shard_of(p.stem, shard[1]) == shard[0]]
@@ -132,8 +144,10 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
     say(f"autograding {len(paths)} submission(s) of {assignment.name} with {workers} worker(s)")
     if skipped:
         say(f"  skipping files that are not notebooks: {inert(', '.join(skipped))}")
+    for line in deadline.summary(policy, [student_name(p.stem) for p in paths]) if policy else []:
+        say(line)
     try:
-        batch = Batch(assignment, out, config)
+        batch = Batch(assignment, out, config, policy)
     except NoSandbox as exc:
         raise SystemExit(f"error: {exc}") from None
     say(f"  sandbox: {batch.grader.sandbox} ({SANDBOX_LEVELS[batch.grader.sandbox]})")
@@ -147,12 +161,12 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
             pool.submit(class_report.warm)
             for done, future in enumerate(as_completed(futures), 1):
                 o = outcomes[futures[future]] = future.result()
-                note = inert(messages.text(o.reason) or "; ".join(map(messages.text, o.warnings)))
-                say(f"  [{done}/{len(paths)}] {inert(o.student_id):<24} {sum(o.scores.values()):>5g}/{batch.head['max_total']:g}"
+                note = inert("; ".join(map(messages.text, filter(None, [o.reason, o.late_note()]))) or "; ".join(map(messages.text, o.warnings)))
+                say(f"  [{done}/{len(paths)}] {inert(o.student_id):<24} {o.total:>5g}/{batch.head['max_total']:g}"
                     f"  {o.status:<6} {o.seconds:5.1f} s  {note}")
     finally:  # grades.csv and the report are written whatever happened, with every student in them
-        listed = [outcomes.get(p) or Outcome(student_name(p.stem), "error", batch.zero_scores(),
-                                             "not graded: the batch was interrupted", key=student_key(p.stem)) for p in paths]
+        listed = [outcomes.get(p) or Outcome(student_name(p.stem), "error", batch.zero_scores(), "not graded: the batch was "
+                                             "interrupted", key=student_key(p.stem), late=batch.late_of(p)) for p in paths]
         report.write_outputs(batch.out, batch.head, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
     g = batch.grader
     say(f"  verdicts: {g.reused} reused from an identical answer graded earlier in the batch; "

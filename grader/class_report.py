@@ -87,7 +87,8 @@ def summarize(report: dict) -> dict:
             tasks.setdefault(v["answer_id"], {"task": v["task_id"], "points": v["points"], "rules": [r["name"] for r in v["rules"]]})
     tasks = {c: tasks[c] for c in columns if c in tasks}
     scores = {s["student_id"]: {c: 0.0 for c in columns} | {v["answer_id"]: v["score"] for v in s["verdicts"]} for s in students}
-    totals = {sid: round(sum(by.values()), 2) for sid, by in scores.items()}
+    penalties = {s["student_id"]: (s.get("late") or {}).get("penalty", 0) for s in students}
+    totals = {sid: round(sum(by.values()) - penalties[sid], 2) for sid, by in scores.items()}  # as grades.csv's total
     rules = {(a, name): RuleStats(t["task"], a, name, t["points"] / len(t["rules"])) for a, t in tasks.items() for name in t["rules"]}
     mistakes: dict[str, Misconception] = {}
     for s in students:
@@ -115,7 +116,8 @@ def summarize(report: dict) -> dict:
             "scores": scores, "totals": totals, "histogram": histogram(list(totals.values()), report["max_total"]),
             "rules": rules, "blank": {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks},
             "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
-            "operations": operations(students), "sandbox": f"{report.get('sandbox', 'unknown')} ({report.get('sandbox_means', '')})"}
+            "operations": operations(students), "sandbox": f"{report.get('sandbox', 'unknown')} ({report.get('sandbox_means', '')})",
+            "deadline": report.get("deadline"), "late": [(s["student_id"], s["late"]) for s in students if s.get("late")]}
 
 
 def _case_size(case: tuple[str, str, str]) -> tuple:
@@ -329,7 +331,24 @@ def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[
                             f"grading time: {sum(seconds):.1f} s of worker time, {max(seconds, default=0):.1f} s at most per student"])]
     teach = [("list", [f"{what} ({lost:g} points lost)" for lost, what in reteach(summary)] or ["nothing: no rule failed"])]
     return [(f"{summary['assignment']}: class report", head), ("What to reteach", teach), ("Scores", scores),
-            ("Rules by failure share", rules), ("Misconceptions", mistakes), ("Operations", operations)]
+            ("Rules by failure share", rules), ("Misconceptions", mistakes), ("Operations", operations)] + late_section(summary)
+
+
+def late_section(summary: dict) -> list[tuple[str, list]]:
+    """With a due date: who was late, what it cost and why, who had an extension, and whose time is not known."""
+    policy = summary.get("deadline")
+    if not policy:
+        return []
+    shown = [(sid, late) for sid, late in summary["late"] if late["kind"] != "on_time"]
+    by_kind = Counter(late["kind"] for _, late in summary["late"])
+    blocks = [("p", f"Due {policy['due']}; penalty {100 * policy['per_day']:g}%/day, {100 * policy['flat']:g}% once late, "
+                    f"at most {100 * policy['max_penalty']:g}% of the raw score; {policy['extensions']} extension(s). "
+                    f"On time {by_kind['on_time']}, late {by_kind['late']}, late within an extension {by_kind['extension']}, "
+                    f"**no usable submission time {by_kind['no_time']}** (graded with no penalty: check these by hand)."),
+              ("table", ["student", "submitted", "raw total", "penalty", "total", "reason"],
+               [[inert(sid), late["submitted"] or "unknown", f"{late['raw_total']:g}", f"{late['penalty']:g}",
+                 f"{late['raw_total'] - late['penalty']:g}", inert(late["note"], 200)] for sid, late in shown])]
+    return [("Late submissions", blocks if shown else blocks[:1])]
 
 
 def markdown(summary: dict, images: dict, folder: str) -> str:

@@ -39,6 +39,11 @@ class Config:
     clean_seconds: float = setting(30.0, "wall seconds for making one notebook's outputs inert; later cells are shown bare")
     outputs_cap: int = setting(4 << 20, "bytes of all outputs one feedback page shows; later outputs are left out")
     page_cap: int = setting(8 << 20, "bytes of one feedback page; a larger page is replaced by the plain one")
+    times: str = setting("", "submission times, when course.toml sets a due date (docs/instructors.md, Deadlines): a CSV "
+                             "student_id,timestamp, or nbgrader's submitted/ folder with <student>/<assignment>/timestamp.txt "
+                             "(make autograde TIMES=...)", trait=None)
+    extensions: str = setting("", "a CSV student_id,extension (days added to the due date, or the student's own due date), "
+                                  "added to course.toml's extensions (make autograde EXTENSIONS=...)", trait=None)
 
     def override(self, **settings) -> Config:
         """A copy with some settings changed (None leaves a setting as it is)."""

@@ -2,6 +2,7 @@
 
     python -m grader.docs layout      # docs/architecture.md's module list, from the modules' docstrings
     python -m grader.docs settings    # docs/instructors.md's table of settings, from grader/config.py
+    python -m grader.docs deadline    # docs/instructors.md's table of course.toml's [deadline], from grader/deadline.py
     python -m grader.docs             # both
     python -m grader.docs check       # exit 1, naming each section, if one is not what it would be written as
 
@@ -65,9 +66,18 @@ def settings() -> str:
     return config.markdown_table()
 
 
+def deadline() -> str:
+    """course.toml's [deadline] settings: one row per key of grader/deadline.py's KEYS, with its default."""
+    from grader.deadline import DEFAULTS, KEYS
+    rows = ["| `[deadline]` key | default | meaning |", "|---|---|---|"]
+    rows += [f"| `{name}` | {DEFAULTS.get(name, '')} | {meaning} |" for name, meaning in KEYS.items()]
+    return "\n".join(rows)
+
+
 SECTIONS = {  # name: (the file that holds it, what writes it)
     "layout": ("docs/architecture.md", layout),
     "settings": ("docs/instructors.md", settings),
+    "deadline": ("docs/instructors.md", deadline),
 }
 
 

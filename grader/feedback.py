@@ -6,6 +6,7 @@ generate_feedback` uses (grader/nbgrader_plugin.py), so formgrader's own HTMLExp
 """
 from __future__ import annotations
 
+import html
 import os
 import queue
 import re
@@ -127,11 +128,13 @@ def _exporter():
     return exporter
 
 
-def render(nb, assignment: str, verdicts) -> str:
+def render(nb, assignment: str, verdicts, late=None, language: str = "en") -> str:
     """The page `nbgrader generate_feedback` renders with our template, from our verdicts, in this process.
 
     The scores nbgrader's GetGrades would read from a gradebook are set from the verdicts directly (the
-    same numbers nbgrader's gradebook holds), so no course folder or database is built per student."""
+    same numbers nbgrader's gradebook holds), so no course folder or database is built per student. `late`
+    (make autograde's deadline.Late) sets the late penalty as GetGrades does (the score is after it) and its
+    reason, in `language`; without it the penalty is 0."""
 
     by_test, code = {v.test_id: v for v in verdicts}, SOURCES_CAP
     for cell in nb.cells:
@@ -148,8 +151,9 @@ def render(nb, assignment: str, verdicts) -> str:
             meta["score"] = verdict.score if verdict else 0.0
             meta["points"] = verdict.points if verdict else meta.get("points", 0)
     score, max_score = sum(v.score for v in verdicts), sum(v.points for v in verdicts)
-    resources = {"nbgrader": {"notebook": assignment, "assignment": assignment, "score": score, "max_score": max_score,
-                              "late_penalty": 0}}
+    penalty, said = (late.penalty(score), late.student_note(score)) if late is not None else (0, None)
+    resources = {"nbgrader": {"notebook": assignment, "assignment": assignment, "score": score - penalty, "max_score": max_score,
+                              "late_penalty": penalty, "late_reason": html.escape(said.text(language)) if said else ""}}
     mine = exporter()
     try:
         mine.deadline = time.monotonic() + RENDER_SECONDS

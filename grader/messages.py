@@ -41,6 +41,15 @@ TEXT = {
         # grader/autograde.py, grader/pipeline.py
         "plain_page": "feedback fell back to a plain page: {error}",
         "bad_file_name": "file name is not a usable student id (letters, digits, _.@+-; not invalid-...); the name's bytes in hex: {hex}",
+        # grader/deadline.py: a submission after the due date (what it costs), or one whose time is not known
+        "late_per_day": "{days} day(s) late (due {due}), {per_day}%/day: -{points} of {raw} points",
+        "late_flat": "{days} day(s) late (due {due}), {flat}% once late: -{points} of {raw} points",
+        "late_per_day_flat": "{days} day(s) late (due {due}), {flat}% once late and {per_day}%/day: -{points} of {raw} points",
+        "late_capped": "{days} day(s) late (due {due}): {percent}%, the most this assignment takes: -{points} of {raw} points",
+        "late_no_penalty": "{days} day(s) late (due {due}); this assignment takes no late penalty",
+        "late_extension": "submitted after the due date ({due}) but within the extension to {extended}: no late penalty",
+        "late_no_time": "no submission time found while a due date is set ({due}): graded with no late penalty; check the time by hand",
+        "late_bad_time": "the submission time {time} could not be read (due {due}): graded with no late penalty; check the time by hand",
     },
     "zh": {
         "file_too_large": "文件太大（{size} MiB；上限为 {limit} MiB）",
@@ -68,6 +77,14 @@ TEXT = {
         "cell_deleted": "单元格 {gid} 被删除了：已从发布版本中恢复，因此不扣分",
         "plain_page": "无法生成完整的反馈页面，改为显示简单页面：{error}",
         "bad_file_name": "文件名不能用作学生 id（只能包含字母、数字和 _.@+-，且不能以 invalid- 开头）；文件名的字节（十六进制）：{hex}",
+        "late_per_day": "迟交 {days} 天（截止时间 {due}），每天扣 {per_day}%：{raw} 分中扣 {points} 分",
+        "late_flat": "迟交 {days} 天（截止时间 {due}），迟交一次性扣 {flat}%：{raw} 分中扣 {points} 分",
+        "late_per_day_flat": "迟交 {days} 天（截止时间 {due}），迟交一次性扣 {flat}%，另每天扣 {per_day}%：{raw} 分中扣 {points} 分",
+        "late_capped": "迟交 {days} 天（截止时间 {due}）：扣 {percent}%，已是本作业的最高扣分比例：{raw} 分中扣 {points} 分",
+        "late_no_penalty": "迟交 {days} 天（截止时间 {due}）；本作业迟交不扣分",
+        "late_extension": "在截止时间（{due}）之后提交，但在延期后的截止时间 {extended} 之前：迟交不扣分",
+        "late_no_time": "已设截止时间（{due}），但没有找到提交时间：按不扣迟交分评分；请人工核对提交时间",
+        "late_bad_time": "无法读取提交时间 {time}（截止时间 {due}）：按不扣迟交分评分；请人工核对提交时间",
     },
 }
 

@@ -130,6 +130,7 @@ class Work:
     originals: dict[int, str] = field(default_factory=dict)   # test cells' full source, for nbgrader's checksums
     page: str | None = None                 # the rendered feedback page
     scores: dict[str, float] = field(default_factory=dict)
+    late: object = None                     # make autograde's deadline.Late of the student (never in nbgrader: its own penalty)
 
 
 def read(a: Prepared, w: Work, c: Config) -> None:
@@ -271,7 +272,7 @@ def render(a: Prepared, w: Work, c: Config) -> None:
 
 def page_of(a: Prepared, w: Work, cap: int) -> str:
     """The graded notebook (executed in the sandbox, inert, redacted) as nbgrader's feedback page, cleaned."""
-    page = feedback.render(w.nb, a.name, w.verdicts)
+    page = feedback.render(w.nb, a.name, w.verdicts, w.late, w.language)
     # A verdict's failing case is shown on purpose (built from scenario data) and may coincide with a line of a
     # hidden test, a bare constructor call say: as in feedback.redact, such a line is no leak.
     on_purpose = {line.strip() for v in w.verdicts for rule in v.rules for line in rule.snippet.splitlines()}

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import class_report, i18n, messages, sanitize
+from . import class_report, deadline, i18n, messages, sanitize
 from .grade import TaskVerdict, verdicts_to_json
 from .runner import LEVELS
 from .safe_text import csv_cell, inert
@@ -30,6 +30,23 @@ class Outcome:
     verdicts: list[TaskVerdict] = field(default_factory=list)
     language: str = "en"              # "" if unknown (a file never read as a notebook): its page says it in each
     key: str = ""                     # shard.student_key of the file name: the merge tells students apart by it
+    late: deadline.Late | None = None  # with a due date (course.toml [deadline]): what lateness costs; scores stay raw
+
+    @property
+    def raw_total(self) -> float:
+        return round(sum(self.scores.values()), 2)
+
+    @property
+    def penalty(self) -> float:
+        return self.late.penalty(self.raw_total) if self.late else 0.0
+
+    @property
+    def total(self) -> float:
+        """What the student gets: the TODOs' scores less the late penalty."""
+        return round(self.raw_total - self.penalty, 2)
+
+    def late_note(self) -> messages.Message | None:
+        return self.late.note(self.raw_total) if self.late else None
 
 
 def header(assignment: str, seed: int, sandbox: str, tasks: list[Task]) -> dict:
@@ -39,15 +56,21 @@ def header(assignment: str, seed: int, sandbox: str, tasks: list[Task]) -> dict:
             "max_total": sum(t.points for t in tasks)}
 
 
+LATE_COLUMNS = ["raw_total", "late_penalty", "late_reason"]   # grades.csv's, after max_total, when a due date is set
+
+
 def write_outputs(out: Path, head: dict, outcomes: list[Outcome], total_seconds: float) -> None:
-    """grades.csv, report.json and report.md of one run."""
-    columns = head["task_columns"]
+    """grades.csv, report.json and report.md of one run. With a due date (head's "deadline"), total is after the
+    late penalty, and grades.csv adds the raw total, the penalty and its reason."""
+    columns, late = head["task_columns"], bool(head.get("deadline"))
     with open(out / "grades.csv", "w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student_id", *columns, "total", "max_total"])
+        writer.writerow(["student_id", *columns, "total", "max_total", *(LATE_COLUMNS if late else [])])
         for o in outcomes:
-            total = round(sum(o.scores.values()), 2)
-            writer.writerow([csv_cell(inert(o.student_id)), *(f"{o.scores[c]:g}" for c in columns), f"{total:g}", f"{head['max_total']:g}"])
+            row = [csv_cell(inert(o.student_id)), *(f"{o.scores[c]:g}" for c in columns), f"{o.total:g}", f"{head['max_total']:g}"]
+            if late:
+                row += [f"{o.raw_total:g}", f"{o.penalty:g}", csv_cell(messages.text(o.late_note() or ""))]
+            writer.writerow(row)
     report = head | {"students": [student_json(o) for o in outcomes]}
     (out / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8", errors="backslashreplace")
     write_report_md(out, report, f"{len(outcomes)} submissions in {total_seconds:.1f} s")
@@ -60,21 +83,27 @@ def student_json(o: Outcome) -> dict:
     return {"student_id": o.student_id, "key": o.key, "status": o.status, "language": o.language,
             "reason": english(o.reason), "reason_key": messages.key(o.reason),
             "warnings": [english(w) for w in o.warnings], "warning_keys": [messages.key(w) for w in o.warnings],
-            "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)}
+            "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} | (
+            {"late": o.late.to_json(o.raw_total)} if o.late else {})
 
 
 def write_report_md(out: Path, report: dict, headline: str) -> None:
     """report.md from the contents of report.json (so that grader.shard can write it for merged shards)."""
     columns = report["task_columns"]
     lines = [f"# {report['assignment']}: {headline}",
-             f"sandbox: {report['sandbox']} ({report.get('sandbox_means', '')}) · seed: {report['seed']} · max per student: {report['max_total']:g}", "",
+             f"sandbox: {report['sandbox']} ({report.get('sandbox_means', '')}) · seed: {report['seed']} · max per student: {report['max_total']:g}"
+             + (f" · deadline: due {report['deadline']['due']}, penalty {report['deadline']['per_day']:g}/day, "
+                f"{report['deadline']['flat']:g} once late, at most {report['deadline']['max_penalty']:g} (fractions of the raw score)"
+                if report.get("deadline") else ""), "",
              "| student | status | " + " | ".join(columns) + " | total | notes |",
              "|---|---|" + "---|" * len(columns) + "---|---|"]
     for o in report["students"]:
         scores = {v["answer_id"]: v["score"] for v in o["verdicts"]}
-        notes = inert("; ".join(filter(None, [o["reason"], *o["warnings"]])), 4 * NOTE_CHARS)
+        late = o.get("late") or {}
+        notes = inert("; ".join(filter(None, [o["reason"], late.get("note"), *o["warnings"]])), 4 * NOTE_CHARS)
+        total = round(sum(scores.get(c, 0) for c in columns) - late.get("penalty", 0), 2)  # after the late penalty
         lines.append(f"| {inert(o['student_id'])} | {inert(o['status'])} | " + " | ".join(f"{scores.get(c, 0):g}" for c in columns)
-                     + f" | {sum(scores.get(c, 0) for c in columns):g} | {notes} |")
+                     + f" | {total:g} | {notes} |")
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace")
 
 
@@ -86,7 +115,8 @@ def plain_page(assignment: str, tasks: list[Task], outcome: Outcome) -> str:
     rows = "".join(f"<tr><td>{html.escape(t.task_id)}</td><td>{outcome.scores.get(t.answer_id, 0):g} / {t.points:g}</td></tr>"
                    for t in tasks)
     details = "".join(f"<pre>{html.escape(i18n.summary(v, shown))}</pre>" for v in outcome.verdicts)
-    said = dict.fromkeys(messages.text(w, language) for w in [outcome.reason, *outcome.warnings] if w for language in languages)
+    late = outcome.late.student_note(outcome.raw_total) if outcome.late else None
+    said = dict.fromkeys(messages.text(w, language) for w in [outcome.reason, late, *outcome.warnings] if w for language in languages)
     notes = "".join(f"<li>{html.escape(line)}</li>" for line in said)
     return (f"<!doctype html><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{sanitize.CSP}\"><title>{html.escape(assignment)}: {html.escape(outcome.student_id)}</title>"
             f"<h1>{text['heading'].format(assignment=html.escape(assignment), student=html.escape(outcome.student_id))}</h1>"

@@ -58,7 +58,7 @@ def merge(shards: list[Path], out: Path) -> dict:
         if not path.is_file():
             raise SystemExit(f"error: {folder} has no report.json: did that shard finish?")
         reports.append(json.loads(path.read_text(encoding="utf-8")))
-    keys = ("assignment", "seed", "sandbox", "task_columns", "max_total")
+    keys = ("assignment", "seed", "sandbox", "task_columns", "max_total", "deadline")
     for folder, report in zip(shards, reports):
         differs = [k for k in keys if report.get(k) != reports[0].get(k)]
         if differs:
@@ -82,7 +82,7 @@ def merge(shards: list[Path], out: Path) -> dict:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(sorted(rows, key=lambda row: row[0]))
-    merged = {k: reports[0][k] for k in keys} | {"sandbox_means": reports[0].get("sandbox_means", ""),
+    merged = {k: reports[0].get(k) for k in keys if k in reports[0]} | {"sandbox_means": reports[0].get("sandbox_means", ""),
                                                  "students": sorted(students, key=lambda s: s["student_id"])}
     (out / "report.json").write_text(json.dumps(merged, indent=1), encoding="utf-8")
     write_report_md(out, merged, f"{len(students)} submissions, merged from {len(shards)} shards")

@@ -47,6 +47,18 @@ ENGLISH = [
     (Message("plain_page", {"error": "RuntimeError: x"}), "feedback fell back to a plain page: RuntimeError: x"),
     (Message("bad_file_name", {"hex": "2e"}), "file name is not a usable student id (letters, digits, _.@+-; not invalid-...); "
                                              "the name's bytes in hex: 2e"),
+    # grader/deadline.py (tests/grader/test_deadline.py)
+    (Message("late_per_day", {"days": 2, "due": "2026-12-01 23:59+08:00", "per_day": "10", "points": "2.4", "raw": "12"}),
+     "2 day(s) late (due 2026-12-01 23:59+08:00), 10%/day: -2.4 of 12 points"),
+    (Message("late_flat", {"days": 2, "due": "D", "flat": "20", "points": "2.4", "raw": "12"}), "2 day(s) late (due D), 20% once late: -2.4 of 12 points"),
+    (Message("late_per_day_flat", {"days": 1, "due": "D", "flat": "20", "per_day": "10", "points": "3.6", "raw": "12"}),
+     "1 day(s) late (due D), 20% once late and 10%/day: -3.6 of 12 points"),
+    (Message("late_capped", {"days": 9, "due": "D", "percent": "50", "points": "6", "raw": "12"}),
+     "9 day(s) late (due D): 50%, the most this assignment takes: -6 of 12 points"),
+    (Message("late_no_penalty", {"days": 1, "due": "D"}), "1 day(s) late (due D); this assignment takes no late penalty"),
+    (Message("late_extension", {"due": "D", "extended": "E"}), "submitted after the due date (D) but within the extension to E: no late penalty"),
+    (Message("late_no_time", {"due": "D"}), "no submission time found while a due date is set (D): graded with no late penalty; check the time by hand"),
+    (Message("late_bad_time", {"due": "D", "time": "'x'"}), "the submission time 'x' could not be read (due D): graded with no late penalty; check the time by hand"),
 ]
 
 
