@@ -25,11 +25,12 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv check-pins lint sandbox-deps test test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde gradebook new-assignment nbgrader-course student-bundle gradescope hub-images clean
+.PHONY: help venv check-pins lint sandbox-deps test test-fast test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde gradebook new-assignment nbgrader-course student-bundle gradescope hub-images clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
 	@echo "make test            the whole test suite (with the cloud path, make e2e-cloud)"
+	@echo "make test-fast       the tests not marked slow (none starts a process): minutes, no sandbox needed"
 	@echo "make lint            ruff check: pyflakes and pycodestyle errors (CI runs it)"
 	@echo "make check-pins      asks the package index: the lock and the student requirements install on every claimed Python"
 	@echo "make test-rootless   (as root) the sandbox tests, hostile batch and demo as an unprivileged user (by hand: not in CI)"
@@ -94,6 +95,11 @@ test-rootless: sandbox-deps
 
 test: $(STAMP) sandbox-deps $(CLOUD_VENV)/.installed
 	CLOUD_PYTHON=$(abspath $(CLOUD_VENV))/bin/python $(PY) -m pytest tests
+
+# The quick tier: every test not marked slow. A test that starts a process (a sandboxed child, a kernel, nbgrader,
+# a Python) is slow, and tests/conftest.py fails one that does unmarked, so this needs no sandbox and no cloud venv.
+test-fast: $(STAMP)
+	$(PY) -m pytest tests -m "not slow" -q
 
 # Install time: a bare venv with only ipykernel, pandas, matplotlib and numpy, cached per version set.
 $(CLOUD_VENV)/.installed:

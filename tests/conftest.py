@@ -1,9 +1,11 @@
 """Shared helpers, and a test run made independent of the machine it runs on (see hermetic_environment)."""
 import atexit
+import contextlib
 import fcntl
 import locale
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -183,10 +185,12 @@ def needs_level(*levels: str):
 
 def pytest_configure(config):
     """Where no level isolates, outside CI the suite runs at the process level it then asks for (and says so at the
-    end); in CI (CI=true) a missing bwrap, user namespace or seccomp filter fails the run at once."""
+    end); in CI (CI=true) a missing bwrap, user namespace or seccomp filter fails the run at once, unless the run is
+    make test-fast's (-m "not slow"), which starts no sandbox."""
     wanted = ["bwrap", "userns"] if os.geteuid() == 0 else ["userns"]
     missing = {level: why for level, why in sandbox_levels().items() if why and level in wanted}
-    if missing and os.environ.get("CI") == "true":
+    quick = config.getoption("markexpr", "").strip() == "not slow"   # make test-fast: no test of it starts a sandbox
+    if missing and os.environ.get("CI") == "true" and not quick:
         pytest.exit("CI=true, but the sandbox tier cannot run: " + "; ".join(f"{k}: {v}" for k, v in missing.items())
                     + " (make sandbox-deps installs bubblewrap)", returncode=3)
     if not levels_here():
@@ -213,3 +217,58 @@ def zygote(request):
     warm = Warm(request.param)
     yield warm
     warm.close()
+
+
+# --- the two tiers: `make test` runs every test, `make test-fast` those not marked slow ------------------------
+# A test is slow if it starts a process: a sandboxed child, a notebook kernel, nbgrader, a Python or a tool. That is
+# what takes seconds here, and unlike a duration it is the same on every machine, so it is enforced, not timed: while
+# a test that is not marked slow is set up or run, starting a process fails it (both tiers: make test runs this too).
+# Forks of this process (grader/forked.py) start no program and stay allowed.
+
+class StartedAProcess(RuntimeError):
+    """Raised in place of starting a process (code under test that catches it still fails its test: _guarded)."""
+
+
+_STARTED: list[str] = []   # what tests not marked slow tried to start, in this phase
+
+
+@contextlib.contextmanager
+def no_processes(nodeid: str):
+    """While inside: starting any process (subprocess, asyncio, jupyter_client, the sandbox) raises StartedAProcess."""
+    real = subprocess.Popen._execute_child
+
+    def refused(self, args, *rest, **kwargs):
+        shown = " ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args)
+        _STARTED.append(shown)
+        raise StartedAProcess(f"{nodeid} is not marked slow but started a process ({shown[:200]}): mark it "
+                              "@pytest.mark.slow, or pytestmark = pytest.mark.slow for a whole module (tests/conftest.py)")
+
+    subprocess.Popen._execute_child = refused
+    try:
+        yield
+    finally:
+        subprocess.Popen._execute_child = real
+
+
+def _guarded(item, phase: str):
+    if item.get_closest_marker("slow"):
+        return (yield)
+    _STARTED.clear()
+    try:
+        with no_processes(item.nodeid):
+            return (yield)
+    finally:  # also when the code under test caught the refusal, or failed some other way because of it
+        if _STARTED:
+            started, _STARTED[:] = _STARTED[:], []
+            pytest.fail(f"{item.nodeid} is not marked slow but started a process in its {phase} ({started[0][:200]}): "
+                        "mark it @pytest.mark.slow (tests/conftest.py)", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _guarded(item, "setup"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _guarded(item, "call"))

@@ -51,6 +51,7 @@ def test_reference_namespace_is_the_solution():
     assert [e["action"] for e in sim.run()] == ["prefill_to_decode", "decode_one_step", "finish"]
 
 
+@pytest.mark.slow
 def test_cells_below_a_blank_todo_name_it_in_one_line():
     """With every TODO blank, the observe cells fail with one line naming the TODOs,
     not with a KeyError or NameError from a variable an earlier failed cell never set."""

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 
@@ -34,6 +36,7 @@ def test_environment_yml_python_is_311():
     assert re.search(r"^\s*-\s*python=3\.11\s*$", (ROOT / "environment.yml").read_text(), re.M)
 
 
+@pytest.mark.slow
 def test_the_linter_ci_runs_catches_a_planted_error(tmp_path):
     """`make lint` (ruff, pinned above) with the project's configuration: a clean file passes, an unused import fails."""
     ruff = Path(sys.executable).with_name("ruff")

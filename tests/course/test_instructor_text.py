@@ -52,6 +52,7 @@ def batch(tmp_path_factory):
     return out, "\n".join(printed), files
 
 
+@pytest.mark.slow
 def test_the_controls_keep_their_exact_scores(batch):
     out, _, _ = batch
     rows = {row["student_id"]: row for row in csv.DictReader(open(out / "grades.csv"))}
@@ -59,6 +60,7 @@ def test_the_controls_keep_their_exact_scores(batch):
     assert rows["mallory_labels"]["total"] == "12"  # her own hanging cell costs her nothing
 
 
+@pytest.mark.slow
 def test_the_terminal_gets_one_printable_line_per_student(batch):
     _, printed, files = batch
     assert printed.isascii() and "\x1b" not in printed and "\r" not in printed
@@ -70,6 +72,7 @@ def test_the_terminal_gets_one_printable_line_per_student(batch):
     assert "ran past its limit" in mallory and "(# \\x1b&#91;1A\\x1b&#91;2K  &#91;1/1" in mallory  # shown, as text
 
 
+@pytest.mark.slow
 def test_an_invalid_id_never_appears_raw(batch):
     out, printed, _ = batch
     grades, report_md = (out / "grades.csv").read_text(), (out / "report.md").read_text()
@@ -83,6 +86,7 @@ def test_an_invalid_id_never_appears_raw(batch):
     assert all("is not a usable student id" in r for r in reasons)  # with the name, inert, to find the file by
 
 
+@pytest.mark.slow
 def test_grades_csv_holds_no_formula(batch):
     out, _, files = batch
     rows = list(csv.reader(open(out / "grades.csv")))
@@ -90,6 +94,7 @@ def test_grades_csv_holds_no_formula(batch):
     assert not [cell for row in rows for cell in row if cell[:1] in ("=", "+", "-", "@", "\t", "\r")]
 
 
+@pytest.mark.slow
 def test_report_md_gains_no_heading_link_image_or_tag(batch):
     out, _, files = batch
     text = (out / "report.md").read_text()

@@ -95,12 +95,14 @@ def test_every_assignment_is_found_and_generated():
     assert linked and linked <= set(NAMES), linked - set(NAMES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,lang", EDITIONS)
 def test_student_edition_has_not_drifted(regenerated, name, lang):
     assert (regenerated / "notebooks" / f"{edition(lang)}{name}.ipynb").read_text() == student_path(name, lang).read_text(), \
         "notebooks/ is stale: run `make notebooks` and commit"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,lang,fonts", SOLVED)
 def test_solved_edition_has_not_drifted(request, name, lang, fonts):
     """The committed outputs, PNGs aside, are what a build gives with the CJK fonts installed and hidden alike."""
@@ -134,6 +136,7 @@ def font_dependent(without_font, with_font) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ZH_NAMES)
 def test_zh_printed_output_does_not_depend_on_fonts(regenerated_fonts_hidden, regenerated_with_a_cjk_font, name):
     """Only figures may change with the fonts: each printed line of a zh edition is the same with a CJK font and without."""
@@ -142,6 +145,7 @@ def test_zh_printed_output_does_not_depend_on_fonts(regenerated_fonts_hidden, re
     assert len(printed(without)) == len(printed(with_font)) > 10
 
 
+@pytest.mark.slow
 def test_the_font_check_fails_when_printed_text_goes_through_label(tmp_path, stand_in_font):
     """The check above can fail: a printed lab.label(...) (figure text, English where no font can draw it) is reported.
     With the installed fonts hidden, lab's shipped subset still draws Chinese, so the run without any font also takes
@@ -177,6 +181,7 @@ def test_solved_edition_ran_clean_with_plots(name, lang):
         assert re.search(f"TODO {task[-1]}[:：]", texts) and PASSED[lang] in texts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,lang", EDITIONS)
 def test_student_edition_has_no_solution_or_hidden_code(name, lang):
     text = student_path(name, lang).read_text()
@@ -216,6 +221,7 @@ def test_one_task_id_everywhere(name, lang):
         assert set(re.findall(r"\"(TODO \d)", tests)) == {f"TODO {n}"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,lang", EDITIONS)
 def test_stub_matches_reference_outside_the_solution(name, lang):
     """Sync: the starter keeps the reference's signature, docstring and given lines."""

@@ -56,6 +56,7 @@ def test_every_master_cell_has_a_current_translation(name):
 HEADING = re.compile(r"^(#+) (.+?) \| (.+)$", re.M)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_two_editions_headings_mirror_each_other(name):
     """Each language's heading is the other's subtitle, by construction (a heading marked " |" in the sources)."""
@@ -217,6 +218,7 @@ def code_pairs(english, chinese):
     return [(a.source, b.source) for a, b in zip(english.cells, chinese.cells) if a.cell_type == "code"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_chinese_code_is_the_english_code_apart_from_strings(name):
     """Masters, student and solved editions: same AST once strings are blanked (comments, translated or not,
@@ -268,6 +270,7 @@ def test_comment_blocks_are_runs_of_whole_line_comments_or_one_trailing_comment(
         translation._replace_comments(source, {"trailing": "行尾\n两行"}, "k")
 
 
+@pytest.mark.slow
 def test_a_comment_translation_is_applied():
     """03's worked example explains itself in a two-line comment; the solved edition's TODO 1 in trailing ones."""
     en, zh = masters.read_master("03_batch_scheduling"), masters.read_master("03_batch_scheduling", "zh")
@@ -296,6 +299,7 @@ def test_comment_fingerprints_leave_the_strings_fingerprints_alone():
     assert catalogue["code-worked-batch"]["en"] == before[0] and catalogue["code-worked-batch"]["en_comments"] == before[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key, edit", [
     ("code-worked-batch", lambda s: s.replace("(no scheduler runs here)", "(nothing runs here)")),
     ("todo1", lambda s: s.replace("# seq itself was preempted", "# seq itself went")),  # a reference solution's
@@ -327,6 +331,7 @@ def test_a_translated_comment_missing_from_the_master_fails():
         translation.translate(master("03_batch_scheduling"), "03_batch_scheduling", "zh", catalogue)
 
 
+@pytest.mark.slow
 def test_stamp_restamps_the_comments_fingerprint(tmp_path, monkeypatch):
     name = "03_batch_scheduling"
     path = tmp_path / "catalogue.yml"
@@ -373,6 +378,7 @@ def numbers(text):
     return Counter(re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", n) for n in re.findall(r"\d+(?:[.,]\d+)*", text))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_number_of_the_english_prose_is_in_the_chinese(name):
     """test_prose_numbers pins the English prose to the outputs; this carries the pins over to the translation."""
@@ -411,6 +417,7 @@ def templates_used(source: str) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_lab_message_and_label_has_a_chinese_text():
     sources = [p.read_text() for p in (ROOT / "lab").rglob("*.py")]
     sources += [c.source for name in assignment_names() for c in masters.read_master(name).cells if c.cell_type == "code"]
@@ -454,6 +461,7 @@ def labels_not_drawn(source: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_label_is_called_only_where_text_is_drawn():
     """label() falls back to English when no font can draw a string, so it is for figure text only: printed text uses tr()."""
     sources = [*(ROOT / "lab").rglob("*.py"), *(ROOT / "grader").rglob("*.py"), *(ROOT / "policybench").rglob("*.py")]
@@ -541,6 +549,7 @@ def has_hanzi(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
+@pytest.mark.slow
 def test_zh_plot_labels_are_chinese_with_the_fonts_installed_or_hidden(fonts_state):
     lab.set_language("zh")
     text = all_texts(lab.plot_slots(lab.FOUR_ON_TWO.jobs, 2))
@@ -552,6 +561,7 @@ def test_zh_plot_labels_are_chinese_with_the_fonts_installed_or_hidden(fonts_sta
     assert glyph_warnings(lab.plot_lifecycle) == []
 
 
+@pytest.mark.slow
 def test_labels_fall_back_to_english_only_where_no_font_can_draw_them(clean_fonts, monkeypatch):
     """No installed CJK font: the shipped subset draws Chinese. English only without it (a broken install), or for a
     string with a character it lacks; never tofu boxes."""
@@ -613,6 +623,7 @@ ENGINE_PLOTS = {"batch": lambda: lab.engine.plot_batch_composition(STEPS), "kv":
                 "slo": lambda: lab.engine.plot_slo(SLO_ROWS + [{**SLO_ROWS[0], "policy": lab.tr("aging, 1 s per level")}])}
 
 
+@pytest.mark.slow
 def test_notebook_03_plots_and_slo_messages_follow_the_language(fonts_state):
     """lab.engine's plots (notebook 03) label in Chinese with the CJK fonts installed or hidden (the shipped subset
     draws them); its SLO verdicts are printed, so they are in Chinese whatever the fonts."""
@@ -669,6 +680,7 @@ def mixed_class(tmp_path_factory):
     return out, rows, report
 
 
+@pytest.mark.slow
 def test_a_zh_submission_scores_what_the_english_one_scores(mixed_class):
     _, rows, report = mixed_class
     assert rows["zh_solved"] == rows["en_solved"] and rows["en_solved"]["total"] == rows["en_solved"]["max_total"]
@@ -682,6 +694,7 @@ def test_a_zh_submission_scores_what_the_english_one_scores(mixed_class):
     assert not [w for r in report.values() for w in r["warnings"] if "edited" in w or "deleted" in w or "appears" in w]
 
 
+@pytest.mark.slow
 def test_feedback_speaks_the_submission_language(mixed_class):
     out, _, _ = mixed_class
     zh = visible_text((out / "feedback" / "zh_broken.html").read_text())
@@ -692,6 +705,7 @@ def test_feedback_speaks_the_submission_language(mixed_class):
     assert "条规则中" not in en and "[未通过]" not in en and "得分" not in en  # headings keep their Chinese subtitles
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "01_continuous_batching"])  # 01: mixed_class above
 def test_every_zh_edition_is_graded_like_the_english_one(name, tmp_path):
     """Full marks for the zh reference, zero for the untouched zh release, and feedback with the Chinese rule names."""
@@ -720,6 +734,7 @@ def test_every_rule_name_has_a_chinese_name():
     assert i18n.rule_name("a rule nobody translated", "zh") == "a rule nobody translated"
 
 
+@pytest.mark.slow
 def test_student_bundle_carries_both_languages(capsys):
     bundle.main()
     with zipfile.ZipFile(bundle.BUNDLE) as zf:

@@ -39,12 +39,14 @@ def totals(row):
     return {k: float(v) for k, v in row.items() if k != "student_id"}
 
 
+@pytest.mark.slow
 def test_grades_csv_columns(graded):
     out, rows, _ = graded
     assert open(out / "grades.csv").readline().strip() == "student_id,todo1,todo2,todo3,todo4,total,max_total"
     assert len(rows) == 18 and all(row["max_total"] == "12" for row in rows.values())
 
 
+@pytest.mark.slow
 def test_solution_full_marks_and_untouched_zero(graded):
     _, rows, report = graded
     assert totals(rows["alice_solution"]) == FULL
@@ -52,6 +54,7 @@ def test_solution_full_marks_and_untouched_zero(graded):
     assert report["alice_solution"]["warnings"] == []
 
 
+@pytest.mark.slow
 def test_bug_in_todo3_costs_todo3_only(graded):
     _, rows, report = graded
     carol = totals(rows["carol_bug_todo3"])
@@ -59,6 +62,7 @@ def test_bug_in_todo3_costs_todo3_only(graded):
     assert any("todo3_tests: the in-notebook checks passed" in w for w in report["carol_bug_todo3"]["warnings"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("student, reason", [
     ("dan_bad_json", "unreadable JSON"), ("erin_other_notebook", "some other notebook"),
     ("tom_submitted_notebook_01", "this is 01_continuous_batching, not 02_decode_scheduling"),
@@ -70,6 +74,7 @@ def test_bad_submissions_score_zero_with_a_reason(graded, student, reason):
     assert reason in visible_text((out / "feedback" / f"{student}.html").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("student, warning", [
     ("kai_deleted_test_cell", "cell todo4_tests was deleted: restored from the release; this costs nothing"),
     ("lea_duplicated_test_cell", "cell todo1_tests appears 2 times"),
@@ -90,18 +95,21 @@ def test_layout_accidents_cost_nothing(graded, student, warning):
     assert "TODO 4: 4 / 4 points" in page  # the full nbgrader page, not the plain fallback
 
 
+@pytest.mark.slow
 def test_the_last_copy_of_an_answer_is_graded(graded):
     """A stub pasted below the real answer replaces it in the kernel, so it is what the grade sees."""
     _, rows, report = graded
     assert totals(rows["ravi_duplicated_answer_stub_last_todo1"]) == FULL | {"todo1": 0, "total": 10}
 
 
+@pytest.mark.slow
 def test_a_deleted_answer_costs_its_todo_only(graded):
     _, rows, report = graded
     assert totals(rows["sam_deleted_answer_todo4"]) == FULL | {"todo4": 0, "total": 8}
     assert any("answer cell todo4 was deleted: TODO scores 0" in w for w in report["sam_deleted_answer_todo4"]["warnings"])
 
 
+@pytest.mark.slow
 def test_a_hanging_todo_costs_that_todo_and_is_reported(graded):
     out, rows, report = graded
     heidi = totals(rows["heidi_hangs_in_todo3"])
@@ -115,6 +123,7 @@ def test_a_hanging_todo_costs_that_todo_and_is_reported(graded):
     assert "[not run] not run: TODO 3 ran past its time limit when graded" in page and "TODO 3: 0 / 3 points" in page
 
 
+@pytest.mark.slow
 def test_a_hang_nobody_saw_coming_is_interrupted_and_its_dependents_skipped(tmp_path):
     """A hang the feedback run was not warned of: the cell is interrupted at its CPU limit, and the later cells
     that use the hung TODO are not run into the same limit again."""
@@ -134,6 +143,7 @@ def test_a_hang_nobody_saw_coming_is_interrupted_and_its_dependents_skipped(tmp_
         "not run: TODO 1 ran past its time limit, and this cell uses it")
 
 
+@pytest.mark.slow
 def test_silencing_the_kernel_gains_nothing(graded):
     _, rows, report = graded
     ivan = totals(rows["ivan_subverts_kernel"])
@@ -142,6 +152,7 @@ def test_silencing_the_kernel_gains_nothing(graded):
     assert any(w.startswith("todo2_tests: the in-notebook checks passed") for w in report["ivan_subverts_kernel"]["warnings"])
 
 
+@pytest.mark.slow
 def test_feedback_shows_plots_and_verdicts_but_no_hidden_code(graded):
     out, rows, _ = graded
     snippets = hidden_snippets(masters.nbgrader_source(NAME))
@@ -156,6 +167,7 @@ def test_feedback_shows_plots_and_verdicts_but_no_hidden_code(graded):
     assert "[FAIL]" in visible_text(carol) and f"TODO 3: {score:g} / 3 points" in visible_text(carol)
 
 
+@pytest.mark.slow
 def test_feedback_a_student_can_act_on(graded):
     """TOC by TODO, wrapped verdicts, the failing case as code, and no path of the grading machine."""
     out, _, _ = graded
@@ -170,6 +182,7 @@ def test_feedback_a_student_can_act_on(graded):
         assert str(folder) + "/" not in bob and str(folder.resolve()) + "/" not in bob
 
 
+@pytest.mark.slow
 def test_report_lists_everyone(graded):
     out, _, _ = graded
     report = (out / "report.md").read_text()
@@ -177,6 +190,7 @@ def test_report_lists_everyone(graded):
     assert (out / ".work").exists() is False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, full, cell_timeout, partial_bug, min_plots", [
     ("01_continuous_batching", {"todo1": 2, "todo2": 2, "todo3": 3, "todo4": 3, "total": 10, "max_total": 10}, 10, False, 0),
     ("03_batch_scheduling", {"todo1": 3, "todo2": 2, "todo3": 3, "todo4": 2, "todo5": 2, "total": 12, "max_total": 12}, 20, True, 6),
@@ -209,6 +223,7 @@ def test_clear_errors_for_bad_arguments(tmp_path, setup, message):
         autograde.run(name, submissions, tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_a_failing_case_that_reads_like_a_hidden_line_keeps_the_rich_page(tmp_path):
     """TODO 4's bug in `make bench`'s class fails on a case whose set-up line, `sim = DecodeSchedulerSim(free_kv_blocks=1)`,
     is also a hidden test's. The page shows it on purpose as the case to paste; it is published (it fell back to a
@@ -223,6 +238,7 @@ def test_a_failing_case_that_reads_like_a_hidden_line_keeps_the_rich_page(tmp_pa
     assert shown and set(shown) <= on_purpose  # the coincidence this test is about, and nothing else
 
 
+@pytest.mark.slow
 def test_the_last_lines_say_how_the_verdicts_came_as_make_bench_reads_them(tmp_path, capsys):
     from grader import pipeline, throughput
 
@@ -236,6 +252,7 @@ def test_the_last_lines_say_how_the_verdicts_came_as_make_bench_reads_them(tmp_p
     assert said and tuple(map(int, said.groups())) == (4, 4)
 
 
+@pytest.mark.slow
 def test_the_command_ends_with_everything_written_and_no_sandbox_left(tmp_path):
     """`python -m grader.autograde` ends with os._exit (autograde.leave): its output and its files must be complete
     by then; a bad argument still exits with its message."""
@@ -255,6 +272,7 @@ def test_the_command_ends_with_everything_written_and_no_sandbox_left(tmp_path):
     assert bad.returncode != 0 and "unknown assignment '03_nope'" in bad.stderr
 
 
+@pytest.mark.slow
 def test_the_command_imports_neither_what_it_never_uses_nor_less_than_it_needs():
     """grader/__init__.py keeps jsonschema's IRI grammars and jupytext's Jupyter contents managers (with jupyter_server)
     out of a grading process; nbformat still validates and jupytext still reads a percent-format master."""

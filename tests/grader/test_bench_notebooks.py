@@ -1,9 +1,12 @@
 """make bench's notebook timings: the timed run is an ordinary run (every cell keeps its output) and every cell is timed.
 Nothing here asserts a time."""
 import nbformat
+import pytest
 
 from conftest import ROOT
 from grader import bench, masters
+
+pytestmark = pytest.mark.slow   # every test here starts a process or takes seconds (tests/conftest.py)
 
 
 def printed(nb) -> list[str]:

@@ -30,6 +30,7 @@ def no_nbformat(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_too_many_cells_are_refused_before_nbformat_parses(no_nbformat):
     data = empty_cells(200_000)
     assert 8 << 20 < len(data) < safe_io.MAX_SUBMISSION
@@ -80,6 +81,7 @@ def test_cleaning_past_its_budget_keeps_no_more_prose_or_outputs(monkeypatch):
     assert len(calls) == 19 and sum(c.source == sanitize.NOT_SHOWN for c in nb.cells) == 31
 
 
+@pytest.mark.slow
 def test_a_render_past_its_budget_is_given_up_at_the_first_cell(monkeypatch):
     monkeypatch.setattr(feedback, "_IDLE", queue.SimpleQueue())
     monkeypatch.setattr(feedback, "_HIGHLIGHTED", {})
@@ -92,6 +94,7 @@ def test_a_render_past_its_budget_is_given_up_at_the_first_cell(monkeypatch):
     assert feedback._HIGHLIGHTED == {} and feedback._MARKDOWN == {}
 
 
+@pytest.mark.slow
 def test_renders_do_not_wait_for_each_other(monkeypatch):
     """Two pages render at the same time: each waits inside its render for the other to be inside its own.
     Under a process-wide lock the second could not start, and the barrier would break. (The second waits
@@ -130,6 +133,7 @@ def test_renders_do_not_wait_for_each_other(monkeypatch):
     assert errors == [] and len(pages) == 2 and feedback._IDLE.qsize() == 2
 
 
+@pytest.mark.slow
 def test_a_pathological_file_costs_its_owner_a_zero_and_the_batch_seconds(tmp_path):
     """Through `make autograde`, beside a perfect and a blank control: refused files score 0 with the reason; a
     file just inside the caps is graded and its page shows what the budgets allow."""

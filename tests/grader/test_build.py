@@ -25,6 +25,7 @@ def course(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_the_course_has_the_source_the_release_a_gradebook_and_the_kits_two_lines(course):
     source = json.loads((course / "source" / NAME / f"{NAME}.ipynb").read_text())
     release = json.loads((course / "release" / NAME / f"{NAME}.ipynb").read_text())
@@ -36,6 +37,7 @@ def test_the_course_has_the_source_the_release_a_gradebook_and_the_kits_two_line
     assert (course / "nbgrader_config.py").read_text().endswith(build.PLUGIN_LINES)
 
 
+@pytest.mark.slow
 def test_the_readmes_check_says_nbgrader_will_use_the_kit(course):
     result = check_config(course)
     assert result.returncode == 0 and result.stdout.startswith("ok"), result.stdout + result.stderr
@@ -60,12 +62,14 @@ def test_a_course_without_a_folder_is_a_usage_error(capsys):
     assert stop.value.code == 2 and "--out DIR" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_zh_course_is_the_chinese_edition(tmp_path):
     build.main(["course", NAME, "--out", str(tmp_path / "zh"), "--language", "zh"])
     source = json.loads((tmp_path / "zh" / "source" / NAME / f"{NAME}.ipynb").read_text())
     assert "连续批处理" in "".join(source["cells"][0]["source"])
 
 
+@pytest.mark.slow
 def test_make_nbgrader_course_runs_this_command():
     dry = subprocess.run(["make", "-n", "-o", ".venv/.installed", "nbgrader-course", f"NAME={NAME}", "DIR=x", "LANGUAGE=zh"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -15,6 +15,7 @@ from grader.masters import hidden_snippets
 from lab import __version__
 
 
+@pytest.mark.slow
 def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
     bundle.main()
     names = zipfile.ZipFile(bundle.BUNDLE).namelist()
@@ -40,6 +41,7 @@ def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
         assert zf.read("decode-scheduling/lab/cjk_font/LabCJKSubset-Regular.otf") == (ROOT / "lab" / "cjk_font" / "LabCJKSubset-Regular.otf").read_bytes()
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_lab_only_and_declares_what_the_cloud_test_runs(tmp_path):
     wheel = bundle.build_wheel(tmp_path)
     assert wheel.name == f"decode_scheduling_lab-{__version__}-py3-none-any.whl"
@@ -68,6 +70,7 @@ def test_student_environment_has_no_grader_tools_and_the_student_ranges():
     assert re.findall(r"^      - (.*)$", env, re.M) == ranges
 
 
+@pytest.mark.slow
 def test_student_config_switches_off_the_nbgrader_teacher_ui_only(tmp_path):
     """Run the bundle's script on a prefix where nbgrader has enabled itself, read it back as jupyter_server does."""
     from jupyter_server.config_manager import BaseJSONConfigManager
@@ -94,6 +97,7 @@ def test_student_config_switches_off_the_nbgrader_teacher_ui_only(tmp_path):
                                           "@jupyter/nbgrader:course-list": True}
 
 
+@pytest.mark.slow
 def test_demo_worked_examples_write_pngs(tmp_path, capsys):
     written = demo.worked_examples(tmp_path)
     assert len(written) == 8 and all(p.suffix == ".png" and p.stat().st_size > 5000 for p in written)

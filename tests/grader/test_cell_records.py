@@ -7,6 +7,7 @@ cell's record only where it closes that cell's own start record at the outermost
 import json
 
 import nbformat
+import pytest
 
 from grader import examples, masters, notebook_run, pipeline, runner
 
@@ -77,6 +78,7 @@ print("scratch work")
 '''
 
 
+@pytest.mark.slow
 def test_a_forging_scratch_cell_replaces_no_later_cells_outputs_and_no_verdict_note():
     """Through the pipeline: notebook 02 with TODO 2 left as released and a forging scratch cell right after the set-up.
     Before, its forged records replaced the outputs of every later cell, and the report said that TODO 2's checks
@@ -96,6 +98,7 @@ def test_a_forging_scratch_cell_replaces_no_later_cells_outputs_and_no_verdict_n
     assert "scratch work" in json.dumps(forger.outputs)
 
 
+@pytest.mark.slow
 def test_the_feedback_run_reads_a_forging_cells_own_window_as_its_own():
     """The forger's own cell keeps its own outputs too (its forged records nest inside its window)."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell(FORGER),

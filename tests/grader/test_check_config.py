@@ -18,6 +18,9 @@ import pytest
 from conftest import ROOT
 
 from grader.build import PLUGIN_LINES  # noqa: E402 - the lines make nbgrader-course writes
+
+pytestmark = pytest.mark.slow   # every test here starts a process or takes seconds (tests/conftest.py)
+
 COURSE_CONFIG = (ROOT / "grader" / "nbgrader_config.py").read_text()
 
 

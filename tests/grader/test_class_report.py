@@ -75,6 +75,7 @@ def page_problems(page: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_make_autograde_writes_the_class_report(out):
     for name in ("class-report.html", "class-report.md", "rules.csv"):
         assert (out / name).is_file(), name
@@ -85,6 +86,7 @@ def test_make_autograde_writes_the_class_report(out):
     assert page.count("<img ") == len(pngs), "every figure is embedded in the page"
 
 
+@pytest.mark.slow
 def test_the_page_is_inert_and_self_contained(out):
     page = (out / "class-report.html").read_text()
     assert page_problems(page) == []
@@ -93,6 +95,7 @@ def test_the_page_is_inert_and_self_contained(out):
     assert page_problems(page.replace(sanitize.CSP, "default-src *")) == ["not the feedback pages' CSP"]
 
 
+@pytest.mark.slow
 def test_the_figures_agree_with_grades_csv(out):
     table, summary = grades(out), class_report.summarize(report_of(out))
     assert summary["totals"] == {sid: row["total"] for sid, row in table.items()}
@@ -113,6 +116,7 @@ def test_the_figures_agree_with_grades_csv(out):
         assert row in md
 
 
+@pytest.mark.slow
 def test_rules_csv_has_one_row_per_student_todo_and_rule(out):
     report, rows = report_of(out), rules_rows(out)
     summary = class_report.summarize(report)
@@ -133,6 +137,7 @@ def test_rules_csv_has_one_row_per_student_todo_and_rule(out):
     assert named == {("cat_en", "todo4"): SAME_BUG, ("dao_zh", "todo4"): SAME_BUG, ("eve", "todo4"): OTHER_BUG}
 
 
+@pytest.mark.slow
 def test_misconceptions_are_counted_with_their_students(out):
     md = (out / "class-report.md").read_text()
     line = next(line for line in md.splitlines() if line.startswith(f"| TODO 4 | {SAME_BUG}:"))
@@ -144,6 +149,7 @@ def test_misconceptions_are_counted_with_their_students(out):
     assert "gus_bad (unreadable JSON" in ops
 
 
+@pytest.mark.slow
 def test_a_failing_case_is_shown_as_code_in_the_markdown(out):
     """Its code in a fenced block, as a student can copy it: not `&#91;` for every bracket (an instructor reading
     class-report.md as text saw those), and still inert (test_safe_text: no link or tag gets out)."""
@@ -153,6 +159,7 @@ def test_a_failing_case_is_shown_as_code_in_the_markdown(out):
     assert all("&#" not in code for _, code in cases) and any("[" in code or "(" in code for _, code in cases)
 
 
+@pytest.mark.slow
 def test_the_feedback_names_the_mistake_in_the_submissions_language(out):
     said = diagnose.texts(NAME)[SAME_BUG]
     page = lambda sid: " ".join(visible_text((out / "feedback" / f"{sid}.html").read_text()).split())  # noqa: E731
@@ -164,6 +171,7 @@ def test_the_feedback_names_the_mistake_in_the_submissions_language(out):
         assert "common mistake" not in page(sid) and "常见错误" not in page(sid), sid
 
 
+@pytest.mark.slow
 def test_written_again_from_report_json_it_is_the_same(out, tmp_path):
     (tmp_path / "report.json").write_text((out / "report.json").read_text())
     assert class_report.main([str(tmp_path)]) == 0
@@ -190,6 +198,7 @@ def test_operations_sort_what_went_wrong():
     assert ops["language"] == {"en": 2, "zh": 1} and ops["not_graded"] == [("d", "unreadable JSON")]
 
 
+@pytest.mark.slow
 def test_the_figures_drawn_on_two_cores_are_those_drawn_on_one(out, capfd):
     summary = class_report.summarize(json.loads((out / "report.json").read_text(encoding="utf-8")))
     both = class_report.figures(summary)

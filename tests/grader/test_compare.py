@@ -37,11 +37,13 @@ def test_the_tolerance_is_the_stated_one_and_the_visible_checks_use_it_too():
     assert (checks.REL_TOL, checks.ABS_TOL) == (FLOAT_REL_TOL, FLOAT_ABS_TOL)
 
 
+@pytest.mark.slow
 @given(observations, allowances)
 def test_same_is_reflexive(value, allow):
     assert same(value, value, allow) and same(value, copy.deepcopy(value), allow)
 
 
+@pytest.mark.slow
 @given(observations, observations, allowances)
 def test_same_is_symmetric(a, b, allow):
     assert same(a, b, allow) == same(b, a, allow)

@@ -134,6 +134,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_grader_has_no_import_cycle():
     modules = {}
     for path in (ROOT / "grader").rglob("*.py"):

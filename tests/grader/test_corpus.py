@@ -37,6 +37,7 @@ def shape(source: str) -> str:
     return ast.dump(tree)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", assignment_names())
 def test_every_todo_has_two_answers_unlike_the_reference_in_both_editions(assignment):
     reference = masters.reference_answers(assignment)
@@ -54,6 +55,7 @@ def test_shape_tells_a_different_answer_from_a_reformatted_copy():
     assert shape(ref) != shape("def f(xs):\n    import heapq\n    return heapq.nsmallest(len(xs), xs)\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", assignment_names())
 def test_every_corpus_answer_scores_full_marks(assignment, tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"

@@ -98,6 +98,7 @@ def test_the_mistakes_check_catches_a_bad_file():
         assert expected in found, found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", NAMES)
 def test_every_mutant_is_diagnosed_as_itself_or_an_equivalent(assignment, fresh):
     catalogue = diagnose.catalogue(grader_for(assignment))   # signatures from one grader, students graded by another
@@ -111,6 +112,7 @@ def test_every_mutant_is_diagnosed_as_itself_or_an_equivalent(assignment, fresh)
         assert not [v.answer_id for v in verdicts.values() if v.mistake and v.answer_id != mutant.answer_id]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", NAMES)
 def test_correct_alternatives_and_blanks_get_no_diagnosis(assignment):
     grader = grader_for(assignment)
@@ -125,6 +127,7 @@ def test_correct_alternatives_and_blanks_get_no_diagnosis(assignment):
     assert all(v.score == 0 and not v.mistake for v in blank.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", NAMES)
 def test_bugs_outside_the_catalogue_get_no_diagnosis(assignment):
     grader = grader_for(assignment)
@@ -134,6 +137,7 @@ def test_bugs_outside_the_catalogue_get_no_diagnosis(assignment):
         assert not verdict.mistake, f"{bug.name} was diagnosed as {verdict.mistake.get('name')!r}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment, name, bug", REWRITTEN, ids=[r[1] for r in REWRITTEN])
 def test_a_catalogued_bug_written_another_way_is_recognised(assignment, name, bug):
     verdict = graded(grader_for(assignment), with_mutant(assignment, bug))[bug.answer_id]
@@ -173,6 +177,7 @@ def test_the_feedback_names_the_mistake_in_the_submissions_language():
     assert "common mistake" not in i18n.summary(verdict([RuleResult("a", False, "x", seen="0:1:abc")]), "en")
 
 
+@pytest.mark.slow
 def test_a_mutant_that_cannot_be_graded_is_left_out_and_nothing_is_cached(tmp_path, monkeypatch, capsys):
     name = "02_decode_scheduling"
     stale = Mutant("todo1", "no longer in the master", "this line is not in the reference", "x")
@@ -187,6 +192,7 @@ def test_a_mutant_that_cannot_be_graded_is_left_out_and_nothing_is_cached(tmp_pa
     assert "1 mutant(s) could not be graded" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", NAMES)
 def test_the_shipped_catalogue_is_current_and_spares_a_class_the_mutants_runs(assignment, tmp_path, monkeypatch):
     """make notebooks writes <name>/mistakes.signatures.json; a change to the suite, mutants or code makes it stale."""
@@ -205,6 +211,7 @@ def test_the_shipped_catalogue_is_current_and_spares_a_class_the_mutants_runs(as
     assert not diagnose.shipped_is_current(grader)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", NAMES)
 def test_an_answer_left_as_released_gets_the_verdict_a_run_gives_and_a_blank_notebook_runs_nothing(assignment, monkeypatch):
     """The shipped verdict of each edition's stub is the one grading that stub gives now, and it is what a stub with
@@ -236,6 +243,7 @@ def test_an_answer_left_as_released_gets_the_verdict_a_run_gives_and_a_blank_not
     assert runs and grader.as_released - before == len(stubs) - 1, "only the answers left as released are not run"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", NAMES)
 def test_the_shipped_stub_verdicts_are_current_and_a_stale_file_is_not_trusted(assignment, tmp_path, monkeypatch):
     grader = grader_for(assignment)
@@ -254,6 +262,7 @@ def test_the_shipped_stub_verdicts_are_current_and_a_stale_file_is_not_trusted(a
     assert diagnose.as_released(grader, gid, source) is None and computed == [grader], "a stale file is never trusted"
 
 
+@pytest.mark.slow
 def test_a_catalogue_that_cannot_be_read_costs_a_blank_notebook_nothing_but_its_runs(monkeypatch):
     """The stub look-up is a short cut: if it fails, the answers are run, and the verdicts are the same."""
     from grader import grade as grade_module
@@ -271,6 +280,7 @@ def test_a_catalogue_that_cannot_be_read_costs_a_blank_notebook_nothing_but_its_
     assert got == expected and grader.as_released == before
 
 
+@pytest.mark.slow
 def test_a_stored_stub_verdict_is_read_on_the_task_as_it_is_now():
     """Ids, points and the quotes of the TODO text come from the task now; stored rules that are no longer the task's
     are not used (the answer is then run)."""

@@ -12,10 +12,12 @@ from grader import docs
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
+@pytest.mark.slow
 def test_every_generated_section_is_as_written():
     assert docs.problems() == []
 
 
+@pytest.mark.slow
 def test_the_module_list_names_every_module_with_its_summary():
     listed = docs.section(ARCHITECTURE.read_text(encoding="utf-8"), "layout")
     assert listed is not None
@@ -26,6 +28,7 @@ def test_the_module_list_names_every_module_with_its_summary():
     assert not [rel for rel in docs.modules() if rel.startswith("grader/assignments/")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plant", [
     lambda text: text.replace("| `grader/shard.py` | Grading beyond one machine", "| `grader/shard.py` | Sharding"),  # hand-edited
     lambda text: "\n".join(line for line in text.split("\n") if not line.startswith("| `lab/frames.py` |")),    # a row dropped
@@ -50,6 +53,7 @@ def copy(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_new_module_fails_until_the_section_is_written_again(copy):
     (copy / "grader" / "brand_new.py").write_text('"""A module added after the docs were written. It does little."""\n')
     found = docs.problems()
@@ -58,12 +62,14 @@ def test_a_new_module_fails_until_the_section_is_written_again(copy):
     assert "| `grader/brand_new.py` | A module added after the docs were written. |" in (copy / "docs/architecture.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_module_without_a_docstring_is_named(copy):
     (copy / "policybench" / "silent.py").write_text("x = 1\n")
     docs.write("layout")
     assert docs.problems() == ["policybench/silent.py: no docstring (or leading comment) to list it by"]
 
 
+@pytest.mark.slow
 def test_the_check_command_fails_on_drift(copy):
     text = (copy / "docs/architecture.md").read_text()
     (copy / "docs/architecture.md").write_text(text.replace("| `lab/plots.py` | Plots", "| `lab/plots.py` | Figures"))
@@ -71,6 +77,7 @@ def test_the_check_command_fails_on_drift(copy):
     assert docs.main(["layout"]) == 0 and docs.main(["check"]) == 0
 
 
+@pytest.mark.slow
 def test_the_command_line_checks_this_checkout():
     proc = subprocess.run([sys.executable, "-m", "grader.docs", "check"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

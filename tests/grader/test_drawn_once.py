@@ -32,6 +32,7 @@ def _run(name: str, language: str, nb, monkeypatch) -> tuple[list, set[int]]:
     return [(c.get("outputs"), c.get("execution_count")) for c in nb.cells], left_out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("language", ["en", "zh"])
 @pytest.mark.parametrize("name", ["02_decode_scheduling", "03_batch_scheduling"])
 def test_a_drawn_worked_example_is_reused_and_changes_no_other_cell(name, language, monkeypatch):
@@ -57,6 +58,7 @@ def _drawn_twice(name: str, monkeypatch) -> tuple[dict, list[int]]:
     return reference, drawn
 
 
+@pytest.mark.slow
 def test_a_changed_cell_before_it_makes_it_run_again(monkeypatch):
     name = "02_decode_scheduling"
     reference, drawn = _drawn_twice(name, monkeypatch)
@@ -66,6 +68,7 @@ def test_a_changed_cell_before_it_makes_it_run_again(monkeypatch):
     assert not _run(name, "en", nb, monkeypatch)[1] & {i for i in drawn if i > before}
 
 
+@pytest.mark.slow
 def test_a_later_read_of_what_it_binds_makes_it_run_again(monkeypatch):
     name = "02_decode_scheduling"
     reference, drawn = _drawn_twice(name, monkeypatch)
@@ -100,6 +103,7 @@ def test_what_a_later_cell_reads(later, unread):
     assert notebook_run.unread_later(nb, 0) is unread
 
 
+@pytest.mark.slow
 def test_each_language_draws_its_own_figures(monkeypatch):
     """The key is the release's cells, whose set-up sets the language: a zh page never gets an en figure."""
     name = "02_decode_scheduling"
@@ -108,6 +112,7 @@ def test_each_language_draws_its_own_figures(monkeypatch):
     assert _run(name, "zh", examples.filled(name, reference, "zh"), monkeypatch)[1] == set()
 
 
+@pytest.mark.slow
 def test_a_traceback_after_a_reused_figure_names_the_cell_as_the_page_numbers_it(monkeypatch):
     name = "02_decode_scheduling"
     reference, drawn = _drawn_twice(name, monkeypatch)
@@ -152,6 +157,7 @@ def _spy_left_out(monkeypatch, before=None) -> list[set[int]]:
     return left_out
 
 
+@pytest.mark.slow
 def test_runs_that_start_together_draw_a_figure_once_and_need_not_wait_for_the_whole_run(monkeypatch):
     """A class's first runs start together: the first draws the worked examples' figures and the others wait for them,
     only until the figures are drawn (the first run's last cell still sleeps when they end), then reuse them."""
@@ -180,6 +186,7 @@ def test_runs_that_start_together_draw_a_figure_once_and_need_not_wait_for_the_w
     assert outputs[0] == outputs[1] == outputs[2][:-1], "a reused figure is the one drawn"
 
 
+@pytest.mark.slow
 def test_a_run_that_fails_before_drawing_lets_the_waiting_run_draw_at_once(monkeypatch):
     name = "02_decode_scheduling"
     notebook_run.forget()

@@ -63,6 +63,7 @@ def summaries(answers: dict) -> list:
     return [ns["latency_summary"](*sc["ops"][0][2]) for sc in rule.scenarios if not grade.visible(sc)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", REWRITTEN_TODO4)
 def test_todo4_written_another_way_gets_full_marks(name):
     answers = masters.reference_answers(BATCH) | {"todo4": rewritten(REWRITTEN_TODO4[name])}
@@ -75,6 +76,7 @@ def test_todo4_written_another_way_gets_full_marks(name):
 SMALL_FLOAT_BUGS = ["the span is one microsecond too long", "percentile rank off by one", "TPOT divides by the tokens, not the gaps"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SMALL_FLOAT_BUGS)
 def test_a_small_float_bug_is_still_caught(name):
     """The tolerance forgives the last bits, not a real bug: the smallest of these moves a value by about 1e-7."""
@@ -134,6 +136,7 @@ def answer_cell_rerun(ns: dict, assignment: str, answer_id: str, source: str):
 REPLAYED = [(name, m) for name, mutants in MUTANTS.items() for m in mutants if replayed(name, m.answer_id)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment, mutant", REPLAYED, ids=lambda x: x if isinstance(x, str) else f"{x.answer_id}-{x.name}")
 def test_every_failing_case_is_short_code_that_reproduces_in_the_notebook(assignment, mutant):
     """Every failing rule shows code (never "too long to show") of at most MAX_LINES lines; pasted into a scratch cell of
@@ -165,6 +168,7 @@ def long_failing_case(n: int) -> str:
         TPOT, TPOT + f' * (1 + (rec["num_output_tokens"] > {n}) * 1e-6)')
 
 
+@pytest.mark.slow
 def test_shrinking_is_bounded_and_keeps_the_disagreement(monkeypatch):
     """A case of 30 records is cut down within SHRINK_ROUNDS sandboxed rounds; the smaller case still fails."""
     from grader import shrink
@@ -199,6 +203,7 @@ def test_a_case_that_cannot_be_cut_down_is_still_shown_as_code():
 
 
 # ------------------------------------------------------------------ 2. feedback quotes the promise
+@pytest.mark.slow
 def test_a_failing_rule_quotes_its_sentence_in_the_students_language(monkeypatch):
     mutant = next(m for m in MUTANTS["01_continuous_batching"] if m.name == "only catches too few serves")
     tasks = Grader("01_continuous_batching").tasks
@@ -219,6 +224,7 @@ def test_a_failing_rule_quotes_its_sentence_in_the_students_language(monkeypatch
     assert "题目要求" not in en and "the text says" not in zh
 
 
+@pytest.mark.slow
 def test_hidden_scenarios_are_the_same_in_every_process():
     """A submission graded twice gets the same cases: a suite's scenarios must not depend on the process (hash(None)
     is an address in Python 3.11, so a seed made from a state holding None changed from run to run)."""

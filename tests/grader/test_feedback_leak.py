@@ -170,6 +170,7 @@ def graded(request):
     return grader, results
 
 
+@pytest.mark.slow
 def test_every_rule_shows_at_most_its_budget_of_the_childs_values(graded):
     grader, results = graded
     worst, attacked = 0, set()

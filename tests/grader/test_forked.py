@@ -46,6 +46,7 @@ def test_a_child_that_fails_leaves_its_jobs_to_the_parent(capfd):
     assert "note: 2 of 4 jobs are run again here" in capfd.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_child_that_hangs_is_killed_and_its_jobs_run_here():
     def hangs_in_child():
         if os.getpid() != PARENT:

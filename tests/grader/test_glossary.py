@@ -49,6 +49,7 @@ DAMAGED_BEFORE = ["错误提示", "打印错误提示后退出", "为它分配�
                   "KV 块写满后再申请下一块", "块表的第一块是 KV 块 7"]
 
 
+@pytest.mark.slow
 def test_every_zh_text_uses_the_glossary_terms():
     """The zh catalogues, the masters' glossaries, lab/i18n.py, grader/i18n.py and every generated zh edition
     (markdown and printed outputs): no forbidden variant anywhere."""
@@ -135,6 +136,7 @@ def catalogue_copy(tmp_path, monkeypatch):
     return name, path
 
 
+@pytest.mark.slow
 def test_the_fixer_rewrites_only_the_chinese_of_a_catalogue(catalogue_copy):
     name, path = catalogue_copy
     before = yaml.safe_load(path.read_text(encoding="utf-8"))["cells"]
@@ -150,6 +152,7 @@ def test_the_fixer_rewrites_only_the_chinese_of_a_catalogue(catalogue_copy):
     assert glossary.fix_catalogue(name) == []
 
 
+@pytest.mark.slow
 def test_the_fixer_can_leave_the_todo_sections_to_the_merger(catalogue_copy):
     name, path = catalogue_copy
     assert sorted(glossary.fix_catalogue(name, "rest")) == ["md-glossary"]
@@ -181,11 +184,13 @@ def test_a_variant_in_a_printed_output_is_caught(tmp_path):
     assert len(found) == 1 and "接纳" in found[0]
 
 
+@pytest.mark.slow
 def test_the_command_line_checks_and_fixes(capsys):
     assert glossary.main(["check"]) == 0 and "no forbidden variant" in capsys.readouterr().out
     assert glossary.main(["nonsense"]) == 2
 
 
+@pytest.mark.slow
 def test_a_variant_in_a_translated_comment_is_caught_and_fixed(catalogue_copy):
     """Code cells' comments are read by zh students too: the checker sees them, the fixer rewrites only their Chinese."""
     name, path = catalogue_copy

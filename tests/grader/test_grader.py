@@ -25,12 +25,14 @@ def scores(verdicts):
     return {v.answer_id: v.score for v in verdicts}
 
 
+@pytest.mark.slow
 def test_reference_scores_full_marks(grader):
     verdicts = grader.grade(masters.reference_answers(NAME))
     assert scores(verdicts) == FULL
     assert all(rule.passed for v in verdicts for rule in v.rules)
 
 
+@pytest.mark.slow
 def test_suite_is_large_and_randomized(grader):
     for task in grader.tasks:
         assert len(task.rules) >= 5 and len(task.scenarios) >= 40
@@ -43,10 +45,12 @@ def release_answers():
     return {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(release).items() if gid in FULL}
 
 
+@pytest.mark.slow
 def test_untouched_stubs_score_zero_everywhere(grader):
     assert scores(grader.grade(release_answers())) == {gid: 0 for gid in FULL}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("mutant", MUTANTS[NAME], ids=lambda m: f"{m.answer_id}-{m.name}")
 def test_broken_variant_costs_its_own_todo_only(grader, mutant, form, tmp_path):
@@ -60,6 +64,7 @@ def test_at_least_three_variants_per_todo():
         assert sum(m.answer_id == gid for m in MUTANTS[NAME]) >= 3
 
 
+@pytest.mark.slow
 def test_a_hang_costs_only_its_todo_and_is_reported(grader):
     answers = masters.reference_answers(NAME)
     lines = answers["todo3"].splitlines(keepends=True)
@@ -70,6 +75,7 @@ def test_a_hang_costs_only_its_todo_and_is_reported(grader):
     assert "timeout" in " ".join(r.detail for r in verdicts["todo3"].rules)
 
 
+@pytest.mark.slow
 def test_a_sleeping_hang_is_ended_by_the_wall_clock():
     """time.sleep uses no CPU, so the per-scenario CPU alarm never fires; the child's wall-clock limit does."""
     quick = Grader(NAME, child_timeout=8)
@@ -92,6 +98,7 @@ CHEATS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("cheat", CHEATS)
 def test_cheating_in_a_stub_cell_gains_nothing(grader, cheat, form, tmp_path):
@@ -101,6 +108,7 @@ def test_cheating_in_a_stub_cell_gains_nothing(grader, cheat, form, tmp_path):
     assert got == FULL | {"todo2": 0}
 
 
+@pytest.mark.slow
 def test_the_child_cannot_see_instructor_files():
     if sandbox_level() != "bwrap":
         pytest.skip("bwrap sandbox unavailable here (needs root and bubblewrap: make sandbox-deps)")
@@ -122,6 +130,7 @@ def test_the_child_cannot_see_instructor_files():
 PASSES_VISIBLE = [(name, m) for name, mutants in MUTANTS.items() for m in mutants if m.passes_visible]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment, mutant", PASSES_VISIBLE, ids=lambda x: x if isinstance(x, str) else x.name)
 def test_variants_that_pass_every_visible_check(assignment, mutant):
     """Hidden rules catch what the visible checks cannot (the variant tests give the verdicts)."""
@@ -150,6 +159,7 @@ def batching_grader():
     return Grader(BATCHING)
 
 
+@pytest.mark.slow
 def test_batching_reference_full_and_stub_zero(batching_grader):
     assert scores(batching_grader.grade(masters.reference_answers(BATCHING))) == BATCHING_FULL
     release = nbformat.read(ROOT / "notebooks" / f"{BATCHING}.ipynb", as_version=4)
@@ -157,6 +167,7 @@ def test_batching_reference_full_and_stub_zero(batching_grader):
     assert scores(batching_grader.grade(stubs)) == {gid: 0 for gid in BATCHING_FULL}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("mutant", MUTANTS[BATCHING], ids=lambda m: f"{m.answer_id}-{m.name}")
 def test_batching_variant_costs_its_own_todo_only(batching_grader, mutant, form, tmp_path):
@@ -166,6 +177,7 @@ def test_batching_variant_costs_its_own_todo_only(batching_grader, mutant, form,
     assert sum(m.answer_id == mutant.answer_id for m in MUTANTS[BATCHING]) >= 3
 
 
+@pytest.mark.slow
 def test_open_ended_todo_is_judged_by_properties(batching_grader):
     """Another correct workload than the reference's still earns full marks."""
     answers = masters.reference_answers(BATCHING)
@@ -189,12 +201,14 @@ def _grader_and_full(request, assignment):
         (request.getfixturevalue("grader"), FULL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment, gid, reading, source", OPEN, ids=[r[2] for r in OPEN])
 def test_a_reading_the_text_leaves_open_scores_full_marks(request, assignment, gid, reading, source):
     grader_, full = _grader_and_full(request, assignment)
     assert scores(grader_.grade(masters.reference_answers(assignment) | {gid: source})) == full
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment, gid, reading, source, shown", RULED_OUT, ids=[r[2] for r in RULED_OUT])
 def test_a_reading_the_text_rules_out_loses_points_on_its_todo_only(request, assignment, gid, reading, source, shown):
     from grader import reference
@@ -208,6 +222,7 @@ def test_a_reading_the_text_rules_out_loses_points_on_its_todo_only(request, ass
             exec(compile(checks, "<visible checks>", "exec"), reference.namespace(assignment, answers))
 
 
+@pytest.mark.slow
 def test_a_renamed_function_costs_its_todo_only(batching_grader):
     """The hidden tests call a TODO's function by name: renamed, it scores zero, and the other TODOs keep theirs."""
     answers = masters.reference_answers(BATCHING)
@@ -224,6 +239,7 @@ def batch_grader():
     return Grader(BATCH)
 
 
+@pytest.mark.slow
 def test_batch_scheduling_reference_full_and_stub_zero(batch_grader):
     verdicts = batch_grader.grade(masters.reference_answers(BATCH))
     assert scores(verdicts) == BATCH_FULL and all(rule.passed for v in verdicts for rule in v.rules)
@@ -232,6 +248,7 @@ def test_batch_scheduling_reference_full_and_stub_zero(batch_grader):
     assert scores(batch_grader.grade(stubs)) == {gid: 0 for gid in BATCH_FULL}
 
 
+@pytest.mark.slow
 def test_batch_scheduling_suite_cites_vllm_and_is_randomized(batch_grader):
     names = [sc["name"] for task in batch_grader.tasks for sc in task.scenarios]
     assert sum(name.startswith("vLLM test_") for name in set(names)) >= 8
@@ -242,6 +259,7 @@ def test_batch_scheduling_suite_cites_vllm_and_is_randomized(batch_grader):
     assert load(BATCH).tasks(1)[0].scenarios != load(BATCH).tasks(2)[0].scenarios
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", MUTANTS[BATCH], ids=lambda m: f"{m.answer_id}-{m.name}")
 def test_batch_scheduling_variant_costs_its_own_todo_only(batch_grader, mutant):
     got = scores(batch_grader.grade(mutated_answers(BATCH, mutant)))
@@ -258,6 +276,7 @@ def test_batch_scheduling_variants_per_todo():
 
 
 # ------------------------------------------------------------------ TODO 5 of 03: judged by the SLO
+@pytest.mark.slow
 def test_slo_todo_is_judged_by_the_property_not_the_formula(batch_grader):
     """Other keys that meet the SLO earn full marks: another aging rate, and an aging step per class."""
     answers = masters.reference_answers(BATCH)
@@ -333,6 +352,7 @@ def slo_key(request):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, score, says", [
     (SLOW_KEY, 2, ""),
     (STATEFUL_KEY, 0, "raised ValueError"),
@@ -344,6 +364,7 @@ def test_slo_keys_the_grader_must_read_fairly(batch_grader, source, score, says)
     assert says in i18n.summary(verdict)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["02_decode_scheduling", "03_batch_scheduling"])
 def test_the_references_observations_are_the_same_from_a_fresh_child_and_a_warm_fork(name):
     """03's set-up imports what the warm parent has imported, so its reference runs in a fork of that parent; 02's in a

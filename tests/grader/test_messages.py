@@ -164,6 +164,7 @@ def test_some_other_notebook_is_refused_in_chinese_on_a_zh_page(key):
     assert english_sentences(page) == [], page
 
 
+@pytest.mark.slow
 def test_the_language_of_a_refusal_is_that_of_the_notebook_handed_in(tmp_path):
     """Through autograde (pipeline.identify chooses): another assignment's zh edition is refused in Chinese only;
     a notebook that shares no cell with any edition and has no edition mark, in each language (review B1)."""

@@ -78,6 +78,7 @@ def our_verdicts(nb):
     return grader.grade(answers_of(nb, grader.answer_ids))
 
 
+@pytest.mark.slow
 def test_exported_scores_are_our_verdicts(course):
     folder, subs, _, _ = course
     rows = {row["student_id"]: row for row in csv.DictReader(open(folder / "grades.csv"))}
@@ -90,6 +91,7 @@ def test_exported_scores_are_our_verdicts(course):
     assert 9 < float(rows["carol"]["raw_score"]) < 12  # the bug passes every visible check; only the sandbox sees it
 
 
+@pytest.mark.slow
 def test_a_relay_between_todo_children_gains_nothing_and_leaves_the_host_clean(course):
     """kim's children publish whatever they hold as kernel keys and byte-range locks and read their own."""
     folder, _, _, kernel = course
@@ -99,6 +101,7 @@ def test_a_relay_between_todo_children_gains_nothing_and_leaves_the_host_clean(c
         assert kernel == {"processes": {}, "keys": {}, "ipc": {}}
 
 
+@pytest.mark.slow
 def test_a_scratch_cells_nbgrader_metadata_stops_no_one(course):
     """aaron's scratch cells carry nbgrader metadata of their own (no schema_version, a copied test cell, not even
     a dict): repaired before stock nbgrader checks it, so he and everyone after him are graded."""
@@ -109,6 +112,7 @@ def test_a_scratch_cells_nbgrader_metadata_stops_no_one(course):
     assert "\x1b" not in log  # his grade_id's escape never reached nbgrader's log
 
 
+@pytest.mark.slow
 def test_the_logs_hold_no_warning_about_settings_or_checksums(course):
     """No unrecognised option (ClearHiddenTests in an HTMLExporter, c.Execute.allow_errors), and no checksum warning:
     a test cell left as released gets back its hidden region before nbgrader compares (jupyter/nbgrader#1961)."""
@@ -117,6 +121,7 @@ def test_the_logs_hold_no_warning_about_settings_or_checksums(course):
     assert "aaron: 4 cell(s)" in log  # the log is the one with warnings in it
 
 
+@pytest.mark.slow
 def test_a_test_cell_left_as_released_gets_its_hidden_region_back_and_a_changed_one_does_not():
     from grader import pipeline
 
@@ -145,6 +150,7 @@ def test_the_course_config_alone_is_clean_for_stock_nbgrader(tmp_path, monkeypat
     assert "not recognized" not in caplog.text and app.config.CourseDirectory.course_id == "decode-scheduling"
 
 
+@pytest.mark.slow
 def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
     """Stock nbgrader scores a test cell by the absence of errors in the student's kernel; ivan's kernel hides them."""
     from nbgrader.api import Gradebook
@@ -157,6 +163,7 @@ def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
     assert alice == {"todo1_tests": 2, "todo2_tests": 3, "todo3_tests": 3, "todo4_tests": 4}
 
 
+@pytest.mark.slow
 def test_generate_feedback_is_redacted_and_shows_the_verdicts(course):
     folder, _, _, _ = course
     hidden = hidden_snippets(masters.nbgrader_source(NAME))
@@ -168,6 +175,7 @@ def test_generate_feedback_is_redacted_and_shows_the_verdicts(course):
     assert carol.count("data:image/png") >= 4  # her own plots, from the sandboxed run
 
 
+@pytest.mark.slow
 def test_the_autograded_notebook_keeps_its_tests_and_outputs_only_the_verdict(course):
     """The instructor's copy keeps the full test cells (nbgrader's checksums hold); no output shows a hidden line,
     since the run never held them, and each test cell's result is its sandboxed score."""
@@ -185,6 +193,7 @@ def test_the_autograded_notebook_keeps_its_tests_and_outputs_only_the_verdict(co
     assert results["todo1_tests"] == "2" and float(results["todo3_tests"]) < 3
 
 
+@pytest.mark.slow
 def test_generate_feedback_pages_are_as_inert_as_make_autogrades(course, tmp_path):
     """The same hostile prose and outputs through `make autograde` and through `nbgrader generate_feedback`."""
     folder, subs, _, _ = course
@@ -297,6 +306,7 @@ def scored_notebook(manual: float, language: str = "en"):
     return nb
 
 
+@pytest.mark.slow
 def test_the_page_keeps_the_late_penalty_the_comments_and_says_which_score_counts():
     resources = {"nbgrader": {"notebook": NAME, "score": 0.5, "max_score": 2, "late_penalty": 1.0}}
     page, _ = kit_exporter().from_notebook_node(scored_notebook(1.5), resources=resources)
@@ -381,6 +391,7 @@ def formgrader(course):
     log.close()
 
 
+@pytest.mark.slow
 def test_formgrader_shows_a_submission_and_its_buttons_work(formgrader):
     """The manual-grading view, then the per-student autograde and "Generate feedback" buttons (their API calls)."""
     from nbgrader.api import Gradebook
@@ -405,6 +416,7 @@ def test_formgrader_shows_a_submission_and_its_buttons_work(formgrader):
     assert not [line for text in logs.values() for line in text.splitlines() if "not recognized" in line or "hecksum" in line]
 
 
+@pytest.mark.slow
 def test_a_manual_score_and_a_comment_from_formgrader_reach_the_page_worded_as_the_verdict(formgrader):
     """carol's TODO 3 got partial credit from the hidden rules; a grader overrides it and comments in formgrader."""
     from nbgrader.api import Gradebook

@@ -97,6 +97,7 @@ def _held_out(grader):
     return task, fed, old
 
 
+@pytest.mark.slow
 def test_an_attacker_key_finds_no_later_request_of_a_held_out_trace_in_its_sandboxed_child(grader):
     task, fed, old = _held_out(grader)
     run, server = grader._run_bridged(task, ATTACKER, fed[:1])
@@ -113,6 +114,7 @@ def test_an_attacker_key_finds_no_later_request_of_a_held_out_trace_in_its_sandb
     assert run.records[1]["name"] == "old path" and set(observed["value"][: len(searched)]) == set(searched), observed
 
 
+@pytest.mark.slow
 def test_the_same_attacker_finds_the_future_when_serving_order_gets_the_whole_list():
     from lab.engine import RequestInfo, checked_key, serving_order
     namespace = {}
@@ -166,6 +168,7 @@ def slo_key(request):
 OLD_SEEDS = (5, 13)   # the held-out seeds before they were drawn from 2^62
 
 
+@pytest.mark.slow
 def test_a_key_that_searches_small_seeds_for_the_trace_it_sees_finds_no_held_out_trace(grader, monkeypatch):
     assert all(2**40 < seed < 2**62 for seed in SUITE.HELD_OUT_SEEDS), SUITE.HELD_OUT_SEEDS
     task, fed, _ = _held_out(grader)
@@ -190,6 +193,7 @@ NUMBER_TYPES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NUMBER_TYPES)
 def test_honest_keys_of_every_number_type_give_the_order_serving_order_gives(grader, name):
     task, fed, old = _held_out(grader)
@@ -210,6 +214,7 @@ def slo_key(request):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, says", [
     (IMPURE, "raised ValueError"),                                                    # found by the grading process
     ("def slo_key(request):\n    return float('nan')\n", "raised ValueError"),       # checked in the child, as today
@@ -245,6 +250,7 @@ def test_the_judge_of_a_held_out_trace_reads_only_what_the_feed_received():
     assert "class-0 p99 TTFT" in judge(ok, {**scenario, "fed": newest})
 
 
+@pytest.mark.slow
 def test_the_reference_answer_passes_both_rules_through_the_feed(grader):
     verdict = grader.grade_task(_task(grader), masters.reference_answers(BATCH)["todo5"] + "\n# through the feed\n")
     assert [rule.passed for rule in verdict.rules] == [True, True], i18n.summary(verdict)

@@ -56,6 +56,7 @@ def runs(tmp_path_factory):
     return base, set(batch)
 
 
+@pytest.mark.slow
 def test_each_shard_grades_only_its_students(runs):
     base, everyone = runs
     raw = {shard.student_key(name): name for name in everyone}  # the printed id of an invalid name is a hash
@@ -67,6 +68,7 @@ def test_each_shard_grades_only_its_students(runs):
     assert sorted(seen) == sorted(everyone)
 
 
+@pytest.mark.slow
 def test_merged_shards_equal_one_unsharded_run(runs):
     base, _ = runs
     whole, merged = base / "whole", base / "merged"
@@ -83,6 +85,7 @@ def without_timing(text):
     return re.sub(r"grading time: [^<\n]*", "grading time: ...", text)
 
 
+@pytest.mark.slow
 def test_merged_shards_give_the_same_class_report(runs):
     base, _ = runs
     whole, merged = base / "whole", base / "merged"
@@ -95,12 +98,14 @@ def test_merged_shards_give_the_same_class_report(runs):
         assert (merged / "class-report" / png.name).read_bytes() == png.read_bytes(), png.name
 
 
+@pytest.mark.slow
 def test_a_student_in_two_shards_is_refused(runs, tmp_path):
     base, _ = runs
     with pytest.raises(SystemExit, match="in more than one shard"):
         shard.merge([base / "shard-0", base / "shard-0"], tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_names_that_print_alike_stay_two_students(runs):
     """Both are invalid ids: each gets its own hashed name, and the merge tells them apart by the raw name's hash."""
     base, _ = runs

@@ -104,6 +104,7 @@ def test_layout_is_restored_for_nbgrader(solved):
     assert any("answer cell todo1 appears 2 times" in str(w) for w in sub.warnings)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_any_shuffle_of_cells_keeps_the_answers(solved, data):

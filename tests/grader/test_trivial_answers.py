@@ -48,12 +48,14 @@ def passing_rules(grader: Grader, answers: dict[str, str]) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", assignment_names())
 def test_no_rule_holds_for_a_trivial_answer(assignment):
     found = passing_rules(Grader(assignment), masters.reference_answers(assignment))
     assert not found, "rules a trivial answer passes:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_the_check_finds_a_rule_of_only_must_raise_cases(monkeypatch):
     """01's TODO 2 rules cut down to their corrupted traces: an answer that always raises passes them all."""
     assignment = load("01_continuous_batching")
@@ -112,6 +114,7 @@ def predicted_makespan(tokens: list[int], slots: int, continuous: bool) -> int:
 }
 
 
+@pytest.mark.slow
 def test_forwarding_to_lab_schedule_earns_nothing():
     """Traces no FIFO run makes (TODO 1, 2) and jobs of a billion tokens (TODO 4) leave a forward nothing to copy."""
     grader = Grader("01_continuous_batching")

@@ -83,6 +83,7 @@ WRONG_TYPES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment, answer_id, what, edits", WRONG_TYPES, ids=[f"{a[:2]}-{g}-{w}" for a, g, w, _ in WRONG_TYPES])
 def test_a_wrong_type_loses_points_on_its_todo_alone(assignment, answer_id, what, edits):
     grader = grader_of(assignment)
@@ -92,6 +93,7 @@ def test_a_wrong_type_loses_points_on_its_todo_alone(assignment, answer_id, what
     assert all(v.score == v.points for gid, v in verdicts.items() if gid != answer_id), what
 
 
+@pytest.mark.slow
 def test_the_control_the_reference_keeps_full_marks_and_an_allowed_type_too():
     """The variants above fail for their types alone: the reference scores full marks, and 03's TODO 4, whose text
     allows numpy numbers and an int where a float is expected, keeps them with numpy floats and int percentiles."""
@@ -105,6 +107,7 @@ def test_the_control_the_reference_keeps_full_marks_and_an_allowed_type_too():
     assert all(v.score == v.points for v in verdicts), [i18n.summary(v) for v in verdicts if v.score < v.points]
 
 
+@pytest.mark.slow
 def test_a_str_keyed_todo1_loses_points_with_a_message_that_names_the_key_type():
     answers = masters.reference_answers("01_continuous_batching") | {"todo1": variant("01_continuous_batching", "todo1", WRONG_TYPES[0][3][0])}
     verdict = grader_of("01_continuous_batching").grade(answers)[0]
@@ -117,6 +120,7 @@ def test_a_str_keyed_todo1_loses_points_with_a_message_that_names_the_key_type()
 
 
 # ------------------------------------------------------------------ the page's values are Python's repr
+@pytest.mark.slow
 def test_the_pages_values_are_the_repr_of_what_the_code_returned():
     """Both sides of a difference as Python prints them (ascii(): the same for ASCII text), the types named."""
     grader = grader_of("01_continuous_batching")
@@ -163,6 +167,7 @@ typed = st.recursive(leaves, lambda inner: st.lists(inner, max_size=3) | st.tupl
                      | st.dictionaries(hashables, inner, max_size=3), max_leaves=16)
 
 
+@pytest.mark.slow
 @given(typed)
 @settings(max_examples=300, deadline=None)
 def test_every_value_crosses_unchanged_in_type_and_value(value):
@@ -177,6 +182,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
                            | st.builds(lambda tag, value: {tag: value}, tags, inner), max_leaves=12)
 
 
+@pytest.mark.slow
 @given(json_values)
 @settings(max_examples=500, deadline=None)
 def test_decoding_anything_a_child_writes_gives_a_value_or_malformed_never_a_crash(value):
@@ -194,6 +200,7 @@ MALFORMED = ['{"$tuple": 1}', '{"$dict": [[[1], 2]]}', '{"$dict": [[1, 2], [1, 3
              '{"$obj": ["x", 3, null]}', '{"$set": [[1]]}', '{"$eval": "__import__(\'os\')"}', '{"$frozenset": [1, 1]}']
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("obs", MALFORMED)
 def test_a_malformed_tag_is_an_invalid_observation_and_a_wrong_answer_not_a_crash(obs):
     grader = grader_of("01_continuous_batching")

@@ -18,6 +18,7 @@ def grader(request):
     return pipeline.grader_for(request.param)
 
 
+@pytest.mark.slow
 def test_a_todo_whose_cell_raises_after_a_right_answer_says_so(grader):
     """Its cell raised after defining everything right: the verdict's note names the error."""
     first = grader.answer_ids[0]
@@ -26,6 +27,7 @@ def test_a_todo_whose_cell_raises_after_a_right_answer_says_so(grader):
     assert "ValueError" in verdict.note
 
 
+@pytest.mark.slow
 def test_a_correct_childs_records_are_the_references_own_not_parsed_again(grader):
     """The protocol's fast path really meets a real child's lines: every observation of a correct run is taken as is."""
     cells = [(gid, grader.reference[gid] + "\n# mine\n") for gid in grader.answer_ids]
@@ -35,6 +37,7 @@ def test_a_correct_childs_records_are_the_references_own_not_parsed_again(grader
     assert all(rec["obs"] is grader.expected[rec["name"]] for rec in scenarios)
 
 
+@pytest.mark.slow
 def test_the_benchmark_classes_reuse_no_answer():
     """make bench's classes: no two students share an answer cell, so no verdict can be reused; in the second, six of
     eight have exactly one wrong TODO."""
@@ -53,6 +56,7 @@ def test_the_benchmark_classes_reuse_no_answer():
         assert wrong == [1] * 6, wrong
 
 
+@pytest.mark.slow
 def test_a_test_cell_at_full_marks_is_not_run_for_the_page_and_one_below_is(tmp_path):
     """Its outputs become the verdict on the page anyway; below full marks it runs, to flag a disagreement."""
     from grader import autograde
@@ -87,6 +91,7 @@ def test_a_cell_whose_names_a_later_cell_uses_is_never_left_out(binding):
     assert not unused_later(nb, 0)
 
 
+@pytest.mark.slow
 def test_grading_threads_build_syntax_trees_one_at_a_time(monkeypatch):
     """CPython 3.11's AST construction is not thread-safe (python/cpython#106905: "AST constructor recursion depth
     mismatch", met in CI with four grading workers): every parse the workers make goes through one lock."""
@@ -118,6 +123,7 @@ def test_grading_threads_build_syntax_trees_one_at_a_time(monkeypatch):
     assert most[0] == 1
 
 
+@pytest.mark.slow
 def test_a_missing_answer_beside_a_wrong_one_scores_zero_on_its_own_todo_only():
     """Nothing is run together without every answer cell; the missing one scores 0 and the others are graded."""
     name = "02_decode_scheduling"

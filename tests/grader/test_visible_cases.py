@@ -68,6 +68,7 @@ def _logs(name: str, answers: dict[str, str] | None = None) -> tuple[dict, dict]
     return driver, ns
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", assignment_names())
 def test_the_reference_holds_every_visible_case_and_a_split_case_gives_every_check_a_rule(name):
     a = get(name)
@@ -82,6 +83,7 @@ def test_the_reference_holds_every_visible_case_and_a_split_case_gives_every_che
                 assert numbers == list(range(1, len(log) + 1)), (name, case, numbers, len(log))
 
 
+@pytest.mark.slow
 def test_a_case_records_the_checks_a_wrong_answer_fails_and_the_rules_take_them():
     """03 TODO 1 stepping on by one index after making room: the visible case fails its second check, and so does the
     rule it is placed in; the same rule's hidden scenarios with the reference TODO 3 under priority catch it too."""
@@ -104,6 +106,7 @@ def test_a_case_records_the_checks_a_wrong_answer_fails_and_the_rules_take_them(
     assert "priority: the victim stood before the request that made room" in names
 
 
+@pytest.mark.slow
 def test_a_visible_case_in_a_judged_rule_is_compared_with_the_reference():
     """01 TODO 3's rules judge a workload by its properties; its visible cases are compared with the reference's record
     by record (the reference holds every check): a workload too large for the visible check fails them."""
@@ -123,6 +126,7 @@ def test_a_visible_case_in_a_judged_rule_is_compared_with_the_reference():
     assert "no_gain_case" in [r.name for r in grader.grade_task(task, small).rules if not r.passed][0]
 
 
+@pytest.mark.slow
 def test_the_check_cells_definitions_run_on_both_sides_of_the_bridge():
     """A visible case of 03 TODO 3 runs your schedule (TODO 1) on the reference server, which calls your _make_room back:
     the check's classes and the case cross the bridge (graded apart, a correct TODO 3 holds it)."""

@@ -77,6 +77,7 @@ def setup_only(lang: str) -> nbformat.NotebookNode:
 FOREIGN = ("ERROR:", "WARNING:", "Note: you may need to restart the kernel", "Looking in links")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_setup_cells_failure_offline_speaks_the_editions_language(lang, tmp_path, monkeypatch):
     """A kernel where `lab` cannot be imported and pip has no index (the network is off): the install fails."""
@@ -461,6 +462,7 @@ def page_text_of(nb, verdicts) -> tuple[list[str], list[str]]:
     return verdict_texts, others
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
     nb = examples.filled(name, zh_answers(name), "zh")

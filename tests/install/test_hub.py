@@ -50,6 +50,7 @@ def doctored(wheel, folder, add=(), drop=(), change=None):
     return out
 
 
+@pytest.mark.slow
 def test_the_student_wheel_holds_lab_and_nothing_of_the_kit(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "lab/__init__.py" in names and "lab/engine/scheduler.py" in names
@@ -62,6 +63,7 @@ def test_the_student_wheel_holds_lab_and_nothing_of_the_kit(wheel):
     assert hub.wheel_problems(wheel) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("add, drop, change, says", [
     ([("grader/__init__.py", "")], (), None, "grader/__init__.py: outside lab/"),
     ([("grader/assignments/01_continuous_batching/suite.py", "HIDDEN = 1\n")], (), None, "suite.py: outside lab/"),
@@ -79,6 +81,7 @@ def test_the_wheel_check_refuses_a_wheel_that_may_not_go_to_students(wheel, tmp_
     assert cli.returncode == 1 and says in cli.stderr, cli.stdout + cli.stderr
 
 
+@pytest.mark.slow
 def test_the_wheel_check_passes_the_built_wheel_and_refuses_what_is_not_one(wheel, tmp_path):
     ok = subprocess.run([sys.executable, "-m", "grader.hub", "check-wheel", str(wheel)], cwd=ROOT, capture_output=True, text=True)
     assert ok.returncode == 0 and "holds lab only" in ok.stdout, ok.stderr
@@ -89,6 +92,7 @@ def test_the_wheel_check_passes_the_built_wheel_and_refuses_what_is_not_one(whee
     assert missing.returncode == 2 and "is not a file" in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_plain_wheel_of_the_repository_would_hold_grader(tmp_path):
     """Why the image's wheel comes from grader/bundle.py: `pip wheel <repo>` packs both lab and grader (pyproject.toml).
     Built from a copy, as pip builds in the source tree."""
@@ -107,6 +111,7 @@ def test_a_plain_wheel_of_the_repository_would_hold_grader(tmp_path):
 
 # --- the pins --------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_images_pins_agree_with_the_repository():
     assert hub.pin_problems() == []
     cli = subprocess.run([sys.executable, "-m", "grader.hub", "pins"], cwd=ROOT, capture_output=True, text=True)
@@ -148,6 +153,7 @@ def test_the_pin_check_names_a_pin_that_disagrees(deploy_copy, file, old, new, s
     assert any(says in p for p in problems), problems
 
 
+@pytest.mark.slow
 def test_make_check_pins_resolves_both_images_and_names_what_no_lock_pins(tmp_path):
     """check_pins.check_image against a folder of made-up wheels: a dependency the locks leave out fails by name."""
     from test_pins import make_wheel  # tests/install/ is on sys.path when pytest collects it

@@ -46,11 +46,13 @@ def lock_file(tmp_path, *lines):
     return path
 
 
+@pytest.mark.slow
 def test_a_lock_that_resolves_gives_every_pin(index, tmp_path):
     lock = lock_file(tmp_path, "good==1.0", "needy==1.0", "oldwheel==1.0")
     assert check_pins.check_lock("3.11", lock, index) == {"good": "1.0", "needy": "1.0", "oldwheel": "1.0"}
 
 
+@pytest.mark.slow
 def test_a_pin_without_a_wheel_for_a_claimed_python_fails_by_name(index, tmp_path):
     lock = lock_file(tmp_path, "good==1.0", "oldwheel==1.0")
     with pytest.raises(check_pins.PinError) as err:
@@ -58,6 +60,7 @@ def test_a_pin_without_a_wheel_for_a_claimed_python_fails_by_name(index, tmp_pat
     assert str(err.value) == "oldwheel==1.0: no wheel for Python 3.13"
 
 
+@pytest.mark.slow
 def test_a_pin_whose_requires_python_excludes_the_oldest_claimed_patch_fails_by_name(index, tmp_path):
     """3.11 means 3.11.0 to pip: a release needing 3.11.5 fails there, as soupsieve 4.1.3 did for Debian 12's 3.11.2."""
     lock = lock_file(tmp_path, "patchy==4.1.3")
@@ -68,6 +71,7 @@ def test_a_pin_whose_requires_python_excludes_the_oldest_claimed_patch_fails_by_
         assert str(err.value) == f"patchy==4.1.3: cannot install on Python {python} (it requires Python >=3.11.5)"
 
 
+@pytest.mark.slow
 def test_a_lock_missing_a_dependency_fails_naming_it(index, tmp_path):
     lock = lock_file(tmp_path, "needy==1.0")
     with pytest.raises(check_pins.PinError, match=r"does not pin good==1\.0 \(pulled in on Python 3\.12\)"):
@@ -109,6 +113,7 @@ def test_pips_failure_output_is_read_as_what_cannot_install(output, python, said
     assert check_pins.explain(output, python) == ([said] if said else [])
 
 
+@pytest.mark.slow
 def test_which_takes_the_oldest_working_interpreter_of_that_version(tmp_path, monkeypatch):
     """pyenv's shim for a version it has not selected fails to run: such a candidate does not count."""
     def fake(version, works=True):
@@ -127,6 +132,7 @@ def test_which_takes_the_oldest_working_interpreter_of_that_version(tmp_path, mo
     assert version.startswith(mine + ".") and pins.version_of(path) == version
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("faked", ["3.10.12", "3.14.0"])
 def test_make_venv_refuses_an_unsupported_python_and_says_which_it_takes(faked, tmp_path):
     """The interpreter reports another version (a sitecustomize on its path); make stops before making a venv."""

@@ -119,6 +119,7 @@ job_lists = st.lists(
 ).map(lambda rows: [{"id": i, "arrival": a, "tokens": t} for i, (a, t) in enumerate(rows)])
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(job_lists, st.integers(1, 6), st.booleans())
 def test_invariants_hold_on_random_inputs(jobs, slots, continuous):
@@ -137,6 +138,7 @@ def test_single_job_same_under_both(arrival, tokens, slots):
     assert static["completed"] == cont["completed"] and static["makespan_ticks"] == arrival + tokens
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(1, 10), min_size=1, max_size=8), st.integers(0, 5), st.integers(0, 3))
 def test_enough_slots_same_under_both(tokens, arrival, spare):
@@ -154,6 +156,7 @@ def test_equal_lengths_same_under_both(num_jobs, tokens, slots, arrival):
     assert static["completed"] == cont["completed"] and static["makespan_ticks"] == cont["makespan_ticks"]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(job_lists, st.integers(1, 6))
 def test_continuous_never_slower_when_all_arrive_together(jobs, slots):
@@ -191,6 +194,7 @@ def tick_by_tick(jobs: list[dict], slots: int, continuous: bool) -> dict:
             "utilization": busy / (slots * makespan) if makespan else 0.0, "completed": completed, "trace": trace}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(job_lists, st.integers(1, 6), st.booleans())
 def test_schedule_gives_what_the_tick_by_tick_model_gives(jobs, slots, continuous):

@@ -43,6 +43,7 @@ def figure_strings() -> list[str]:
     return [*lab_i18n.ZH.values(), *(lab_i18n.ZH.get(t, t) for t in label_templates())]
 
 
+@pytest.mark.slow
 def test_the_subset_covers_every_character_a_zh_figure_draws(monkeypatch):
     templates = label_templates()
     assert {"slot {slot}", "Who waits under each policy", "engine step", "TTFT (ms, log scale)"} <= templates  # lab, 02, 03

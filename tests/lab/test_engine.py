@@ -156,12 +156,14 @@ stall_args = (workloads, st.sampled_from([1, 2, 4, 16]), st.integers(1, 64), st.
               st.sampled_from(["fcfs", "priority"]), st.integers(0, 6), st.sampled_from([0, 0, 5]))
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(*stall_args)
 def test_no_valid_configuration_stalls_with_chunking(data, block_size, budget, seqs, policy, spare, threshold):
     no_stall_case(data, block_size, budget, seqs, policy, spare, True, threshold)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(*stall_args)
 def test_no_valid_configuration_stalls_without_chunking(data, block_size, budget, seqs, policy, spare, threshold):

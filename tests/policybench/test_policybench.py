@@ -48,6 +48,7 @@ def short_hrrn_window(monkeypatch):
     monkeypatch.setitem(policies.DYNAMIC, "hrrn", (3, policies.fcfs))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scenarios())
 def test_fast_engine_matches_teaching_engine(short_hrrn_window, scenario):
@@ -55,6 +56,7 @@ def test_fast_engine_matches_teaching_engine(short_hrrn_window, scenario):
     assert FastEngine(policy=policy, **config, **timing).run(reqs) == teaching_records(reqs, policy, **timing, **config)
 
 
+@pytest.mark.slow
 def test_differential_covers_long_decode_runs_and_preemption():
     """Longer traces: the jumps, preemption storms and every policy, against the teaching engine."""
     for seed, policy in enumerate(sorted(policies.POLICIES)):
@@ -165,6 +167,7 @@ def test_metrics_from_records():
     assert row["wait_quantiles_ms"][0] == 100.0 and row["wait_quantiles_ms"][-1] == 600.0
 
 
+@pytest.mark.slow
 def test_grid_runs_and_writes_a_report(tmp_path):
     from policybench.report import write_report
     task_list = grid.tasks(["fcfs", "priority"], [6, 14], [0], num_requests=300)
@@ -220,6 +223,7 @@ def test_bad_input_is_rejected():
                                  for i in range(20)])) == 20
 
 
+@pytest.mark.slow
 def test_slo_exercise_separates_policies():
     """The exercise's property (notebook 03's TODO 5) holds for aging at 3-7 s per level, on the stated and the
     held-out traces, and fails for FCFS, fixed priority, aging at 1 s, 2.5 s on held-out trace A (its interactive tail),
@@ -244,6 +248,7 @@ def test_slo_exercise_separates_policies():
         aging_key(0)
 
 
+@pytest.mark.slow
 def test_slo_traces_named_in_todo_5():
     """Notebook 03's TODO 5 text: the rates that meet the SLO need not form one interval (trace 6: aging at 3 s and
     at 4 s per level meets both parts, 3.5 s misses the interactive one), and some traces of the exercise's kind no
@@ -291,6 +296,7 @@ GENERAL_PASSES_ONLY = {"_quiet_run": lambda engine, reqs, arrival_us, nxt: nxt,
                        "_group_step": lambda engine, arrival=None: False, "_group_preempts": lambda engine: False}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shortcut", [*GENERAL_PASSES_ONLY, "all"])
 def test_group_step_shortcuts_match_the_general_passes(shortcut, monkeypatch):
     """quiet_run.py's loop and group_step.py's shortcuts give the records the general passes give, on traces too

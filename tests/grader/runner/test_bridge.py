@@ -72,6 +72,7 @@ def grader():
     return grade.Grader(ASSIGNMENT)
 
 
+@pytest.mark.slow
 @pytest.mark.deadline(600)
 def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, monkeypatch):
     """TODO 4's child, the reference of 1-3 on the server. The server's TODO 1 also defines a function whose docstring
@@ -516,6 +517,7 @@ _payload["driver"] = "def observe(namespace, ops):\\n    return 'swapped'\\n"
 '''
 
 
+@pytest.mark.slow
 def test_a_cell_cannot_swap_the_driver_or_read_the_sources_from_the_payload():
     """Step 6: the attacker's cell replaced payload["driver"] (still unread when the cells ran) by one that reported
     the stolen code. The driver is loaded before the cells now, and the payload no longer holds it or the cells."""
@@ -542,6 +544,7 @@ time.sleep(300)
 '''
 
 
+@pytest.mark.slow
 def test_a_reference_server_ends_with_its_child_and_its_cpu_counts_as_the_childs():
     """Attack #6: the taken-over server forked busy loops and outlived its child by the wall limit. Here a 'server'
     spins in four sessions of its own while its child sleeps (no CPU): the child is stopped by its no-progress limit,
@@ -569,6 +572,7 @@ def test_a_reference_server_ends_with_its_child_and_its_cpu_counts_as_the_childs
     assert runner.leftovers()["processes"] == {}
 
 
+@pytest.mark.slow
 def test_blank_lines_are_not_progress():
     """Attack #6's heartbeat: a run that spins while it writes blank lines to its result pipe is still stalled."""
     cell = '''
@@ -592,6 +596,7 @@ while True:
     assert done.timed_out and done.why == "stall", done.why
 
 
+@pytest.mark.slow
 @pytest.mark.deadline(600)
 def test_a_grading_fault_is_run_again_once_then_reported_never_scored(monkeypatch):
     """A server that failed, or a child starved of CPU by the machine's load, says nothing about the answer."""
@@ -659,6 +664,7 @@ def test_the_carrier_check_sees_the_carrier():
     assert stolen_pieces(entry) == ["'eJyFVE1v2zAMvec3+GbkgB5Y'"]
 
 
+@pytest.mark.slow
 @pytest.mark.deadline(600)
 @pytest.mark.parametrize("assignment", ["02_decode_scheduling", "03_batch_scheduling"])
 def test_the_exfiltrating_notebook_scores_zero_and_its_page_holds_no_reference(assignment, tmp_path):
@@ -675,6 +681,7 @@ def test_the_exfiltrating_notebook_scores_zero_and_its_page_holds_no_reference(a
     assert stolen_pieces(report["rce_exfil"]) == []
 
 
+@pytest.mark.slow
 @pytest.mark.deadline(900)
 def test_a_hog_in_the_same_batch_costs_the_victim_nothing(tmp_path):
     """Attack #6: a takeover forked busy loops in the reference server (and a child can spin and write blank lines to
@@ -692,6 +699,7 @@ def test_a_hog_in_the_same_batch_costs_the_victim_nothing(tmp_path):
     assert runner.leftovers()["processes"] == {}
 
 
+@pytest.mark.slow
 def test_a_reference_server_starts_only_with_the_first_call_across_the_bridge():
     """A child whose scenarios call no other TODO (01's functions) never has a server, and gets the same verdict; a child
     that calls one (02's key, whose scenarios enqueue with TODO 1) has its server started by that call."""

@@ -164,6 +164,7 @@ def observe(namespace, ops):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["cold", "warm"])
 def test_a_sandboxed_child_reads_its_feed_through_either_runner(kind):
     """The feed's fds reach the child at the sandbox level found here, from a fresh interpreter and from the warm parent;

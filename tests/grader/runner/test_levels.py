@@ -30,6 +30,7 @@ def one_submission(tmp_path):
     return tmp_path / "subs"
 
 
+@pytest.mark.slow
 def test_without_a_sandbox_grading_stops_and_says_how_to_get_one(no_sandbox, tmp_path):
     with pytest.raises(SystemExit) as stopped:
         autograde.run(NAME, one_submission(tmp_path), tmp_path / "out", jobs=1)
@@ -40,6 +41,7 @@ def test_without_a_sandbox_grading_stops_and_says_how_to_get_one(no_sandbox, tmp
     assert not (tmp_path / "out" / "grades.csv").exists(), "nothing was graded"
 
 
+@pytest.mark.slow
 def test_the_process_level_grades_only_when_asked_for_and_says_so_everywhere(no_sandbox, tmp_path, capsys):
     out = tmp_path / "out"
     autograde.run(NAME, one_submission(tmp_path), out, jobs=1, sandbox="process")
@@ -62,6 +64,7 @@ def test_a_level_nobody_knows_is_refused_never_weakened(monkeypatch):
         cold.sandbox_level.cache_clear()
 
 
+@pytest.mark.slow
 @needs_level("userns")
 def test_asking_for_userns_gets_it_even_as_root(monkeypatch):
     monkeypatch.setenv("GRADER_SANDBOX", "userns")

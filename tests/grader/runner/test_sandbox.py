@@ -53,6 +53,7 @@ def elsewhere() -> Path:
     return Path("/opt") if os.access("/opt", os.W_OK) else Path.home()
 
 
+@pytest.mark.slow
 @at_each_level
 def test_the_view_is_an_allow_list(tmp_path, level):
     secret = elsewhere() / f"course-copy-{uuid.uuid4().hex}"
@@ -88,6 +89,7 @@ report({'files': files, 'writable': writable, 'uid': os.getuid(), 'status': open
     assert len(seen["pids"]) <= 3  # bwrap's init, python (and nothing of the host)
 
 
+@pytest.mark.slow
 @at_each_level
 def test_nothing_written_outlives_a_sandbox(level):
     token = f"outlive-{uuid.uuid4().hex}"   # in the code, so in the command line of every process it forks
@@ -138,6 +140,7 @@ def _processes_in_range() -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @at_each_level
 def test_process_limits_are_per_sandbox(level):
     """One sandbox holds every process its uid may have; another, running at the same time, is unaffected (userns:
@@ -301,6 +304,7 @@ def test_a_huge_workload_is_refused_before_it_is_simulated():
     assert "at most" in judge_double_gain([{"value": ([{"id": 1, "arrival": 0, "tokens": 1}] * 10_000, 2)}])
 
 
+@pytest.mark.slow
 def test_cancelling_the_cpu_alarm_does_not_hold_a_worker():
     """The hog turns off its own CPU alarm; the parent's no-progress limit (not the 10-minute wall) stops it."""
     grader = Grader(NAME, child_timeout=600, child_stall=5)
@@ -311,6 +315,7 @@ def test_cancelling_the_cpu_alarm_does_not_hold_a_worker():
     assert scores(verdicts.values()) == FULL | {"todo1": 0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", ["process", pytest.param("userns", marks=needs_level("userns"))])
 def test_each_level_judges_from_observations_and_only_process_lets_the_master_be_read(level):
     """GRADER_SANDBOX=process: full marks stay full, a forged channel gains nothing, its limits hold; but a stub that
@@ -406,6 +411,7 @@ def total(row):
     return float(row["total"])
 
 
+@pytest.mark.slow
 @isolated
 def test_hostile_batch_controls_keep_exact_scores_and_pages(hostile_batch):
     rows, out, controls = hostile_batch["rows"], hostile_batch["out"], hostile_batch["controls_out"]
@@ -423,6 +429,7 @@ def _verdict_text(page: Path) -> list[str]:
     return [line for line in text.splitlines() if re.match(r"\s*(TODO \d:|\[(pass|FAIL)\]|note:)", line)]
 
 
+@pytest.mark.slow
 @isolated
 def test_hostile_batch_attackers_earn_nothing(hostile_batch):
     rows, report = hostile_batch["rows"], hostile_batch["report"]
@@ -433,6 +440,7 @@ def test_hostile_batch_attackers_earn_nothing(hostile_batch):
     assert total(rows["xavier_scripts"]) == 12
 
 
+@pytest.mark.slow
 @isolated
 def test_hostile_batch_carries_no_reference_out(hostile_batch):
     out = hostile_batch["out"]
@@ -449,6 +457,7 @@ def test_hostile_batch_carries_no_reference_out(hostile_batch):
     assert "FOUND 0" in oscar  # its kernel found no solution anywhere it could see
 
 
+@pytest.mark.slow
 @isolated
 def test_hostile_batch_pages_are_inert_and_capped(hostile_batch):
     out = hostile_batch["out"]
@@ -463,6 +472,7 @@ def test_hostile_batch_pages_are_inert_and_capped(hostile_batch):
     assert "more characters not shown" in shown and len(xavier.encode()) < 2 << 20  # the 40 MB print
 
 
+@pytest.mark.slow
 @isolated
 def test_hostile_batch_leaves_the_host_as_it_was(hostile_batch):
     before, after = hostile_batch["before"], hostile_batch["after"]
@@ -474,6 +484,7 @@ def test_hostile_batch_leaves_the_host_as_it_was(hostile_batch):
     assert {p.name: p.read_bytes() for p in subs.iterdir()} == hostile_batch["originals"]
 
 
+@pytest.mark.slow
 @isolated
 def test_hostile_batch_always_writes_its_outputs(hostile_batch):
     rows, out = hostile_batch["rows"], hostile_batch["out"]
@@ -483,6 +494,7 @@ def test_hostile_batch_always_writes_its_outputs(hostile_batch):
     assert (out / "report.md").exists() and not (out / ".work").exists()
 
 
+@pytest.mark.slow
 @bwrap_only
 def test_a_warm_parent_started_before_a_failing_probe_is_closed_and_the_process_level_used(monkeypatch):
     """Grader starts the warm parent at the level the probe will likely find, before probing; where the probe then

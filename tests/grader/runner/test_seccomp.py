@@ -268,6 +268,7 @@ def probe_warm_notebook(zygote: Warm) -> dict:
 
 
 
+@pytest.mark.slow
 @bwrap_only
 def test_outside_the_sandbox_every_probe_gets_through():
     """The control: as root without the filter, no probe gets the answer the filter gives (so each can fail)."""
@@ -278,6 +279,7 @@ def test_outside_the_sandbox_every_probe_gets_through():
     assert set(seen["life"].values()) == {"ok"}, seen["life"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["grading child", "feedback run", "cold sandbox"])
 def test_each_denied_call_fails_in_the_sandbox_and_life_goes_on(zygote, where):
     seen = {"grading child": probe_warm_grade, "feedback run": probe_warm_notebook}.get(where, lambda z: probe_cold(z.level))(zygote)
@@ -396,6 +398,7 @@ def test_two_plain_processes_relay_a_string(channel):
     assert consumer["got"] == MESSAGE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("channel", ["key", "lock"])
 def test_two_sandboxes_at_the_same_time_relay_nothing(zygote, channel):
     results = {}
@@ -471,6 +474,7 @@ print(json.dumps(seen))
 '''
 
 
+@pytest.mark.slow
 @bwrap_only
 @pytest.mark.parametrize("level", ["bwrap", pytest.param("userns", marks=needs_level("userns"))])
 def test_a_sandbox_does_not_possess_the_graders_session_keyring(level):
@@ -508,6 +512,7 @@ def plant(uid: int) -> int:
     return pid
 
 
+@pytest.mark.slow
 @bwrap_only
 def test_the_sweep_removes_keys_ipc_and_processes_a_sandbox_uid_left():
     uid = UID_BASE + 17
@@ -521,6 +526,7 @@ def test_the_sweep_removes_keys_ipc_and_processes_a_sandbox_uid_left():
 
 # --- one submission's TODO children never run at the same time ---------------------------------------------
 
+@pytest.mark.slow
 def test_one_submissions_todo_children_run_one_after_another(monkeypatch):
     """Two children of one submission (each with its reference server) are never alive together."""
     from grader import examples, grade, masters

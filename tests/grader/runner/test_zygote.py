@@ -52,6 +52,7 @@ def probe(zygote, cell, limits=Limits(wall=60, cpu_seconds=60)):
 
 
 
+@pytest.mark.slow
 def test_a_fork_drops_every_privilege_and_sees_no_instructor_file(zygote):
     first = probe(zygote, LEAVE % {"grader": str(ROOT / "grader"), "solutions": str(ROOT / "solutions")})
     assert UID_BASE <= first["uid"] < UID_BASE + UID_COUNT and first["pid"] == 1  # its own uid, its own pid namespace
@@ -61,6 +62,7 @@ def test_a_fork_drops_every_privilege_and_sees_no_instructor_file(zygote):
     assert left == []  # its background process ended with it (bwrap: swept by uid; userns: with its pid namespace)
 
 
+@pytest.mark.slow
 def test_nothing_a_fork_leaves_reaches_the_next(zygote):
     first = probe(zygote, LEAVE % {"grader": "/", "solutions": "/"})
     second = probe(zygote, LOOK)
@@ -68,6 +70,7 @@ def test_nothing_a_fork_leaves_reaches_the_next(zygote):
     assert second == {"uid": second["uid"], "tmp": False, "shm": False, "segment": False, "sleeping": []}
 
 
+@pytest.mark.slow
 def test_a_hung_fork_is_stopped_from_outside(zygote):
     """A run that spins without reporting is ended by the stall limit, and the warm parent goes on serving."""
     payload = {"setup": [], "cells": [["c", "import signal\nsignal.setitimer(signal.ITIMER_PROF, 0)\nwhile True:\n    pass\n"]],
@@ -92,6 +95,7 @@ def cells(done) -> dict[int, tuple]:
     return found
 
 
+@pytest.mark.slow
 def test_a_cold_and_a_warm_run_take_the_same_call_and_report_the_same_cells(zygote):
     """One runner interface: the same notebook payload, Limits and watcher, cold (a fresh interpreter) and warm (a fork).
 
@@ -125,6 +129,7 @@ while True:
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["cold", "warm"])
 def test_one_watcher_stops_a_run_that_only_writes_noise(zygote, kind):
     """Only a record is progress, cold or warm: a run that spins while it writes lines that are no record is stalled."""
@@ -148,6 +153,7 @@ def probe():
 """
 
 
+@pytest.mark.slow
 def test_every_limit_reaches_a_run_cold_or_warm(zygote):
     """Limits is passed whole: each rlimit, and the size of /tmp and /dev/shm, is the Limits' own, cold and warm."""
     limits = Limits(wall=60, cpu_seconds=33, memory_bytes=3 << 30, processes=77, file_bytes=5 << 20, open_files=99,
@@ -200,6 +206,7 @@ def probe():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["same", "other"])
 def test_the_warm_parent_starts_from_the_graders_font_list_when_matplotlib_takes_it(monkeypatch, tmp_path, version):
     """The warm parent copies the grader's matplotlib font list instead of scanning the system's fonts in its fresh /tmp.

@@ -1,0 +1,58 @@
+"""grader/runner/protocol.py through its public names, with no child started: the exact record sequence a grading
+child may write (Protocol), and how a finished run is read (parse_child_output, expected_lines). Real children are
+run in test_sandbox.py, test_zygote.py and test_bridge.py."""
+import json
+
+from grader.runner import CHILD, Finished, Protocol, expected_lines, parse_child_output
+
+
+def lines(*records) -> bytes:
+    return b"\n".join(r if isinstance(r, bytes) else json.dumps(r).encode() for r in records) + b"\n"
+
+
+CELLS = {"kind": "cells", "errors": {}}
+DONE = {"kind": "done"}
+
+
+def scenario(name, obs):
+    return {"kind": "scenario", "name": name, "obs": obs}
+
+
+def read(output: bytes, *, timed_out=False, why="", returncode=0, known=None):
+    protocol = Protocol(["todo1"], ["a", "b"], known)
+    return parse_child_output(Finished(returncode, timed_out, output, why=why), protocol, CHILD)
+
+
+def test_a_whole_run_in_order_is_ok_and_its_lines_are_kept():
+    run = read(lines(CELLS, scenario("a", 1), scenario("b", [2, 3]), DONE))
+    assert run.status == "ok" and [r["kind"] for r in run.records] == ["cells", "scenario", "scenario", "done"]
+    assert run.records[2]["obs"] == [2, 3] and set(run.lines) == {"a", "b"}
+    assert expected_lines(run) == {"a": (json.dumps(scenario("a", 1)).encode(), 1), "b": (run.lines["b"], [2, 3])}
+
+
+def test_any_record_out_of_its_place_garbles_the_run():
+    for output, says in [
+            (lines(scenario("a", 1)), "a malformed cells record"),
+            (lines({"kind": "cells", "errors": {"todo9": "x"}}), "a malformed cells record"),   # not one of its cells
+            (lines(CELLS, scenario("b", 1)), "an unexpected record where a scenario belongs"),  # out of order
+            (lines(CELLS, scenario("a", 1), scenario("b", 2), {"kind": "done", "extra": 1}), "where the end belongs"),
+            (lines(CELLS, scenario("a", 1), scenario("b", 2), DONE, DONE), "a record after the end"),
+            (lines(CELLS, b"not json"), "something that is not a result record"),
+            (lines(CELLS, [1, 2]), "a malformed result record")]:
+        run = read(output)
+        assert run.status == "garbled" and says in run.detail, (output, run.detail)
+
+
+def test_a_run_that_stops_early_crashed_and_one_stopped_by_a_limit_timed_out():
+    crashed = read(lines(CELLS, scenario("a", 1)), returncode=-9)
+    assert crashed.status == "crashed" and crashed.detail == "ended early (exit code -9)"
+    stalled = read(lines(CELLS), timed_out=True, why="stall")
+    assert stalled.status == "timeout" and stalled.detail == f"stopped: no progress in {CHILD.stall:g} s of CPU time"
+    assert read(b"", timed_out=True, why="wall").detail == f"stopped after {CHILD.wall:.0f} s"
+
+
+def test_a_line_equal_to_the_references_is_taken_as_it_is():
+    reference = read(lines(CELLS, scenario("a", (1, 2)), scenario("b", 0), DONE))
+    known = expected_lines(reference)
+    again = read(lines(CELLS, known["a"][0], scenario("b", 0), DONE), known=known)
+    assert again.status == "ok" and again.records[1]["obs"] == known["a"][1]
