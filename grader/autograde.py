@@ -100,7 +100,7 @@ class Batch:
             outcome = Outcome(student, "bad", self.zero_scores(), exc.message, language=work.language if work.nb is not None else "")
         else:
             outcome = Outcome(student, "graded", work.scores, warnings=[*work.warnings, *work.notes],
-                              verdicts=work.verdicts, language=work.language)
+                              verdicts=work.verdicts, language=work.language, answers=work.answers)
             try:
                 if work.page is not None:
                     self.publish(work.page, student)

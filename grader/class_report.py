@@ -17,6 +17,7 @@ import functools
 import html
 import io
 import json
+import re
 import statistics
 import sys
 from collections import Counter
@@ -24,10 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import forked, messages
+from . import forked, messages, similarity
 from .safe_text import code_block, csv_cell, inert
 
 TOP_RULES = 3      # most-failed rules of a TODO shown with their sentence and a failing case
+SHOWN_SIDE = 5     # clusters and near pairs of a TODO shown side by side (the rest are listed)
+SIDE_LINES = 60    # lines of each answer shown side by side
+SIDE_WIDTH = 60    # characters of a line in the Markdown's side-by-side block
+LISTED = 50        # further clusters and near pairs of a TODO listed without their code
 RETEACH = 5        # items of "what to reteach"
 BINS = 10          # bins of the totals histogram
 CSS = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
@@ -117,7 +122,9 @@ def summarize(report: dict) -> dict:
             "rules": rules, "blank": {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks},
             "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
             "operations": operations(students), "sandbox": f"{report.get('sandbox', 'unknown')} ({report.get('sandbox_means', '')})",
-            "deadline": report.get("deadline"), "late": [(s["student_id"], s["late"]) for s in students if s.get("late")]}
+            "deadline": report.get("deadline"), "late": [(s["student_id"], s["late"]) for s in students if s.get("late")],
+            "similar": similarity.of_report(report),
+            "answers": {(s["student_id"], gid): source for s in students for gid, source in (s.get("answers") or {}).items()}}
 
 
 def _case_size(case: tuple[str, str, str]) -> tuple:
@@ -331,24 +338,47 @@ def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[
                             f"grading time: {sum(seconds):.1f} s of worker time, {max(seconds, default=0):.1f} s at most per student"])]
     teach = [("list", [f"{what} ({lost:g} points lost)" for lost, what in reteach(summary)] or ["nothing: no rule failed"])]
     return [(f"{summary['assignment']}: class report", head), ("What to reteach", teach), ("Scores", scores),
-            ("Rules by failure share", rules), ("Misconceptions", mistakes), ("Operations", operations)] + late_section(summary)
+            ("Rules by failure share", rules), ("Misconceptions", mistakes), ("Answers to look at", look_at(summary)),
+            ("Operations", operations)] + late_section(summary)
 
 
-def late_section(summary: dict) -> list[tuple[str, list]]:
-    """With a due date: who was late, what it cost and why, who had an extension, and whose time is not known."""
-    policy = summary.get("deadline")
-    if not policy:
-        return []
-    shown = [(sid, late) for sid, late in summary["late"] if late["kind"] != "on_time"]
-    by_kind = Counter(late["kind"] for _, late in summary["late"])
-    blocks = [("p", f"Due {policy['due']}; penalty {100 * policy['per_day']:g}%/day, {100 * policy['flat']:g}% once late, "
-                    f"at most {100 * policy['max_penalty']:g}% of the raw score; {policy['extensions']} extension(s). "
-                    f"On time {by_kind['on_time']}, late {by_kind['late']}, late within an extension {by_kind['extension']}, "
-                    f"**no usable submission time {by_kind['no_time']}** (graded with no penalty: check these by hand)."),
-              ("table", ["student", "submitted", "raw total", "penalty", "total", "reason"],
-               [[inert(sid), late["submitted"] or "unknown", f"{late['raw_total']:g}", f"{late['penalty']:g}",
-                 f"{late['raw_total'] - late['penalty']:g}", inert(late["note"], 200)] for sid, late in shown])]
-    return [("Late submissions", blocks if shown else blocks[:1])]
+def look_at(summary: dict) -> list:
+    """Per TODO, answers that are the same code once names, comments, strings and layout are set aside, and pairs
+    that are nearly so (grader/similarity.py), side by side: for the instructor to read, not a finding."""
+    blocks = [("p", "Answers that are the same code once names, comments, strings and layout are set aside, and pairs "
+                    f"that are nearly so (a similarity of {similarity.THRESHOLD:g} or more of what each adds to the given code; "
+                    "grader/similarity.py). Answers written independently can coincide, above all short answers to a "
+                    "TODO whose given code lays out each step: this is a list of answers to read side by side, not a "
+                    "finding about anyone. Answers left as given, and answers that add fewer than "
+                    f"{similarity.MIN_OWN} tokens to the given code, are not compared.")]
+    answers = summary.get("answers", {})
+    side = lambda a, b, gid: ("side", a, answers.get((a, gid), ""), b, answers.get((b, gid), ""))  # noqa: E731
+    for gid, found in summary.get("similar", {}).items():
+        if not found.clusters and not found.near:
+            continue
+        task = summary["tasks"].get(gid, {}).get("task", gid)
+        blocks += [("h3", task), ("p", f"{found.compared} answers compared; {len(found.clusters)} group(s) of the same code, "
+                                       f"{len(found.near)} pair(s) nearly the same.")]
+        for group in found.clusters[:SHOWN_SIDE]:
+            blocks += [("p", f"The same code apart from names, comments, strings and layout ({len(group)} students): "
+                             + ", ".join(map(inert, group)) + "."), side(group[0], group[1], gid)]
+        for ratio, a, b in found.near[:SHOWN_SIDE]:
+            blocks += [("p", f"Nearly the same code (similarity {ratio:.2f}): {inert(a)} and {inert(b)}."), side(a, b, gid)]
+        rest = [["same code", ", ".join(map(inert, g))] for g in found.clusters[SHOWN_SIDE:]]
+        rest += [[f"similarity {r:.2f}", f"{inert(a)}, {inert(b)}"] for r, a, b in found.near[SHOWN_SIDE:]]
+        if rest:
+            more = [[f"and {len(rest) - LISTED} more", ""]] if len(rest) > LISTED else []
+            blocks.append(("table", ["also to look at", "students"], rest[:LISTED] + more))
+    if len(blocks) == 1:
+        blocks.append(("p", "No two answers of a TODO are the same or nearly so."))
+    return blocks
+
+
+def side_by_side(left: str, right: str, lines: int = SIDE_LINES, width: int = SIDE_WIDTH) -> list[str]:
+    """Two answers as lines of one monospaced column each (printable ASCII, as inert() makes them), cut to `lines`."""
+    cut = lambda text: [inert(line, width, markup=False) for line in text.expandtabs(4).splitlines()[:lines]] or [""]  # noqa: E731
+    a, b = cut(left), cut(right)
+    return [f"{x:<{width}} | {y}".rstrip() for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b)))]
 
 
 def markdown(summary: dict, images: dict, folder: str) -> str:
@@ -367,6 +397,11 @@ def markdown(summary: dict, images: dict, folder: str) -> str:
                 lines += [f"A failing case (of {inert(block[1])}):", "", *code_block(block[2], 600), ""]   # the code as it is
             elif kind == "pre":
                 lines += ["```python", block[1].rstrip("\n").replace("```", "'''"), "```", ""]
+            elif kind == "side":
+                rows = side_by_side(block[2], block[4])
+                head = f"{inert(block[1], SIDE_WIDTH, markup=False):<{SIDE_WIDTH}} | {inert(block[3], SIDE_WIDTH, markup=False)}"
+                fence = "`" * max(3, 1 + max((len(run) for row in [head, *rows] for run in re.findall(r"`+", row)), default=0))
+                lines += [fence + "text", head, "-" * len(head), *rows, fence, ""]
             elif kind == "img" and block[1] in images:
                 lines += [f"![{images[block[1]][0]}]({folder}/{block[1]})", ""]
             elif kind == "list":
@@ -401,6 +436,10 @@ def page(summary: dict, images: dict) -> str:
                 body.append(f"<p>A failing case (of {html.escape(block[1])}): <code>{html.escape(block[2][:600])}</code></p>")
             elif kind == "pre":
                 body.append(f"<pre>{html.escape(block[1])}</pre>")
+            elif kind == "side":
+                code = lambda text: html.escape("\n".join(text.splitlines()[:SIDE_LINES]))  # noqa: E731
+                body.append(f"<table><tr><th>{html.escape(block[1])}</th><th>{html.escape(block[3])}</th></tr>"
+                            f"<tr><td><pre>{code(block[2])}</pre></td><td><pre>{code(block[4])}</pre></td></tr></table>")
             elif kind == "img" and block[1] in images:
                 alt, png = images[block[1]]
                 body.append(f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}"></p>')

@@ -131,6 +131,7 @@ class Work:
     page: str | None = None                 # the rendered feedback page
     scores: dict[str, float] = field(default_factory=dict)
     late: object = None                     # make autograde's deadline.Late of the student (never in nbgrader: its own penalty)
+    answers: dict[str, str] = field(default_factory=dict)     # answer grade_id -> the source graded (the class report's)
 
 
 def read(a: Prepared, w: Work, c: Config) -> None:
@@ -190,7 +191,8 @@ def _full_tests(assignment: Assignment) -> dict[tuple[str, str], str]:
 
 def grade(a: Prepared, w: Work, c: Config) -> None:
     """One verdict per TODO, each from its own sandboxed child (grader/grade.py)."""
-    w.verdicts = a.grader.grade(submission.answers_of(w.nb, a.answer_ids))
+    w.answers = submission.answers_of(w.nb, a.answer_ids)
+    w.verdicts = a.grader.grade(w.answers)
     diagnose.attach(a.grader, w.verdicts)  # the common mistake a failing TODO behaves like, from the same observations
 
 

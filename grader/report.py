@@ -17,6 +17,7 @@ from .safe_text import csv_cell, inert
 from .suites.base import Task
 
 NOTE_CHARS = 500   # of one reason or warning in the report (a list of cells not run can be long)
+ANSWER_CHARS = 20_000   # of one answer cell kept in report.json (grader/similarity.py compares them)
 
 
 @dataclass
@@ -30,6 +31,7 @@ class Outcome:
     verdicts: list[TaskVerdict] = field(default_factory=list)
     language: str = "en"              # "" if unknown (a file never read as a notebook): its page says it in each
     key: str = ""                     # shard.student_key of the file name: the merge tells students apart by it
+    answers: dict[str, str] = field(default_factory=dict)  # answer grade_id -> source, as graded
     late: deadline.Late | None = None  # with a due date (course.toml [deadline]): what lateness costs; scores stay raw
 
     @property
@@ -83,7 +85,8 @@ def student_json(o: Outcome) -> dict:
     return {"student_id": o.student_id, "key": o.key, "status": o.status, "language": o.language,
             "reason": english(o.reason), "reason_key": messages.key(o.reason),
             "warnings": [english(w) for w in o.warnings], "warning_keys": [messages.key(w) for w in o.warnings],
-            "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts)} | (
+            "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts),
+            "answers": {gid: source[:ANSWER_CHARS] for gid, source in o.answers.items()}} | (
             {"late": o.late.to_json(o.raw_total)} if o.late else {})
 
 

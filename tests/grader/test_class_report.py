@@ -235,3 +235,16 @@ def test_a_report_json_written_before_the_keys_still_counts_its_layout_warnings(
     assert [w for _, w in ops["answer_deleted"]] == old["warnings"][2:3] and [w for _, w in ops["other_notes"]] == old["warnings"][3:]
     short = old | {"warning_keys": ["cell_edited"]}  # fewer keys than warnings: none is dropped
     assert sum(map(len, (class_report.operations([short])[k] for k in ("layout", "answer_deleted", "other_notes")))) == 4
+
+
+def test_report_json_keeps_the_answers_and_the_class_report_shows_those_to_look_at(out):
+    """Every graded student but bob has the reference's TODO 1 (each mutant is in TODO 4): one group of the same code,
+    shown side by side; bob's TODOs, left as given, are compared with nobody."""
+    students = {s["student_id"]: s for s in report_of(out)["students"]}
+    reference = masters.reference_answers(NAME)
+    assert students["alice"]["answers"] == reference and students["gus_bad"]["answers"] == {}
+    section = (out / "class-report.md").read_text().split("## Answers to look at", 1)[1].split("\n## ", 1)[0]
+    same = [s for s, entry in students.items() if entry["answers"].get("todo1") == reference["todo1"]]
+    assert len(same) >= 3 and f"({len(same)} students): {', '.join(sorted(same))}." in section
+    assert "bob_blank" not in section and "not a finding about anyone" in section
+    assert "<td><pre>" in (out / "class-report.html").read_text()

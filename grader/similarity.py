@@ -1,0 +1,296 @@
+"""Answers to look at, per TODO: the same code once names, comments, strings and layout are set aside, or nearly so.
+
+An answer's normal form is its syntax tree with every name the cell binds (arguments, assigned names, nested
+functions, `import ... as` names) renamed by order of first appearance, docstrings dropped and every string
+constant (f-strings too) replaced by one placeholder, written back as code: comments and layout do not survive
+it (names the stub binds, its arguments say, are kept). Answers with the same normal form form a cluster. Two
+answers of different normal forms are compared on what each adds to the code the release gives (the stub's
+tokens matched out first), every renamed name one token `_v` (an edit above a name would renumber the rest):
+their ratio is twice the longest common subsequence of the two token lists over their lengths (difflib's ratio
+where its matching finds that subsequence). A pair at or above THRESHOLD is a near pair. An answer that adds
+fewer than MIN_OWN tokens to the stub is too short to tell a shared idea from a shared text, and is in neither.
+
+THRESHOLD comes from the corpora (tests/grader/test_similarity.py measures it again): among the independently
+written correct answers of each TODO (grader/assignments/*/corpus/ and the reference, 130 pairs) the highest
+ratio of two different normal forms is 0.945 (03's TODO 1, whose given code lays out each step); of 1269
+copies renamed, reformatted and then edited once (a short statement of a function's body added, removed or
+swapped with the next) 92% score 0.95 or more, and over 97% of those of answers adding 40 tokens or more (the
+lowest, 0.46, is a copy of a 19-token answer). Two corpus pairs have the same normal form: they are the same
+code apart from comments and docstrings, and are reported. This is a list for an instructor to read, never a
+finding: answers to a narrow TODO can coincide, and the class report says so.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+THRESHOLD = 0.95    # near pair: ratio of the answers' own tokens at least this
+MIN_OWN = 12        # tokens an answer must add to the stub to be compared at all
+MAX_TOKENS = 3000   # of an answer compared (difflib's work grows with the product of the lengths)
+PLACEHOLDER = "S"   # every string constant
+
+
+class _Bound(ast.NodeVisitor):
+    """The names a cell binds: arguments, stored names, nested function and class names, `as` names."""
+
+    def __init__(self):
+        self.names: set[str] = set()
+        self.depth = 0
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self.names.add(node.arg)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.names.add(node.id)
+
+    def visit_alias(self, node: ast.alias) -> None:
+        if node.asname:
+            self.names.add(node.asname)
+
+    def _scope(self, node) -> None:
+        if self.depth:  # a top-level def's name is the stub's: kept
+            self.names.add(node.name)
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.names.add(node.name)
+        self.generic_visit(node)
+
+
+class _Normalise(ast.NodeTransformer):
+    """Bound names renamed _v0, _v1, ... by first appearance (a walk of the tree, not of the text), docstrings and
+    bare strings dropped, string constants replaced."""
+
+    def __init__(self, bound: set[str]):
+        self.bound, self.canon = bound, {}
+        self.depth = 0
+
+    def name(self, name: str) -> str:
+        if name not in self.bound:
+            return name
+        return self.canon.setdefault(name, f"_v{len(self.canon)}")
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self.name(node.id)
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.arg = self.name(node.arg)
+        self.generic_visit(node)
+        return node
+
+    def visit_alias(self, node: ast.alias) -> ast.alias:
+        node.asname = node.asname and self.name(node.asname)
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.ExceptHandler:
+        node.name = node.name and self.name(node.name)
+        return self.generic_visit(node)
+
+    def visit_Global(self, node):
+        node.names = [self.name(n) for n in node.names]
+        return node
+
+    visit_Nonlocal = visit_Global
+
+    def _scope(self, node):
+        if self.depth:
+            node.name = self.name(node.name)
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
+
+    def visit_Expr(self, node: ast.Expr):
+        if isinstance(node.value, (ast.Constant, ast.JoinedStr)) and isinstance(getattr(node.value, "value", ""), str):
+            return None  # a docstring, or a string used as a comment
+        return self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> ast.Constant:
+        if isinstance(node.value, (str, bytes)):
+            return ast.copy_location(ast.Constant(PLACEHOLDER), node)
+        return node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.Constant:
+        return ast.copy_location(ast.Constant(PLACEHOLDER), node)
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        if isinstance(getattr(node, "body", None), list) and not node.body:  # left empty by a dropped docstring
+            node.body = [ast.Pass()]
+        return node
+
+
+def _without_magics(source: str) -> str:
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(_without_magics(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def bound(source: str) -> frozenset[str]:
+    """The names a cell binds (its arguments among them); none if it does not parse."""
+    tree = _parse(source)
+    if tree is None:
+        return frozenset()
+    found = _Bound()
+    found.visit(tree)
+    return frozenset(found.names)
+
+
+def normal_form(source: str, keep: frozenset[str] = frozenset()) -> str:
+    """The answer as code with names, comments, docstrings, strings and layout set aside; the source with its
+    comments and blank lines dropped if it does not parse. Names in `keep` (the stub's own) are left as they are."""
+    tree = _parse(source)
+    if tree is None:
+        return "\n".join(line.split("#", 1)[0].rstrip() for line in source.splitlines() if line.split("#", 1)[0].strip())
+    found = _Bound()
+    found.visit(tree)
+    tree = _Normalise(found.names - keep).visit(tree)
+    try:
+        return ast.unparse(ast.fix_missing_locations(tree))
+    except (RecursionError, ValueError):
+        return ast.dump(tree)
+
+
+WORD = re.compile(r"\w+|[^\w\s]")
+CANONICAL = re.compile(r"_v\d+")
+
+
+def tokens(form: str) -> list[str]:
+    """The tokens of a normal form: names, operators, constants, and indentation as tokens of its own."""
+    out: list[str] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(form).readline):
+            if tok.type == tokenize.INDENT:
+                out.append("<in>")
+            elif tok.type == tokenize.DEDENT:
+                out.append("<out>")
+            elif tok.type == tokenize.NEWLINE:
+                out.append(";")
+            elif tok.type == tokenize.NAME and CANONICAL.fullmatch(tok.string):
+                out.append("_v")  # which renamed name: the order of first appearance shifts with any edit above
+            elif tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER) and tok.string:
+                out.append(tok.string)
+            if len(out) >= MAX_TOKENS:
+                break
+    except (tokenize.TokenError, SyntaxError):  # the fallback form of a cell that does not parse
+        out = WORD.findall(form)[:MAX_TOKENS]
+    return out
+
+
+def own(answer: list[str], stub: list[str]) -> list[str]:
+    """The tokens of `answer` that are not the stub's (what the student wrote around the given lines)."""
+    if not stub:
+        return answer
+    matcher = difflib.SequenceMatcher(None, stub, answer, autojunk=False)
+    return [t for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace") for t in answer[j1:j2]]
+
+
+def masks(tokens: list[str]) -> dict[str, int]:
+    """For each token, the bits of the positions it holds in `tokens` (what lcs() reads the second list by)."""
+    found: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        found[token] = found.get(token, 0) | 1 << i
+    return found
+
+
+def lcs(a: list[str], b: list[str], b_masks: dict[str, int] | None = None) -> int:
+    """The length of the longest common subsequence of two token lists, bit-parallel (Hyyrö 2004): a few integer
+    operations per token of `a`, so a class's pairs cost seconds, not the minutes difflib would take."""
+    b_masks = masks(b) if b_masks is None else b_masks
+    full = (1 << len(b)) - 1
+    v = full
+    for token in a:
+        u = v & b_masks.get(token, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(b) - v.bit_count()
+
+
+def ratio(a: list[str], b: list[str], b_masks: dict[str, int] | None = None) -> float:
+    """The similarity of two token lists, 0 to 1: twice their longest common subsequence over their lengths."""
+    return 2 * lcs(a, b, b_masks) / (len(a) + len(b)) if a or b else 1.0
+
+
+@dataclass
+class Findings:
+    """One TODO's answers to look at: clusters of the same normal form, and near pairs of different ones."""
+
+    clusters: list[list[str]] = field(default_factory=list)          # students, each list sorted, 2 or more
+    near: list[tuple[float, str, str]] = field(default_factory=list)  # (ratio, student, student), highest first
+    compared: int = 0                                                 # answers long enough to compare
+
+
+def find(answers: dict[str, str], stubs: list[str] = (), threshold: float = THRESHOLD, min_own: int = MIN_OWN) -> Findings:
+    """The clusters and near pairs among `answers` ({student: source} of one TODO). An answer whose normal form is a
+    stub's (left as given) is not compared; `stubs` are the released stubs of the TODO (each edition's)."""
+    keep = frozenset().union(*map(bound, stubs))
+    stub_forms = [normal_form(s, keep) for s in stubs]
+    stub_tokens = tokens(stub_forms[0]) if stub_forms else []
+    groups: dict[str, list[str]] = {}
+    for student, source in answers.items():
+        form = normal_form(source, keep)
+        if form not in stub_forms:
+            groups.setdefault(form, []).append(student)
+    mine = {form: own(tokens(form), stub_tokens) for form in groups}
+    forms = sorted((f for f in groups if len(mine[f]) >= min_own), key=lambda f: sorted(groups[f])[0])
+    found = Findings(compared=sum(len(groups[f]) for f in forms))
+    found.clusters = sorted((sorted(groups[f]) for f in forms if len(groups[f]) > 1), key=lambda c: (-len(c), c))
+    for j, second in enumerate(forms):
+        b, b_masks = mine[second], masks(mine[second])
+        for first in forms[:j]:
+            a = mine[first]
+            if 2 * min(len(a), len(b)) >= threshold * (len(a) + len(b)):  # else no common part is long enough
+                r = ratio(a, b, b_masks)
+                if r >= threshold:
+                    found.near.append((round(r, 2), sorted(groups[first])[0], sorted(groups[second])[0]))
+    found.near.sort(key=lambda n: (-n[0], n[1], n[2]))
+    return found
+
+
+def stubs_of(assignment: str) -> dict[str, list[str]]:
+    """{answer grade_id: the stub of each released edition}; {} where the assignment cannot be read here."""
+    try:
+        from . import masters
+        from .assignment import get
+        from .examples import release
+
+        a = get(assignment)
+        found: dict[str, list[str]] = {gid: [] for gid in a.answer_ids}
+        for language in a.languages:
+            for cell in release(assignment, language).cells:
+                if masters.grade_id(cell) in found:
+                    found[masters.grade_id(cell)].append(cell.source)
+        return found
+    except Exception:  # noqa: BLE001 - a report.json read away from its course: compared without the stubs
+        return {}
+
+
+def of_report(report: dict) -> dict[str, Findings]:
+    """{answer grade_id: Findings} of a report.json whose students carry their "answers" (a TODO left as given, or
+    whose answer cell was missing, is not compared)."""
+    stubs = stubs_of(report["assignment"])
+    by_todo: dict[str, dict[str, str]] = {c: {} for c in report["task_columns"]}
+    for s in report["students"]:
+        left = {v["answer_id"] for v in s.get("verdicts", []) if v.get("note") == "the answer cell is missing"}
+        for gid, source in (s.get("answers") or {}).items():
+            if gid in by_todo and gid not in left:
+                by_todo[gid][s["student_id"]] = source
+    return {gid: find(answers, stubs.get(gid, [])) for gid, answers in by_todo.items()}
