@@ -342,6 +342,23 @@ def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[
             ("Operations", operations)] + late_section(summary)
 
 
+def late_section(summary: dict) -> list[tuple[str, list]]:
+    """With a due date: who was late, what it cost and why, who had an extension, and whose time is not known."""
+    policy = summary.get("deadline")
+    if not policy:
+        return []
+    shown = [(sid, late) for sid, late in summary["late"] if late["kind"] != "on_time"]
+    by_kind = Counter(late["kind"] for _, late in summary["late"])
+    blocks = [("p", f"Due {policy['due']}; penalty {100 * policy['per_day']:g}%/day, {100 * policy['flat']:g}% once late, "
+                    f"at most {100 * policy['max_penalty']:g}% of the raw score; {policy['extensions']} extension(s). "
+                    f"On time {by_kind['on_time']}, late {by_kind['late']}, late within an extension {by_kind['extension']}, "
+                    f"**no usable submission time {by_kind['no_time']}** (graded with no penalty: check these by hand)."),
+              ("table", ["student", "submitted", "raw total", "penalty", "total", "reason"],
+               [[inert(sid), late["submitted"] or "unknown", f"{late['raw_total']:g}", f"{late['penalty']:g}",
+                 f"{late['raw_total'] - late['penalty']:g}", inert(late["note"], 200)] for sid, late in shown])]
+    return [("Late submissions", blocks if shown else blocks[:1])]
+
+
 def look_at(summary: dict) -> list:
     """Per TODO, answers that are the same code once names, comments, strings and layout are set aside, and pairs
     that are nearly so (grader/similarity.py), side by side: for the instructor to read, not a finding."""
