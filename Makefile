@@ -25,7 +25,7 @@ CLOUD_VENV := build/cloud-venv/$(notdir $(CLOUD_BASE))_$(subst ==,-,$(subst $(ev
 
 E2E_STAMP := $(VENV)/.e2e-installed
 
-.PHONY: help venv check-pins lint sandbox-deps test test-fast test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde gradebook new-assignment nbgrader-course student-bundle gradescope hub-images clean
+.PHONY: help venv check-pins lint sandbox-deps test test-fast test-rootless e2e chromium e2e-cloud demo bench bench-policies notebooks cjk-font release autograde gradebook new-assignment check-assignment nbgrader-course student-bundle gradescope hub-images clean
 
 help:
 	@echo "make demo            worked examples + the instructor pipeline end to end (outputs under build/)"
@@ -39,6 +39,7 @@ help:
 	@echo "make bench-policies  policy x load x seed grid on every core: build/policy-bench/{results.csv,report.md,*.png}"
 	@echo "make notebooks       regenerate notebooks/ and solutions/ from grader/assignments/ [ASSIGNMENTS='name ...']"
 	@echo "make new-assignment NAME=04_words [TITLE='...']  a working two-TODO assignment in grader/assignments/NAME/"
+	@echo "make check-assignment NAME=01_continuous_batching  its checklist (trivial-pass rules, unquoted rules, leaky mutants, stale zh) and its tests"
 	@echo "make nbgrader-course NAME=02_decode_scheduling DIR=dir [LANGUAGE=zh]  a new stock nbgrader course graded by the kit"
 	@echo "make cjk-font [CJK_SOURCE=font]  rebuild lab/cjk_font/'s subset from Noto Sans CJK SC (.otf, or Debian's .ttc)"
 	@echo "make release         regenerate the student editions only"
@@ -165,6 +166,11 @@ gradebook: $(STAMP)
 new-assignment: $(STAMP)
 	@test -n "$(NAME)" || { echo "usage: make new-assignment NAME=04_words [TITLE='...']"; exit 2; }
 	$(PY) -m grader.new_assignment $(NAME) $(if $(TITLE),--title "$(TITLE)")
+
+# One assignment's checklist, then every test parametrised with it, slow ones aside (grader/check_assignment.py).
+check-assignment: $(STAMP)
+	@test -n "$(NAME)" || { echo "usage: make check-assignment NAME=01_continuous_batching"; exit 2; }
+	$(PY) -m grader.check_assignment $(NAME)
 
 nbgrader-course: $(STAMP)
 	@test -n "$(NAME)" -a -n "$(DIR)" || { echo "usage: make nbgrader-course NAME=02_decode_scheduling DIR=new-folder [LANGUAGE=zh]"; exit 2; }

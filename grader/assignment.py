@@ -8,7 +8,9 @@ The folder holds (grader/assignment_template/ is a working example, `make new-as
     suite.py         the hidden suite: build(seed) -> {answer grade_id: [Rule, ...]}
     driver.py        runs in the grading child: replays a scenario's ops and reports what it observes
     cases.py         in the grader: a failing scenario's ops as code a student can run (grader/snippets.py)
-    mutants.py       MUTANTS: broken answers, each must lose points on its own TODO only (grader/mutants.py)
+    mutants.py       MUTANTS: broken answers, each must lose points on its own TODO only (grader/mutants.py); optionally
+                     OUTSIDE: bugs no mutant models, which must cost points and be named after no mutant
+    assignment.toml  optional: the figures the course-wide tests hold it to (Figures below; absent keys: the defaults)
     names_zh.py      RULES and SCENARIOS: the Chinese names of its rules and scenarios (grader/i18n.py); optionally
                      COMMENTS: the comments cases.py writes in a failing case's code, in Chinese
     corpus/          correct answers written independently of the reference: notebooks (tests/grader/test_corpus.py),
@@ -21,7 +23,8 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from dataclasses import dataclass, replace
+import tomllib
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,6 +37,46 @@ from .suites import visible
 from .suites.base import Task
 
 TODO_HEADING = re.compile(r"^#+ .*\bTODO (\d+)\b", re.M)
+FIGURES_FILE = "assignment.toml"
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What the course-wide tests hold one assignment to, as its assignment.toml declares (each key optional).
+
+    The defaults suit a new, small assignment (the template's); notebooks 01-03 declare larger figures."""
+
+    plots: int = 0              # at least this many figures (PNG outputs) in each solved edition
+    printed_cells: int = 1      # at least this many code cells in the zh solved edition, whose printed text fonts never change
+    zh_characters: int = 200    # at least this many Chinese characters in the zh student edition's prose
+    corpus: int | None = None   # at least this many corpus notebooks (corpus/*.ipynb); None: two per TODO
+    zh_terms: tuple[str, ...] = ()   # glossary terms its zh prose must use
+    zh_headings: int = 0        # at least this many headings that carry the other language's as their subtitle
+    zh_tables: int = 0          # at least this many tables (headed in Chinese) in the zh solved edition
+    zh_code_cells: int = 1      # at least this many code cells whose zh text differs (master, student and solved editions)
+    zh_broken: dict[str, str] = field(default_factory=dict)   # answer grade_id -> the mutant (or "hang") the zh
+    #                                                           failure-page test gives that TODO; default: its first mutant
+
+    @classmethod
+    def read(cls, path: Path) -> "Figures":
+        """The figures of an assignment.toml (the defaults without one); an unknown key or a wrong type is refused."""
+        if not path.exists():
+            return cls()
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"{path}: unknown key(s) {unknown}; known: {sorted(known)}")
+        kinds = {"plots": int, "printed_cells": int, "zh_characters": int, "corpus": int, "zh_terms": list, "zh_broken": dict,
+                 "zh_headings": int, "zh_tables": int, "zh_code_cells": int}
+        said = {int: "an integer", list: "a list of strings", dict: "a table"}
+        for key, value in data.items():
+            if not isinstance(value, kinds[key]) or isinstance(value, bool):
+                raise ValueError(f"{path}: {key} must be {said[kinds[key]]}, not {value!r}")
+        if "zh_terms" in data:
+            data["zh_terms"] = tuple(data["zh_terms"])
+        return cls(**data)
 
 
 def names() -> list[str]:
@@ -188,6 +231,18 @@ class Assignment:
     def mutants(self) -> list:
         """Its mutants.py's MUTANTS ([] without the file)."""
         return list(self._module("mutants").MUTANTS) if (self.folder / "mutants.py").exists() else []
+
+    @cached_property
+    def outside(self) -> list:
+        """Its mutants.py's OUTSIDE: bugs no mutant models, which must cost points and get no diagnosis ([] without)."""
+        return list(getattr(self._module("mutants"), "OUTSIDE", [])) if (self.folder / "mutants.py").exists() else []
+
+    @cached_property
+    def figures(self) -> Figures:
+        """Its assignment.toml: the figures course-wide tests hold it to (plots, printed cells, Chinese characters,
+        corpus size, zh terms, headings, tables), with a new assignment's defaults for what it leaves out."""
+        figures = Figures.read(self.folder / FIGURES_FILE)
+        return figures if figures.corpus is not None else replace(figures, corpus=2 * len(self.todos))
 
     @cached_property
     def corpus(self) -> list[Path]:

@@ -2,7 +2,7 @@
 
     python -m grader.new_assignment 04_token_budget [--title "Token Budget"]
 
-It copies grader/assignment_template/ (master, zh catalogue, promises, suite, driver, cases, one mutant per
+It copies grader/assignment_template/ (master, zh catalogue, promises, suite, driver, cases, assignment.toml, one mutant per
 TODO, one correct alternative), puts the name in, and records the zh catalogue's fingerprints. `make notebooks`
 then builds its editions and `make autograde ASSIGNMENT=<name>` grades them.
 """

@@ -272,3 +272,37 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     return (yield from _guarded(item, "call"))
+
+
+# --- one assignment's tests (make check-assignment NAME=...: grader/check_assignment.py) ----------------------------
+
+def pytest_addoption(parser):
+    parser.addoption("--assignment", metavar="NAME", default=os.environ.get("COURSE_ASSIGNMENT") or None,
+                     help="run only the tests parametrised over assignments, with this one (or set COURSE_ASSIGNMENT)")
+
+
+def assignment_of(item) -> set[str]:
+    """The string parameters of a test item, those inside tuples too: where one is an assignment's name, the item
+    is that assignment's (tests are parametrised over grader.paths.assignment_names())."""
+    values = getattr(getattr(item, "callspec", None), "params", {}).values()
+    return {x for v in values for x in (v if isinstance(v, tuple) else (v,)) if isinstance(x, str)}
+
+
+def pytest_collection_modifyitems(config, items):
+    """With --assignment NAME, keep only the items parametrised with NAME; deselect the rest (said in the summary)."""
+    chosen = config.getoption("--assignment")
+    if not chosen:
+        return
+    from grader.paths import assignment_names
+
+    if chosen not in assignment_names():
+        raise pytest.UsageError(f"--assignment {chosen}: no such assignment; known: {', '.join(assignment_names())}")
+    keep = [item for item in items if chosen in assignment_of(item)]
+    config.hook.pytest_deselected(items=[item for item in items if chosen not in assignment_of(item)])
+    items[:] = keep
+
+
+def selected_assignments(config) -> list[str]:
+    """The assignments a run is about, for fixtures that build editions: --assignment's one, else [] (every one)."""
+    chosen = config.getoption("--assignment", default=None)
+    return [chosen] if chosen else []

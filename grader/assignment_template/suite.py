@@ -27,7 +27,9 @@ def todo1_rules(rng: random.Random) -> list[Rule]:
     return [
         Rule("every request counts its prompt and its output tokens",
              seeded("random requests", 20, lambda i: [["total_tokens", [requests(rng, rng.randint(1, 8))]]])),
-        Rule("no requests need no tokens", [{"name": "no requests", "ops": [["total_tokens", [[]]]]}]),
+        # An empty queue's 0 alone would let `return 0` pass this rule: one request's own tokens refute every constant.
+        Rule("no requests need no tokens, one request its own", [{"name": "no requests", "ops": [["total_tokens", [[]]]]}]
+             + seeded("one request", 5, lambda i: [["total_tokens", [requests(rng, 1)]]])),
     ]
 
 

@@ -8,8 +8,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import FONT_STATES, ROOT, font_env, stand_in_cjk_font_env
+from conftest import FONT_STATES, ROOT, font_env, selected_assignments, stand_in_cjk_font_env
 from grader import course, masters, translation
+from grader.assignment import get
 from grader.masters import hidden_snippets
 from grader.paths import assignment_names
 
@@ -40,15 +41,16 @@ def build(out, *args, env):
 
 
 @pytest.fixture(scope="module")
-def regenerated(tmp_path_factory):
-    """Every edition rebuilt, with the CJK fonts as installed."""
-    return build(tmp_path_factory.mktemp("regen"), "all", env=font_env("installed"))
+def regenerated(tmp_path_factory, request):
+    """Every edition rebuilt (of --assignment's one only, with that option), with the CJK fonts as installed."""
+    return build(tmp_path_factory.mktemp("regen"), "all", *selected_assignments(request.config), env=font_env("installed"))
 
 
 @pytest.fixture(scope="module")
-def regenerated_fonts_hidden(tmp_path_factory):
+def regenerated_fonts_hidden(tmp_path_factory, request):
     """The zh solved editions rebuilt as on a fresh machine: no CJK font to be found (LAB_HIDE_CJK_FONTS=1)."""
-    return build(tmp_path_factory.mktemp("regen-hidden"), "solutions", "--language", "zh", env=font_env("hidden"))
+    return build(tmp_path_factory.mktemp("regen-hidden"), "solutions", *selected_assignments(request.config), "--language", "zh",
+                 env=font_env("hidden"))
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +60,10 @@ def stand_in_font(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def regenerated_with_a_cjk_font(tmp_path_factory, stand_in_font):
+def regenerated_with_a_cjk_font(tmp_path_factory, stand_in_font, request):
     """The zh solved editions rebuilt where lab finds a CJK font, whatever this machine has installed."""
-    return build(tmp_path_factory.mktemp("regen-cjk"), "solutions", "--language", "zh", env=stand_in_font)
+    return build(tmp_path_factory.mktemp("regen-cjk"), "solutions", *selected_assignments(request.config), "--language", "zh",
+                 env=stand_in_font)
 
 
 def comparable(path, with_outputs):
@@ -142,7 +145,7 @@ def test_zh_printed_output_does_not_depend_on_fonts(regenerated_fonts_hidden, re
     """Only figures may change with the fonts: each printed line of a zh edition is the same with a CJK font and without."""
     without, with_font = (folder / "solutions" / "zh" / f"{name}.ipynb" for folder in (regenerated_fonts_hidden, regenerated_with_a_cjk_font))
     assert font_dependent(without, with_font) == []
-    assert len(printed(without)) == len(printed(with_font)) > 10
+    assert len(printed(without)) == len(printed(with_font)) >= get(name).figures.printed_cells   # its assignment.toml
 
 
 @pytest.mark.slow
@@ -175,7 +178,7 @@ def test_solved_edition_ran_clean_with_plots(name, lang):
     nb = nbformat.read(solved_path(name, lang), as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
-    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= get(name).figures.plots   # its assignment.toml
     texts = "".join(o.get("text", "") for o in outputs)
     for task in masters.answer_ids(masters.nbgrader_source(name)):
         assert re.search(f"TODO {task[-1]}[:：]", texts) and PASSED[lang] in texts
@@ -188,7 +191,7 @@ def test_student_edition_has_no_solution_or_hidden_code(name, lang):
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN", "_hidden_", "Explanations of TODO"):
         assert marker not in text
     snippets = hidden_snippets(masters.nbgrader_source(name))
-    assert len(snippets) >= 4
+    assert len(snippets) >= len(get(name).todos)
     assert not [line for line in snippets if json.dumps(line)[1:-1] in text]
     for gid, answer in masters.reference_answers(name).items():
         body = re.search(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", masters.cells_by_grade_id(masters.read_master(name, lang))[gid][0].source, re.S)

@@ -64,3 +64,22 @@ def test_an_answer_cell_needs_a_todo_heading():
         todos(nb)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell("### TODO 7 · something"))
     assert [(t.task_id, t.answer_id, t.test_id, t.points) for t in todos(nb)] == [("TODO 7", "todo1", "todo1_tests", 1)]
+
+
+
+def test_figures_come_from_assignment_toml_with_a_new_assignments_defaults(tmp_path, monkeypatch):
+    from grader.assignment import Figures
+
+    assert Figures.read(tmp_path / "assignment.toml") == Figures()   # no file: every default
+    (tmp_path / "assignment.toml").write_text('plots = 2\nzh_terms = ["准入"]\n[zh_broken]\ntodo1 = "hang"\n', encoding="utf-8")
+    assert Figures.read(tmp_path / "assignment.toml") == Figures(plots=2, zh_terms=("准入",), zh_broken={"todo1": "hang"})
+    (tmp_path / "assignment.toml").write_text("plot = 2\n")
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['plot'\]"):
+        Figures.read(tmp_path / "assignment.toml")
+    (tmp_path / "assignment.toml").write_text('plots = "3"\n')
+    with pytest.raises(ValueError, match="plots must be an integer"):
+        Figures.read(tmp_path / "assignment.toml")
+    declared = Assignment(NAME)
+    assert (declared.folder / "assignment.toml").exists() and declared.figures.plots == 3 and declared.figures.corpus == 4
+    monkeypatch.setattr(Figures, "read", classmethod(lambda cls, path: cls()))   # as if it declared nothing
+    assert Assignment(NAME).figures == Figures(corpus=2 * len(declared.todos))   # the corpus: two per TODO

@@ -15,35 +15,6 @@ from grader.paths import assignment_names
 
 NAMES = assignment_names()
 
-# Bugs no mutant models: each costs points, and none may be named after a mutant.
-OUTSIDE = {
-    "01_continuous_batching": [
-        Mutant("todo1", "flow counts two ticks too many", 'last[job["id"]] + 1 - job["arrival"]', 'last[job["id"]] + 2 - job["arrival"]'),
-        Mutant("todo1", "wait one tick too long", 'first[job["id"]] - job["arrival"]', 'first[job["id"]] - job["arrival"] + 1'),
-        Mutant("todo2", "only catches too many serves", "if served[job_id] != need:", "if served[job_id] > need:"),
-        Mutant("todo4", "static uses the shortest job", "sum(max(tokens[i:i + slots])", "sum(min(tokens[i:i + slots])"),
-        Mutant("todo4", "continuous makespan is the last start", "makespan = max(makespan, start + need)", "makespan = max(makespan, start)"),
-    ],
-    "02_decode_scheduling": [
-        Mutant("todo1", "drops the priority", "        priority=priority,\n", ""),
-        Mutant("todo1", "inverts the cache hit", "cache_hit=cache_hit,", "cache_hit=not cache_hit,"),
-        Mutant("todo2", "decode before prefill", 'phase_rank = 0 if req.phase == "prefill" else 1', 'phase_rank = 1 if req.phase == "prefill" else 0'),
-        Mutant("todo3", "counts a preemption twice", "    victim.preemptions += 1\n", "    victim.preemptions += 2\n"),
-        Mutant("todo4", "waiting counts double", "            req.wait_steps += 1\n", "            req.wait_steps += 2\n"),
-    ],
-    "03_batch_scheduling": [
-        Mutant("todo1", "admits one past max_num_seqs", "len(self.running) < self.max_num_seqs", "len(self.running) <= self.max_num_seqs"),
-        Mutant("todo2", "one block too many", "-(-(seq.num_computed_tokens + num_new_tokens) // self.block_size)",
-               "-(-(seq.num_computed_tokens + num_new_tokens + 1) // self.block_size)"),
-        Mutant("todo3", "forgets to count the preemption", "    seq.num_preemptions += 1\n", ""),
-        Mutant("todo4", "E2E from the first token", 'e2e_ms = (rec["finish_us"] - rec["arrival_us"]) / 1000',
-               'e2e_ms = (rec["finish_us"] - rec["first_token_us"]) / 1000'),
-        Mutant("todo4", "attainment over one request too many", "len(met) / len(records)", "len(met) / (len(records) + 1)"),
-        Mutant("todo5", "newest first", "return (request.priority * seconds_per_level * 1_000_000 + request.arrival_us,)",
-               "return (-request.arrival_us,)"),
-    ],
-}
-
 # Catalogued bugs written another way: the same behaviour, so the same name.
 REWRITTEN = [
     ("02_decode_scheduling", "ignores the key (FIFO)", Mutant("todo4", "", "sorted(candidates, key=self._schedule_key)",
@@ -117,7 +88,7 @@ def test_every_mutant_is_diagnosed_as_itself_or_an_equivalent(assignment, fresh)
 def test_correct_alternatives_and_blanks_get_no_diagnosis(assignment):
     grader = grader_for(assignment)
     corpus = load(assignment).corpus
-    assert len(corpus) >= 4
+    assert len(corpus) >= load(assignment).figures.corpus
     for path in corpus:
         verdicts = graded(grader, answers_of(nbformat.read(path, as_version=4), grader.answer_ids))
         assert all(v.score == v.points for v in verdicts.values()), path.name
@@ -131,7 +102,7 @@ def test_correct_alternatives_and_blanks_get_no_diagnosis(assignment):
 @pytest.mark.parametrize("assignment", NAMES)
 def test_bugs_outside_the_catalogue_get_no_diagnosis(assignment):
     grader = grader_for(assignment)
-    for bug in OUTSIDE[assignment]:
+    for bug in load(assignment).outside:   # its mutants.py's OUTSIDE
         verdict = graded(grader, with_mutant(assignment, bug))[bug.answer_id]
         assert verdict.score < verdict.points, f"{bug.name}: not a bug the suite catches"
         assert not verdict.mistake, f"{bug.name} was diagnosed as {verdict.mistake.get('name')!r}"

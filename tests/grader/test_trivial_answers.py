@@ -4,30 +4,13 @@ Each TODO's functions keep their decorators, signature and docstring; their bodi
 statement. A rule whose cases all expect the same outcome (every case must raise, or every case must return
 None) would pass such a body: every rule needs a case that refutes each of them.
 """
-import ast
-
 import pytest
 
 from grader import grade, i18n, masters
+from grader.check_assignment import passing_rules, trivial   # make check-assignment's item too
 from grader.assignment import load
 from grader.grade import Grader
 from grader.paths import assignment_names
-
-TRIVIAL = ("pass", "return None", "return True", "return False", "return 0", "return []", "return {}", "return ()",
-           "raise ValueError", "raise NotImplementedError")
-
-
-def trivial(source: str, body: str) -> str:
-    """`source` with the body of every function it defines replaced by `body` (the docstring stays)."""
-    lines = source.splitlines(keepends=True)
-    functions = [node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
-    assert functions, "an answer cell defines functions only"
-    for node in reversed(functions):  # from the bottom up, so earlier line numbers stay valid
-        first = node.body[0]
-        keep = first.end_lineno if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) else first.lineno - 1
-        indent = " " * first.col_offset
-        lines[keep:node.end_lineno] = [f"{indent}{body}\n"]
-    return "".join(lines)
 
 
 def test_trivial_keeps_the_signature_and_replaces_every_body():
@@ -36,16 +19,6 @@ def test_trivial_keeps_the_signature_and_replaces_every_body():
     got = trivial(source, "raise ValueError")
     assert got == ('@todo("TODO 9")\ndef f(a: int,\n      b: int) -> int:\n    """Doc."""\n    raise ValueError\n\n\n'
                    "@todo(\"TODO 9\")\ndef g(self):\n    raise ValueError\n")
-
-
-def passing_rules(grader: Grader, answers: dict[str, str]) -> list[str]:
-    """'TODO k `body`: rule' for every rule that holds when one TODO's bodies are trivial."""
-    found = []
-    for task in grader.tasks:
-        for body in TRIVIAL:
-            verdict = grader.grade_task(task, trivial(answers[task.answer_id], body))
-            found += [f"{task.task_id} `{body}`: {rule.name}" for rule in verdict.rules if rule.passed]
-    return found
 
 
 @pytest.mark.slow

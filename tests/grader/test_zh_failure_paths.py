@@ -426,10 +426,8 @@ def test_the_failing_cases_code_comments_are_chinese_on_a_zh_page():
     assert [line for line in code.splitlines() if "#" not in line] == [line for line in i18n.code_comments(code, "zh").splitlines() if "#" not in line]
 
 
-# One submission per notebook, in the zh edition: each TODO broken (a mutant; 02's TODO 4 hangs).
-BROKEN = {"01_continuous_batching": {"todo3": "invalid workload (float tokens)"},
-          "02_decode_scheduling": {"todo4": "hang"},
-          "03_batch_scheduling": {"todo5": "reads the output length (an oracle)"}}
+# One submission per notebook, in the zh edition: each TODO broken (a mutant, or a hang), as its assignment.toml's
+# zh_broken chooses (by default, the TODO's first mutant that applies).
 
 
 def zh_answers(name: str) -> dict[str, str]:
@@ -438,7 +436,7 @@ def zh_answers(name: str) -> dict[str, str]:
     for mutant in MUTANTS[name]:
         by_todo.setdefault(mutant.answer_id, []).append(mutant)
     for answer_id, mutants in by_todo.items():
-        wanted = BROKEN[name].get(answer_id)
+        wanted = load(name).figures.zh_broken.get(answer_id)
         if wanted == "hang":
             answers[answer_id] = examples._insert_after_docstring(answers[answer_id], examples.HANG)
             continue

@@ -22,3 +22,12 @@ MUTANTS = [
            "        start = heapq.heappop(free_at)\n        heapq.heappush(free_at, start + need)\n",
            "        start = free_at.pop(0)\n        free_at.append(start + need)\n"),
 ]
+
+# Bugs no mutant models: each must cost points, and none may be diagnosed as a mutant (tests/grader/test_diagnose.py).
+OUTSIDE = [
+    Mutant("todo1", "flow counts two ticks too many", 'last[job["id"]] + 1 - job["arrival"]', 'last[job["id"]] + 2 - job["arrival"]'),
+    Mutant("todo1", "wait one tick too long", 'first[job["id"]] - job["arrival"]', 'first[job["id"]] - job["arrival"] + 1'),
+    Mutant("todo2", "only catches too many serves", "if served[job_id] != need:", "if served[job_id] > need:"),
+    Mutant("todo4", "static uses the shortest job", "sum(max(tokens[i:i + slots])", "sum(min(tokens[i:i + slots])"),
+    Mutant("todo4", "continuous makespan is the last start", "makespan = max(makespan, start + need)", "makespan = max(makespan, start)"),
+]

@@ -37,3 +37,12 @@ MUTANTS = [
            "sorted(candidates, key=self._schedule_key, reverse=True)"),
     Mutant("todo4", "ignores the key (FIFO)", "sorted(candidates, key=self._schedule_key)", "list(candidates)"),
 ]
+
+# Bugs no mutant models: each must cost points, and none may be diagnosed as a mutant (tests/grader/test_diagnose.py).
+OUTSIDE = [
+    Mutant("todo1", "drops the priority", "        priority=priority,\n", ""),
+    Mutant("todo1", "inverts the cache hit", "cache_hit=cache_hit,", "cache_hit=not cache_hit,"),
+    Mutant("todo2", "decode before prefill", 'phase_rank = 0 if req.phase == "prefill" else 1', 'phase_rank = 1 if req.phase == "prefill" else 0'),
+    Mutant("todo3", "counts a preemption twice", "    victim.preemptions += 1\n", "    victim.preemptions += 2\n"),
+    Mutant("todo4", "waiting counts double", "            req.wait_steps += 1\n", "            req.wait_steps += 2\n"),
+]

@@ -60,3 +60,16 @@ MUTANTS = [
     Mutant("todo5", "reads the output length (an oracle)", "+ request.arrival_us,)", "+ request.arrival_us, request.max_tokens)"),
     Mutant("todo5", "tuned to the edge of the window", "seconds_per_level = 4", "seconds_per_level = 2.5", passes_visible=True),
 ]
+
+# Bugs no mutant models: each must cost points, and none may be diagnosed as a mutant (tests/grader/test_diagnose.py).
+OUTSIDE = [
+    Mutant("todo1", "admits one past max_num_seqs", "len(self.running) < self.max_num_seqs", "len(self.running) <= self.max_num_seqs"),
+    Mutant("todo2", "one block too many", "-(-(seq.num_computed_tokens + num_new_tokens) // self.block_size)",
+           "-(-(seq.num_computed_tokens + num_new_tokens + 1) // self.block_size)"),
+    Mutant("todo3", "forgets to count the preemption", "    seq.num_preemptions += 1\n", ""),
+    Mutant("todo4", "E2E from the first token", 'e2e_ms = (rec["finish_us"] - rec["arrival_us"]) / 1000',
+           'e2e_ms = (rec["finish_us"] - rec["first_token_us"]) / 1000'),
+    Mutant("todo4", "attainment over one request too many", "len(met) / len(records)", "len(met) / (len(records) + 1)"),
+    Mutant("todo5", "newest first", "return (request.priority * seconds_per_level * 1_000_000 + request.arrival_us,)",
+           "return (-request.arrival_us,)"),
+]

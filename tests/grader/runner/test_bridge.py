@@ -130,7 +130,8 @@ def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, monkey
 
 
 def test_every_answer_cell_can_be_stood_in_for():
-    for name in ("01_continuous_batching", "02_decode_scheduling", "03_batch_scheduling"):
+    from grader.paths import assignment_names
+    for name in assignment_names():
         for gid, source in masters.reference_answers(name).items():
             names = exports.exports(source)
             assert names, (name, gid)

@@ -1,0 +1,198 @@
+"""`make check-assignment NAME=<name>`: what one assignment still lacks, as a checklist of ✓/✗ lines, then its tests.
+
+    python -m grader.check_assignment 01_continuous_batching [--no-tests]
+
+Each item runs its check directly and reads the check's own result (verdicts, lists), never a message's text:
+
+- trivial answers: each TODO's function bodies replaced by one constant statement (TRIVIAL) are graded; a rule
+  that passes one is listed (as tests/grader/test_trivial_answers.py, which uses `passing_rules` from here);
+- quoted sentences: a rule of the suite with no sentence of its TODO's text in promises.yml, per edition; then
+  every problem grader.promises.problems finds (tests/grader/test_promises.py), those rules among them;
+- mutants: each must lose points on its own TODO and fail no rule of another (the per-notebook tests of
+  tests/grader/test_grader.py); and each needs a mistake and a hint in both languages (grader.diagnose.problems);
+- the corpus: at least as many notebooks as its assignment.toml's `corpus` figure (tests/grader/test_diagnose.py);
+- translations: `python -m grader.translation status NAME` (grader.translation.status), per language;
+- its tests: pytest over every test parametrised with this assignment (tests/conftest.py's --assignment), those
+  marked slow aside; each failing test is an item, read from pytest's JUnit XML report.
+
+It exits 1 when an item fails, 0 when every one holds.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import ROOT, assignment_dir
+
+TRIVIAL = ("pass", "return None", "return True", "return False", "return 0", "return []", "return {}", "return ()",
+           "raise ValueError", "raise NotImplementedError")
+
+
+def trivial(source: str, body: str) -> str:
+    """`source` with the body of every function it defines replaced by `body` (the docstring stays)."""
+    lines = source.splitlines(keepends=True)
+    functions = [node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
+    assert functions, "an answer cell defines functions only"
+    for node in reversed(functions):  # from the bottom up, so earlier line numbers stay valid
+        first = node.body[0]
+        keep = first.end_lineno if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) else first.lineno - 1
+        indent = " " * first.col_offset
+        lines[keep:node.end_lineno] = [f"{indent}{body}\n"]
+    return "".join(lines)
+
+
+def passing_rules(grader, answers: dict[str, str]) -> list[str]:
+    """'TODO k `body`: rule' for every rule that holds when one TODO's bodies are trivial."""
+    found = []
+    for task in grader.tasks:
+        for body in TRIVIAL:
+            verdict = grader.grade_task(task, trivial(answers[task.answer_id], body))
+            found += [f"{task.task_id} `{body}`: {rule.name}" for rule in verdict.rules if rule.passed]
+    return found
+
+
+def unquoted_rules(assignment) -> list[str]:
+    """'<language> TODO k / rule' for each rule of the suite that promises.yml gives no sentence of its TODO's text."""
+    from .config import DEFAULTS
+    from .translation import LANGUAGES
+
+    recorded = assignment.promises
+    return [f"{language} {task.task_id} / {rule.name}" for language in LANGUAGES if language in assignment.languages
+            for task in assignment.tasks(DEFAULTS.seed) for rule in task.rules
+            if not recorded.get(task.task_id, {}).get(rule.name, {}).get(language)]
+
+
+def leaky_mutants(grader) -> list[str]:
+    """Each mutant that keeps full marks on its own TODO, or fails a rule of another TODO, and how."""
+    from .mutants import mutated_answers
+
+    found = []
+    for mutant in grader.assignment.mutants:
+        verdicts = grader.grade(mutated_answers(grader.assignment, mutant))
+        own = next(v for v in verdicts if v.answer_id == mutant.answer_id)
+        if own.score >= own.points:
+            found.append(f"{mutant.answer_id} {mutant.name!r}: keeps full marks on its own TODO")
+        for v in verdicts:
+            failed = [r.name for r in v.rules if not r.passed]
+            if v.answer_id != mutant.answer_id and (failed or v.score < v.points):
+                found.append(f"{mutant.answer_id} {mutant.name!r}: fails {v.task_id}'s {failed or 'points'}")
+    return found
+
+
+def failing_tests(report: Path) -> tuple[int, list[str]]:
+    """(tests run, 'test id: failure kind' of each failed or errored one) from a pytest JUnit XML report."""
+    cases = ET.parse(report).getroot().iter("testcase")
+    ran, failed = 0, []
+    for case in cases:
+        if case.find("skipped") is not None:
+            continue
+        ran += 1
+        bad = next((tag for tag in ("failure", "error") if case.find(tag) is not None), None)
+        if bad:
+            failed.append(f"{case.get('classname')}::{case.get('name')}: {bad}")
+    return ran, failed
+
+
+def duplicates(name: str) -> list[str]:
+    """The tests that the items above already are: left out of the pytest run."""
+    return ["--deselect", f"tests/grader/test_trivial_answers.py::test_no_rule_holds_for_a_trivial_answer[{name}]"]
+
+
+def run_tests(name: str, extra: list[str]) -> tuple[int, list[str], int]:
+    """Its tests (tests/conftest.py --assignment NAME, not slow): (tests run, failures, pytest's exit code)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "junit.xml"
+        done = subprocess.run([sys.executable, "-m", "pytest", "tests", "--assignment", name, "-m", "not slow", "-q",
+                               "-p", "no:cacheprovider", f"--junitxml={report}", *duplicates(name), *extra], cwd=ROOT)
+        if not report.exists():
+            return 0, [f"pytest wrote no report (exit code {done.returncode})"], done.returncode
+        ran, failed = failing_tests(report)
+        if done.returncode not in (0, 5) and not failed:   # 5: no test selected
+            failed = [f"pytest exit code {done.returncode}"]
+        return ran, failed, done.returncode
+
+
+@dataclass
+class Item:
+    """One line of the checklist: what must hold, and what does not (empty when it holds)."""
+
+    title: str
+    missing: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing
+
+    def lines(self, shown: int = 12) -> list[str]:
+        head = f"{'✓' if self.ok else '✗'} {self.title}" + (f"  ({self.seconds:.0f} s)" if self.seconds >= 1 else "")
+        more = [f"    ... and {len(self.missing) - shown} more"] if len(self.missing) > shown else []
+        return [head, *(f"    - {line}" for line in self.missing[:shown]), *more]
+
+
+def checklist(name: str, tests: bool = True, pytest_args: list[str] | None = None, say=print) -> list[Item]:
+    """Every item for assignment `name`, each said as soon as it is known."""
+    from . import diagnose, promises, translation
+    from .assignment import load
+    from .grade import Grader
+
+    assignment = load(name)
+    grader = Grader(name)
+    items = []
+
+    def check(title, compute):
+        start = time.monotonic()
+        try:
+            missing = list(compute())
+        except Exception as exc:   # a check that cannot run is an item that fails, and says why
+            missing = [f"the check raised {type(exc).__name__}: {exc}"]
+        items.append(Item(title, missing, time.monotonic() - start))
+        for line in items[-1].lines():
+            say(line)
+
+    check("no rule holds for a trivial answer (a constant body)", lambda: passing_rules(grader, dict(assignment.reference)))
+    check("every rule quotes a sentence of its TODO's text (promises.yml)", lambda: unquoted_rules(assignment))
+    check("promises.yml passes grader.promises.problems: quotes in their editions, allowances, no stale rule "
+          "(unquoted rules again)", lambda: promises.problems(assignment))
+    check("every mutant loses points on its own TODO and fails no rule of another", lambda: leaky_mutants(grader))
+    check("every mutant has a mistake and a hint in both languages (mistakes.yml)", lambda: diagnose.problems(name))
+    check(f"a corpus of at least {assignment.figures.corpus} notebooks (assignment.toml: corpus)",
+          lambda: [f"{len(assignment.corpus)} in {assignment.folder / 'corpus'}"]
+          if len(assignment.corpus) < assignment.figures.corpus else [])
+    for language in translation.languages(name)[1:]:
+        check(f"the {language} translation is current (python -m grader.translation status {name})",
+              lambda language=language: translation.status(name, language))
+    if tests:
+        start = time.monotonic()
+        say(f"… its tests: python -m pytest tests --assignment {name} -m 'not slow'")
+        ran, failed, _ = run_tests(name, pytest_args or [])
+        items.append(Item(f"its {ran} tests pass (pytest --assignment {name} -m 'not slow')", failed,
+                          time.monotonic() - start))
+        for line in items[-1].lines(shown=50):
+            say(line)
+    return items
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("name", help="the assignment, e.g. 01_continuous_batching")
+    parser.add_argument("--no-tests", action="store_true", help="the direct checks only, not its pytest tests")
+    args, pytest_args = parser.parse_known_args(argv)
+    assignment_dir(args.name)   # an unknown name stops here, with the known ones
+    start = time.monotonic()
+    items = checklist(args.name, tests=not args.no_tests, pytest_args=pytest_args)
+    failed = [item for item in items if not item.ok]
+    print(f"{args.name}: {len(items) - len(failed)} of {len(items)} items hold ({time.monotonic() - start:.0f} s)"
+          + ("" if not failed else "; still missing: " + "; ".join(item.title for item in failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
