@@ -79,7 +79,8 @@ class ScheduledBatch:
             raise RuntimeError(tr("cannot schedule {count} tokens of sequence {id} (budget left {left}, scheduled {scheduled})",
                                   count=num_new_tokens, id=seq.seq_id, left=self.token_budget, scheduled=self.num_scheduled_tokens))
         self.num_scheduled_tokens[seq.seq_id] = num_new_tokens
-        self.num_decode_tokens += seq.is_decode
+        # seq.is_decode written out: this runs for every scheduled request of every step
+        self.num_decode_tokens += seq.num_output_tokens > 0 and seq.num_prompt_tokens + seq.num_output_tokens - seq.num_computed_tokens == 1
         self.token_budget -= num_new_tokens
 
     def remove(self, seq: Sequence) -> None:

@@ -10,12 +10,15 @@ pytestmark = pytest.mark.slow   # every test here starts a process or takes seco
 
 
 def printed(nb) -> list[str]:
-    """What the code cells print (stdout), cell by cell."""
-    return ["".join(o.get("text", "") for o in c.outputs if o.get("name") == "stdout") for c in nb.cells if c.cell_type == "code"]
+    """What the code cells print (stdout) and show as text (tables, results), cell by cell."""
+    return ["".join(o.get("text", "") if o.get("name") == "stdout" else "".join(o.get("data", {}).get("text/plain", ""))
+                    for o in c.outputs) for c in nb.cells if c.cell_type == "code"]
 
 
-def test_a_timed_run_keeps_every_cell_output_and_times_every_cell(tmp_path):
-    name = "01_continuous_batching"
+@pytest.mark.parametrize("name", ["01_continuous_batching", "03_batch_scheduling"])
+def test_a_timed_run_keeps_every_cell_output_and_times_every_cell(tmp_path, name):
+    """03: its expensive cells (the SLO runs, the aging rates on the fast engine) still print and draw what the
+    committed edition shows."""
     nb = masters.solved_edition(name)
     seconds, per_cell = bench.run_all(nb, tmp_path)
     committed = nbformat.read(ROOT / "solutions" / f"{name}.ipynb", as_version=4)

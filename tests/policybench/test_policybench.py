@@ -344,3 +344,29 @@ def test_custom_key_function_is_a_policy():
     reqs = make_trace(300, 14, seed=2)
     copy = lambda req, sched: (req.deadline_us, req.arrival_us, req.seq_id)  # noqa: E731  (edf, by hand)
     assert FastEngine(policy=copy).run(reqs) == FastEngine(policy="edf").run(reqs)
+
+
+def aging_cell_source() -> str:
+    from grader import masters
+    (cell,) = [c for c in masters.read_master("03_batch_scheduling").cells if c.metadata.get("key") == "code-aging-rates"]
+    return cell.source
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_notebook_03s_aging_cell_runs_the_fast_engine_only_once_it_matches_yours(broken):
+    """The solved edition's aging cell runs its three rates on the fast engine after comparing that engine's records with
+    the reader's engine on part of the trace: the reference passes and draws the table; an engine with another victim
+    rule (a mutant of TODO 3 that preempts under a key function) stops the cell at that check."""
+    from grader import mutants, reference
+    from grader.assignment import get
+    from lab.checks import CheckFailed
+
+    name = "03_batch_scheduling"
+    mutant = next(m for m in get(name).mutants if m.name == "FCFS preempts the first admitted")
+    ns = reference.namespace(name, mutants.mutated_answers(name, mutant) if broken else None)
+    if broken:
+        with pytest.raises(CheckFailed, match="the fast engine's records are your engine's"):
+            exec(aging_cell_source(), ns)
+    else:
+        exec(aging_cell_source(), ns)  # its table's verdicts: tests/course/test_prose_numbers.py, on the executed edition
+        assert ns["aging_rates"] == [2.5, 4, 8]
