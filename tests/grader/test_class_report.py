@@ -237,6 +237,7 @@ def test_a_report_json_written_before_the_keys_still_counts_its_layout_warnings(
     assert sum(map(len, (class_report.operations([short])[k] for k in ("layout", "answer_deleted", "other_notes")))) == 4
 
 
+@pytest.mark.slow
 def test_report_json_keeps_the_answers_and_the_class_report_shows_those_to_look_at(out):
     """Every graded student but bob has the reference's TODO 1 (each mutant is in TODO 4): one group of the same code,
     shown side by side; bob's TODOs, left as given, are compared with nobody."""

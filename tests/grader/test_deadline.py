@@ -252,6 +252,7 @@ def test_the_nbgrader_path_never_reads_the_policy():
 
 # --- through make autograde ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_make_autograde_applies_the_policy_to_a_small_class(tmp_path, monkeypatch):
     """Four perfect submissions: late by 2 days, late within an extension, no time, and (zh) late by 1 day."""
     monkeypatch.setattr(deadline, "COURSE_TOML", course(tmp_path, PER_DAY))

@@ -182,6 +182,7 @@ def test_settings_secure_by_default_and_checked():
     assert all(help for _, help in gradescope.SETTINGS.values())
 
 
+@pytest.mark.slow
 def test_zip_has_the_scripts_at_its_root_and_no_tests_or_solutions(tmp_path):
     import zipfile
     names = zipfile.ZipFile(gradescope.build(tmp_path / "a.zip", assignment=NAME)).namelist()
@@ -244,6 +245,7 @@ def gradescope_root(tmp: Path, **settings) -> Path:
     return tmp
 
 
+@pytest.mark.slow
 def test_no_sandbox_no_grade(no_sandbox, tmp_path, capsys):
     """Secure by default: where no sandbox works, no results.json (Gradescope shows a failed run, no student a grade)."""
     assert gradescope.run(gradescope_root(tmp_path)) == 2
@@ -251,6 +253,7 @@ def test_no_sandbox_no_grade(no_sandbox, tmp_path, capsys):
     assert "no grading sandbox works here" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_process_level_only_when_asked_for_and_said(no_sandbox, tmp_path):
     assert gradescope.run(gradescope_root(tmp_path, sandbox="process")) == 0
     data = json.loads((tmp_path / "results" / "results.json").read_text())

@@ -352,6 +352,7 @@ def aging_cell_source() -> str:
     return cell.source
 
 
+@pytest.mark.slow  # reads the master (jupytext asks pandoc for its version)
 @pytest.mark.parametrize("broken", [False, True])
 def test_notebook_03s_aging_cell_runs_the_fast_engine_only_once_it_matches_yours(broken):
     """The solved edition's aging cell runs its three rates on the fast engine after comparing that engine's records with
@@ -370,3 +371,24 @@ def test_notebook_03s_aging_cell_runs_the_fast_engine_only_once_it_matches_yours
     else:
         exec(aging_cell_source(), ns)  # its table's verdicts: tests/course/test_prose_numbers.py, on the executed edition
         assert ns["aging_rates"] == [2.5, 4, 8]
+
+
+@pytest.mark.slow
+def test_notebook_03s_aging_cell_runs_on_your_engine_without_the_course_repository(monkeypatch):
+    """Opened alone (a cloud notebook has lab, not policybench), the aging cell gives the same records on the reader's
+    engine: test_cloud runs the solved edition so; here, the fallback's records against the fast engine's."""
+    import sys
+
+    from grader import reference
+    import lab.engine
+
+    ns = reference.namespace("03_batch_scheduling")
+    source = aging_cell_source().split("\naging_traces = ")[0]  # the imports and helpers, not the runs
+    exec(source, with_fast := dict(ns))
+    for module in ("policybench.exercise", "policybench.fast_engine"):
+        monkeypatch.setitem(sys.modules, module, None)  # import fails, as where policybench is not installed
+    exec(source, alone := dict(ns))
+    assert with_fast["FastEngine"] is not None and alone["FastEngine"] is None
+    requests = lab.engine.exercise_trace(3651099849820810806)[:300]
+    key = alone["aging_key"](4)
+    assert alone["fast_records"](key, requests) == with_fast["fast_records"](key, requests)
