@@ -228,6 +228,23 @@ def settings(assignment: str, toml: Path) -> dict:
     return found | ({"extensions": extensions} if extensions else {})
 
 
+def _deadline_table(toml: Path) -> dict:
+    """course.toml's [deadline] table as read (settings() has checked it)."""
+    from .course import tomllib
+    return tomllib.loads(toml.read_text(encoding="utf-8")).get("deadline", {})
+
+
+def _own_settings(assignment: str, toml: Path) -> bool:
+    """Whether [deadline.<assignment>] sets anything."""
+    return bool(_deadline_table(toml).get(assignment))
+
+
+def _any_due(toml: Path) -> bool:
+    """Whether [deadline] or some [deadline.<assignment>] sets a due date."""
+    table = _deadline_table(toml)
+    return "due" in table or any(isinstance(v, dict) and "due" in v for v in table.values())
+
+
 def _table(value, toml: Path, what: str) -> dict:
     if not isinstance(value, dict):
         raise DeadlineError(f"{toml}: {what} must be a table of student_id = days or date")
@@ -293,7 +310,8 @@ def load(assignment: str, times: str = "", extensions: str = "", students: list[
         if times or extensions:
             raise DeadlineError(f"{'--times' if times else '--extensions'} was given, but {toml} sets no due date for "
                                 f"{assignment}: add due = ... under [deadline] or [deadline.{assignment}] (docs/instructors.md, Deadlines)")
-        if found:
+        if found and (_own_settings(assignment, toml) or not _any_due(toml)):  # [deadline]'s per_day etc. may be for
+            # the assignments that have a due date: the others are graded as without a policy
             raise DeadlineError(f"{toml}: [deadline] settings for {assignment} but no due date (due = 2026-12-01T23:59:00+08:00)")
         return None
     where = f"{toml}: [deadline] due of {assignment}"

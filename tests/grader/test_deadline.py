@@ -51,6 +51,16 @@ def test_no_due_date_means_no_policy(tmp_path):
     assert deadline.load(NAME, toml=course(tmp_path, '[deadline.01_continuous_batching]\ndue = 2026-12-01T23:59:00Z\n')) is None
 
 
+def test_course_wide_settings_leave_an_assignment_without_a_due_date_ungraded_by_them(tmp_path):
+    # course.toml's and docs/instructors.md's own example: per_day for all, a due date for 02 only; 01 and 03 grade as before
+    toml = course(tmp_path, PER_DAY)
+    assert deadline.load("01_continuous_batching", toml=toml) is None
+    assert deadline.load("03_batch_scheduling", toml=toml) is None
+    assert deadline.load(NAME, toml=toml).per_day == 0.1
+    with pytest.raises(DeadlineError, match="no due date"):   # the assignment's own settings without a due date
+        deadline.load("01_continuous_batching", toml=course(tmp_path, PER_DAY + "[deadline.01_continuous_batching]\nflat = 0.2\n"))
+
+
 def test_on_time_costs_nothing_and_says_nothing(tmp_path):
     p = policy(tmp_path, PER_DAY, "student_id,timestamp\nalice,2026-12-01T23:59:00+08:00\nbob,2026-12-01T15:00:00Z\n")
     for sid in ("alice", "bob"):  # exactly at the due date, and earlier in another zone
