@@ -63,7 +63,10 @@ class Figures:
         if not path.exists():
             return cls()
         with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+            try:
+                data = tomllib.load(handle)
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"{path}: not TOML ({exc})") from None
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:

@@ -83,3 +83,11 @@ def test_figures_come_from_assignment_toml_with_a_new_assignments_defaults(tmp_p
     assert (declared.folder / "assignment.toml").exists() and declared.figures.plots == 3 and declared.figures.corpus == 4
     monkeypatch.setattr(Figures, "read", classmethod(lambda cls, path: cls()))   # as if it declared nothing
     assert Assignment(NAME).figures == Figures(corpus=2 * len(declared.todos))   # the corpus: two per TODO
+
+
+def test_a_malformed_assignment_toml_is_refused_naming_the_file(tmp_path):
+    from grader.assignment import Figures
+    path = tmp_path / "assignment.toml"
+    path.write_text("plots = 3\nzh_terms = [\"准入\"\n", encoding="utf-8")   # an unclosed list
+    with pytest.raises(ValueError, match="assignment.toml: not TOML"):
+        Figures.read(path)
