@@ -246,7 +246,9 @@ def results(report: dict, settings: dict, notebook: str = "", seconds: float = 0
            "extra_data": {"sandbox": level, "assignment": report["assignment"], "status": student["status"]}}
     if seconds:
         out["execution_time"] = round(seconds)
-    board = leaderboard(report["assignment"], student)
+    # The leaderboard is every student's to see at once: with failing rules hidden until the due date it would say
+    # what they hide (TODO 5's held-out misses and points), so there is none then.
+    board = leaderboard(report["assignment"], student) if settings["failing_visibility"] == "visible" else []
     if board:
         out["leaderboard"] = board
     return out

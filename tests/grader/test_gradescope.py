@@ -130,7 +130,7 @@ def test_results_json(runs, edition):
         assert data["score"] == 0 and all(t["status"] == "failed" for t in data["tests"])
         assert all(t["output"].count("\n") >= 1 and "[FAIL]" in t["output"] for t in data["tests"])   # and why
         assert any("NotImplementedError" in t["output"] for t in data["tests"])
-        assert data["leaderboard"][0]["value"] == gradescope.SLO_CRITERIA
+        assert "leaderboard" not in data   # its failing rules are hidden until the due date (after_due_date)
 
 
 @pytest.mark.slow
@@ -148,8 +148,12 @@ def test_each_check_fails_on_a_broken_results_json(runs):
 
     assert schema_problems(broken(lambda d: d.pop("score") or [t.pop("score") for t in d["tests"]]))
     assert schema_problems(broken(lambda d: d["tests"][0].update(visibility="later")))
-    assert schema_problems(broken(lambda d: d["leaderboard"][0].pop("value")))
-    assert schema_problems(broken(lambda d: d["leaderboard"][0].update(order="up")))
+    board = copy.deepcopy(solved)   # the blank run's after_due_date has no leaderboard
+    board["leaderboard"][0].pop("value")
+    assert schema_problems(board)
+    board = copy.deepcopy(solved)
+    board["leaderboard"][0].update(order="up")
+    assert schema_problems(board)
     assert schema_problems(broken(lambda d: d.update(score="12")))
     assert schema_problems(broken(lambda d: d["tests"][0].update(points=1)))   # not a field of Gradescope's
     wrong = copy.deepcopy(solved)
@@ -258,3 +262,19 @@ def test_the_process_level_only_when_asked_for_and_said(no_sandbox, tmp_path):
     assert gradescope.run(gradescope_root(tmp_path, sandbox="process")) == 0
     data = json.loads((tmp_path / "results" / "results.json").read_text())
     assert "sandbox: process (NO ISOLATION" in data["output"] and gradescope.validate(data) == []
+
+
+def test_after_due_date_hides_the_leaderboard_too():
+    """The leaderboard shows every student TODO 5's held-out misses and points at once: with failing rules hidden
+    until the due date, it would tell what their hidden tests hide, so it is left out then."""
+    from grader.grade import RuleResult, TaskVerdict, verdicts_to_json
+    rules = [RuleResult("meets the SLO on the three traces", True),
+             RuleResult("meets the SLO on the held-out traces", False, "held-out A: class-0 p99 TTFT 900 ms > 500 ms")]
+    verdict = TaskVerdict("TODO 5", "todo5", "todo5_tests", 2, 1.0, rules)
+    report = {"assignment": NAME, "sandbox": "bwrap", "students": [
+        {"student_id": "s", "status": "graded", "language": "en", "reason": "", "warnings": [],
+         "verdicts": verdicts_to_json([verdict])}]}
+    shown = gradescope.results(report, gradescope.settings_of(assignment=NAME))
+    assert shown["leaderboard"][0]["value"] == 1 and gradescope.validate(shown) == []
+    hidden = gradescope.results(report, gradescope.settings_of(assignment=NAME, failing_visibility="after_due_date"))
+    assert "leaderboard" not in hidden and gradescope.validate(hidden) == []
