@@ -276,6 +276,9 @@ def submitted(folder: Path, assignment: str) -> tuple[Path | None, str]:
                   f"or name the one to grade {assignment}.ipynb")
 
 
+LIMITED = "submission(s) in 24 hours is the limit"   # in the output of a submission rate_limited turned away
+
+
 def rate_limited(root: Path, per_day: int) -> dict | None:
     """The previous result to keep when this submission is past `per_day` graded submissions in 24 hours (Gradescope's
     submission_metadata.json lists them), with the output saying when the next will be graded; None to grade it."""
@@ -284,14 +287,16 @@ def rate_limited(root: Path, per_day: int) -> dict | None:
         return None
     meta = json.loads(path.read_text())
     now = datetime.fromisoformat(meta["created_at"])
-    recent = sorted(datetime.fromisoformat(s["submission_time"]) for s in meta.get("previous_submissions", [])
+    # only graded submissions count, and only their results are kept: one turned away carries a kept copy
+    previous = [s for s in meta.get("previous_submissions", [])
+                if s.get("results") and LIMITED not in str(s["results"].get("output", ""))[:300]]
+    recent = sorted(datetime.fromisoformat(s["submission_time"]) for s in previous
                     if timedelta(0) <= now - datetime.fromisoformat(s["submission_time"]) < timedelta(days=1))
-    previous = [s for s in meta.get("previous_submissions", []) if s.get("results")]
     if len(recent) < per_day or not previous:
         return None
     kept = dict(previous[-1]["results"])
     after = recent[len(recent) - per_day] + timedelta(days=1)
-    kept["output"] = (f"Not graded: {per_day} submission(s) in 24 hours is the limit for this assignment. Your previous "
+    kept["output"] = (f"Not graded: {per_day} {LIMITED} for this assignment. Your previous "
                       f"result is kept below; submit again after {after.isoformat(timespec='minutes')}.\n\n"
                       + str(kept.get("output", "")))
     return kept

@@ -278,3 +278,19 @@ def test_after_due_date_hides_the_leaderboard_too():
     assert shown["leaderboard"][0]["value"] == 1 and gradescope.validate(shown) == []
     hidden = gradescope.results(report, gradescope.settings_of(assignment=NAME, failing_visibility="after_due_date"))
     assert "leaderboard" not in hidden and gradescope.validate(hidden) == []
+
+
+def test_rate_limit_counts_graded_submissions_only(tmp_path):
+    """A submission the limit turned away was not graded: it neither counts towards the limit nor is the result kept
+    (its output would be prefixed again and again)."""
+    graded = {"score": 7.0, "output": "graded", "tests": []}
+    path = tmp_path / "submission_metadata.json"
+    subs = [{"submission_time": f"2026-12-05T{h}:00+00:00", "score": 7.0, "results": graded} for h in ("01:00", "09:00", "11:00")]
+    path.write_text(json.dumps({"created_at": "2026-12-05T11:30:00+00:00", "previous_submissions": subs}))
+    turned_away = gradescope.rate_limited(tmp_path, 3)
+    subs += [{"submission_time": f"2026-12-05T{h}:00+00:00", "score": 7.0, "results": turned_away} for h in ("11:30", "12:00")]
+    path.write_text(json.dumps({"created_at": "2026-12-05T12:30:00+00:00", "previous_submissions": subs}))
+    kept = gradescope.rate_limited(tmp_path, 3)
+    assert kept["output"].count("Not graded") == 1 and "submit again after 2026-12-06T01:00" in kept["output"]
+    path.write_text(json.dumps({"created_at": "2026-12-06T01:30:00+00:00", "previous_submissions": subs}))
+    assert gradescope.rate_limited(tmp_path, 3) is None   # two graded in the last 24 hours (09:00, 11:00)
