@@ -258,6 +258,9 @@ def _rows(path: Path, columns: tuple[str, ...], assignment: str) -> list[tuple[i
         with open(path, newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
             header = [name.strip() for name in reader.fieldnames or []]
+            if not set(columns) <= set(header) and len(header) == 1 and ";" in header[0]:
+                raise DeadlineError(f"{path} is separated by ';', not by commas (Excel saves CSV so in some locales): "
+                                    "save it as \"CSV UTF-8 (comma delimited)\", or change the separator")
             if not set(columns) <= set(header):
                 raise DeadlineError(f"{path}: the first line must name the columns {','.join(columns)} (found {','.join(header) or 'nothing'})")
             reader.fieldnames = header

@@ -125,6 +125,10 @@ def read_csv(path: Path, what: str) -> tuple[list[str], list[dict[str, str]]]:
 
 def need(header: list[str], columns: list[str], path: Path, why: str = "") -> None:
     missing = [c for c in columns if c not in header]
+    for mark in (";", "\t"):
+        if missing and len(header) == 1 and mark in header[0]:
+            raise GradebookError(f"{path} is separated by {mark!r}, not by commas (Excel saves CSV so in some locales): save "
+                                 "it as \"CSV UTF-8 (comma delimited)\", or change the separator, and run again")
     if missing:
         raise GradebookError(f"{path} has no column {listed(missing)}{why} (its columns: {', '.join(header)})")
 

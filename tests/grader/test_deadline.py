@@ -147,6 +147,7 @@ def test_nbgrader_submitted_folder(tmp_path):
     (PER_DAY, "student_id,timestamp\nalice,2026-12-02T00:00:00Z\nalice,2026-12-03T00:00:00Z\n", "", "alice is listed again"),
     (PER_DAY, "student_id,timestamp\nzed,2026-12-02T00:00:00Z\n", "", "gives no time for any of the 4 submission(s)"),
     (PER_DAY, "", "student_id,extension\nalice,soon\n", "ext.csv, line 2: 'soon' is not a date and time"),
+    (PER_DAY, "student_id;timestamp\nalice;2026-12-02T00:00:00Z\n", "", "times.csv is separated by ';', not by commas"),
     (PER_DAY, "", "student_id,extension\nalice,-3\n", "-3.0 days is not an extension"),
 ])
 def test_bad_input_is_a_clear_error(tmp_path, toml, times, extensions, message):

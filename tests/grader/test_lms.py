@@ -258,6 +258,8 @@ BAD = {  # name: (grades rows, roster rows, options, what the error says)
     "a Moodle cell with a comma": (GRADES, edit(MOODLE_ROSTER, 1, "email", "a,b@x"), {"lms_name": "moodle"},
                                    r"Moodle cell 'a,b@x' holds a comma"),
     "a short row": (GRADES + [["dave", "1"]], None, {}, r"grades.csv line 5: 2 cells, but the header has 7"),
+    "a roster saved with ; (Excel in a decimal-comma locale)": (GRADES, [[";".join(r)] for r in CANVAS_ROSTER], {},
+                                                                r"roster.csv is separated by ';'.*comma delimited"),
 }
 
 
