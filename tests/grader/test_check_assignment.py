@@ -73,3 +73,22 @@ def test_check_assignment_is_a_make_target():
     makefile = (ROOT / "Makefile").read_text()
     assert "check-assignment" in makefile.split(".PHONY:", 1)[1].splitlines()[0]
     assert "make check-assignment NAME=" in makefile and "$(PY) -m grader.check_assignment $(NAME)" in makefile
+
+
+@pytest.mark.slow   # reading the assignment runs pandoc --version
+def test_a_bad_assignment_toml_is_a_failing_item_not_a_crash(monkeypatch):
+    """The corpus item's title read assignment.toml's figures outside the check: a malformed file stopped the
+    checklist with a traceback halfway. The checks' own work is stood in for (each would start processes)."""
+    from grader import assignment, diagnose, grade, promises, translation
+
+    def bad(self):
+        raise ValueError("assignment.toml: plots must be an integer, not '3'")
+    monkeypatch.setattr(assignment.Assignment, "figures", property(bad))
+    monkeypatch.setattr(grade, "Grader", lambda name: None)
+    for module, name in ((check_assignment, "passing_rules"), (check_assignment, "unquoted_rules"),
+                         (check_assignment, "leaky_mutants"), (promises, "problems"), (diagnose, "problems"),
+                         (translation, "status")):
+        monkeypatch.setattr(module, name, lambda *args: [])
+    items = check_assignment.checklist("02_decode_scheduling", tests=False, say=lambda line: None)
+    corpus = [item for item in items if "corpus" in item.title]
+    assert len(corpus) == 1 and not corpus[0].ok and "plots must be an integer" in corpus[0].missing[0]
