@@ -150,7 +150,8 @@ def render(nb, assignment: str, verdicts, late=None, language: str = "en") -> st
             verdict = by_test.get(meta.get("grade_id"))
             meta["score"] = verdict.score if verdict else 0.0
             meta["points"] = verdict.points if verdict else meta.get("points", 0)
-    score, max_score = sum(v.score for v in verdicts), sum(v.points for v in verdicts)
+    # to the hundredth, as report.Outcome's raw_total: the penalty (rounded from it) is then grades.csv's
+    score, max_score = round(sum(v.score for v in verdicts), 2), sum(v.points for v in verdicts)
     penalty, said = (late.penalty(score), late.student_note(score)) if late is not None else (0, None)
     resources = {"nbgrader": {"notebook": assignment, "assignment": assignment, "score": score - penalty, "max_score": max_score,
                               "late_penalty": penalty, "late_reason": html.escape(said.text(language)) if said else ""}}

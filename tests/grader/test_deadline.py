@@ -251,6 +251,21 @@ def test_the_feedback_page_shows_the_penalty_and_why_in_its_language(tmp_path, l
     assert "Late" not in on_time and "迟交" not in on_time
 
 
+def test_the_feedback_page_takes_the_penalty_grades_csv_takes(tmp_path):
+    """The page's penalty is the one grades.csv's total is less: both from the TODOs' total rounded to the hundredth
+    (an unrounded sum, 3.0999999999999996 here, rounds 0.775 the other way)."""
+    toml = f"[deadline.{NAME}]\ndue = 2026-12-01T23:59:00+08:00\nper_day = 0.25\n"
+    late = policy(tmp_path, toml, "student_id,timestamp\nalice,2026-12-02T09:00:00+08:00\n").late_of("alice")
+    scores = [0.43, 1.0, 1.0, 0.67, 0.0]
+    verdicts = [TaskVerdict(f"TODO {k}", f"todo{k}", f"todo{k}_tests", 3.0, s) for k, s in enumerate(scores, 1)]
+    outcome = Outcome("alice", "graded", {f"todo{k}": s for k, s in enumerate(scores, 1)}, late=late)
+    assert outcome.penalty == 0.78
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("x")])
+    nb.metadata["language_edition"] = "en"
+    page = visible_text(feedback.render(nb, NAME, verdicts, late, "en"))
+    assert "(Score: -0.78)" in page and "-0.78 of 3.1 points" in page
+
+
 def test_the_nbgrader_path_never_reads_the_policy():
     """nbgrader applies its own late penalty (its gradebook's late_submission_penalty): the plugin's pipeline steps
     leave Work.late unset, and the plugin does not import the deadline module."""
