@@ -101,7 +101,8 @@ def settings_of(**given) -> dict:
 def shipped_files() -> list[Path]:
     """The kit's tracked files the autograder needs (SHIPPED), relative to the repository."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", *SHIPPED], cwd=ROOT, capture_output=True, check=True).stdout
-    return sorted(Path(name) for name in listed.decode().split("\0") if name and (ROOT / name).is_file())
+    return sorted(Path(name) for name in listed.decode().split("\0")
+                  if name and (ROOT / name).is_file() and "corpus" not in Path(name).parts[:4])  # students' answers: not needed to grade
 
 
 def members(settings: dict) -> list[tuple[str, bytes, int]]:

@@ -191,7 +191,7 @@ def test_zip_has_the_scripts_at_its_root_and_no_tests_or_solutions(tmp_path):
     import zipfile
     names = zipfile.ZipFile(gradescope.build(tmp_path / "a.zip", assignment=NAME)).namelist()
     assert {"setup.sh", "run_autograder", "gradescope.json", "requirements.lock", "grader/gradescope.py"} <= set(names)
-    assert not [n for n in names if n.startswith(("tests/", "solutions/", "docs/", "deploy/"))]
+    assert not [n for n in names if n.startswith(("tests/", "solutions/", "docs/", "deploy/")) or "/corpus/" in n]
     setup = zipfile.ZipFile(tmp_path / "a.zip").read("setup.sh").decode()
     assert "bubblewrap" in setup and "-r /autograder/source/requirements.txt -c /autograder/source/requirements.lock" in setup
 
