@@ -3,22 +3,29 @@
     python -m grader.new_assignment 04_token_budget [--title "Token Budget"]
 
 It copies grader/assignment_template/ (master, zh catalogue, promises, suite, driver, cases, assignment.toml, one mutant per
-TODO, one correct alternative), puts the name in, and records the zh catalogue's fingerprints. `make notebooks`
-then builds its editions and `make autograde ASSIGNMENT=<name>` grades them.
+TODO, one correct alternative), puts the name in, and records the zh catalogue's fingerprints. Then it writes a starter
+corpus: it builds the new student editions (in a temporary folder) and saves the template's corpus.yml answers into
+them as a student's Jupyter would, corpus/<entry>.ipynb. `make notebooks` then builds its editions and
+`make autograde ASSIGNMENT=<name>` grades them.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import re
 import sys
+import tempfile
 from pathlib import Path
 
+import nbformat
 import yaml
 
-from . import translation
+from . import masters, translation
 from .paths import ASSIGNMENTS_DIR, MASTER
 
 TEMPLATE = Path(__file__).with_name("assignment_template")
+CORPUS = "corpus.yml"   # the template's starter corpus: {entry ending in -<language>: {grade_id: answer source}}; not copied
 NAME_RE = re.compile(r"(\d\d)_([a-z][a-z0-9]*(?:_[a-z0-9]+)*)")
 
 
@@ -34,7 +41,7 @@ def create(name: str, title: str | None = None) -> Path:
     title = title or match.group(2).replace("_", " ").title()
     fields = {"__NAME__": name, "__NUMBER__": match.group(1), "__TITLE__": title}
     for source in sorted(TEMPLATE.rglob("*")):
-        if source.is_dir() or "__pycache__" in source.parts:
+        if source.is_dir() or "__pycache__" in source.parts or source == TEMPLATE / CORPUS:
             continue
         target = folder / source.relative_to(TEMPLATE)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -47,7 +54,33 @@ def create(name: str, title: str | None = None) -> Path:
             keys = list((yaml.safe_load((folder / f"{language}.yml").read_text(encoding="utf-8")) or {})["cells"])
             translation.stamp(name, language, keys)
     assert (folder / MASTER).is_file()
+    write_corpus(name, folder / "corpus", yaml.safe_load((TEMPLATE / CORPUS).read_text(encoding="utf-8")))
     return folder
+
+
+def write_corpus(name: str, corpus: Path, entries: dict[str, dict[str, str]]) -> list[Path]:
+    """Each entry's answers typed into the new student edition of its language (the entry name's last word) and
+    saved as Jupyter saves (nbformat 4.5, cell ids, nbformat.write): corpus/<entry>.ipynb."""
+    from .build import build_release   # nbgrader's generate_assignment, as `make notebooks` runs it
+
+    languages = sorted({entry.rsplit("-", 1)[-1] for entry in entries})
+    written = []
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        for language in languages:
+            build_release([name], Path(tmp) / language, Path(tmp) / f"course-{language}", language)
+        for entry, answers in entries.items():
+            release = nbformat.read(Path(tmp) / entry.rsplit("-", 1)[-1] / f"{name}.ipynb", as_version=4)
+            nb = nbformat.v4.upgrade(release, from_version=4, from_minor=release.nbformat_minor)
+            unknown = set(answers) - {masters.grade_id(cell) for cell in nb.cells}
+            if unknown:
+                raise SystemExit(f"error: {CORPUS} entry {entry!r} answers {sorted(unknown)}, not answer cells of {name}")
+            for cell in nb.cells:
+                if masters.grade_id(cell) in answers:
+                    cell.source = answers[masters.grade_id(cell)]
+            corpus.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, corpus / f"{entry}.ipynb")
+            written.append(corpus / f"{entry}.ipynb")
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,15 @@
 # TODO on its own with many more cases, so keep each TODO cell self-contained: it may use the names the set-up
 # cell imports, and nothing another cell defines.
 
+# %% [markdown] key="md-glossary"
+# **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.
+#
+# | English | 中文 | English | 中文 |
+# |---|---|---|---|
+# | request | 请求 | token | 词元 |
+# | prompt | 提示词 | arrival (time) | 到达时刻 |
+# | queue | 队列 | first-come-first-served | 先来先服务 |
+
 # %% nbgrader={"grade": false, "grade_id": "setup_imports", "locked": true, "schema_version": 3, "solution": false} tags=["grading-setup"]
 # <course set-up: imports lab, installing it if missing>
 import lab

@@ -9,5 +9,5 @@ RULES = {
 
 # The hidden scenarios' names, without their " #k" number.
 SCENARIOS = {
-    "random requests": "随机请求", "no requests": "没有请求", "one request": "一个请求", "distinct arrivals": "到达时刻各不相同", "ties": "平局",
+    "random requests": "随机请求", "a long queue": "长队列", "no requests": "没有请求", "one request": "一个请求", "distinct arrivals": "到达时刻各不相同", "ties": "平局",
 }

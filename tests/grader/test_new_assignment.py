@@ -87,3 +87,39 @@ def test_a_new_assignment_goes_from_nothing_to_graded(tmp_path):
         assert mutant[gid] < full[gid] and all(mutant[other] == full[other] for other in full if other != gid), mutant
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert {s["student_id"]: s["language"] for s in report["students"]}["solved_zh"] == "zh"
+
+
+def files_outside(copy: Path, name: str) -> dict[str, tuple[int, int]]:
+    """Every file of the copy but the new assignment's folder, its generated editions and build/: size and mtime."""
+    mine = (f"grader/assignments/{name}/", "notebooks/", "solutions/", "build/", ".venv/")
+    found = {}
+    for path in copy.rglob("*"):
+        relative = path.relative_to(copy).as_posix()
+        if path.is_file() and "__pycache__" not in path.parts and not relative.startswith(mine):
+            found[relative] = (path.stat().st_size, path.stat().st_mtime_ns)
+    return found
+
+
+@pytest.mark.slow
+def test_the_scaffold_passes_every_test_of_its_own(tmp_path):
+    """The template as `make new-assignment` writes it, editions built, passes every test parametrised with it
+    (`--assignment`, slow ones too: the corpus, zh grading and feedback-leak tests are slow), in en and zh; and
+    nothing outside its folder and its generated editions changed."""
+    copy = tmp_path / "repo"
+    copy_repository(copy)
+    before = files_outside(copy, NAME)
+    make(copy, "new-assignment", f"NAME={NAME}")
+    corpus = sorted(p.name for p in (copy / "grader" / "assignments" / NAME / "corpus").glob("*.ipynb"))
+    assert corpus and {p.rsplit("-", 1)[-1] for p in corpus} == {"en.ipynb", "zh.ipynb"}, corpus   # the starter corpus
+    make(copy, "notebooks", f"ASSIGNMENTS={NAME}")
+    after = files_outside(copy, NAME)
+    assert after == before, sorted(set(after.items()) ^ set(before.items()))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "PYTEST", "COURSE_ASSIGNMENT"))}
+    done = subprocess.run([str(copy / ".venv" / "bin" / "python"), "-m", "pytest", "tests", "--assignment", NAME, "-q",
+                           "-p", "no:cacheprovider"], cwd=copy, capture_output=True, text=True,
+                          env=env | {"PYTHONPATH": str(copy)}, timeout=1800)
+    summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    print(f"\n{NAME}'s own tests in the scaffold: {summary}")
+    passed = int(re.search(r"(\d+) passed", summary).group(1))
+    assert passed >= 40 and "failed" not in summary and "error" not in summary, summary   # its tests ran, and all held
