@@ -1,7 +1,10 @@
 """Feedback in the submission's language: rule names, verdict text, notes. Scores never depend on it.
 
-The verdicts are built in English (grader/grade.py, the suites' judges); a zh page translates them here, at
-render time, phrase by known phrase. What the student's code returned is copied as it is, never translated.
+Why a rule failed is a Message where grader/grade.py makes it (RuleResult.message: a key of grader/messages.py and
+its values), worded here in the page's language; the values in it (what the student's code returned, the op as
+code) are shown as they are, never translated. Our own texts in it (a scenario's name, a run's status) are
+Named, and worded here by lookup. What is still English only (the suites' judges' own words, a verdict's note,
+a skipped cell's line) is translated here phrase by known phrase.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from lab.i18n import ZH as LAB_ZH
 from .assignment import load
 from .diagnose import advice
 from .grade import TaskVerdict, quote_marks
+from .messages import Message
 from .paths import assignment_names
 
 RULES_ZH = {name: zh for assignment in assignment_names() for name, zh in load(assignment).names_zh.RULES.items()}
@@ -92,12 +96,8 @@ def _quoted_from_lab(shown: str) -> str:
     return shown
 
 
-STATUS_ZH = {"timeout": "超时", "crashed": "崩溃", "garbled": "输出无法解读", "ok": "正常结束",
-             "skipped after 3 timeouts in a row": "连续 3 次超时后被跳过", "an error": "一个异常",
+STATUS_ZH = {"timeout": "超时", "crashed": "崩溃", "garbled": "输出无法解读", "ok": "正常结束", "an error": "一个异常",
              "the cell itself ran past the time limit": "单元格本身超出了时间限制"}
-_STATUS = _patterns([(r"crash: (.*)", lambda m: f"崩溃：{_status(m[1])}"),
-                     # a value the protocol refused, shown (as any value of the child's) in quotes
-                     (r"'invalid observation: (.*)'", lambda m: f"'无效的观测：{_first(m[1], _PROBLEMS) or m[1]}'")])
 _PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that is not the protocol
     (r"a record after the end", "结束之后的记录"), (r"a record of (\d+) bytes", "一条 {0} 字节的记录"),
     (r"something that is not a result record", "不是结果记录的内容"), (r"a malformed result record", "格式错误的结果记录"),
@@ -116,122 +116,10 @@ _RUN_DETAIL = _patterns([
 
 
 def _status(text: str) -> str:
-    return STATUS_ZH.get(text) or _first(text, _STATUS) or text
+    return STATUS_ZH.get(text, text)
 
 
-def _path(path: str) -> str:
-    """Where two observations differ ('returned.tokens[request 3]'), the leading word in Chinese."""
-    path = re.sub(r"\[request (\d+)\]", r"[请求 \1]", path)
-    for english, zh in (("returned", "返回值"), ("observed", "观测"), ("value", "值")):
-        if path == english or path.startswith(english + ".") or path.startswith(english + "["):
-            return zh + path[len(english):]
-    return path
-
-
-# What a verdict says holds code and values as Python writes them: the op that failed (snippets.describe), a path
-# ('returned[0][1]', a key in it), the values expected and got (ascii(), cut short with '...'). Any of them may hold
-# ': ', ', got ' or an English word, so the English around them is found where the code before it is whole: its
-# brackets closed and no string open (or cut short). The code is copied as it is, never translated.
-def _whole(text: str, start: int = 0) -> set[int]:
-    """The ends p > start at which text[start:p] is whole code: brackets closed, no string open, or cut short ('...')."""
-    ends, depth, quote, i = set(), 0, None, start
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        i += 1
-        if (quote is None and depth == 0) or (i - 3 >= start and text.startswith("...", i - 3)):
-            ends.add(i)
-    return ends
-
-
-def _cuts(text: str, separator: str, start: int = 0) -> list[int]:
-    """Where `separator` may end the code that starts at `start`: after whole code first, then (code a child
-    wrote, unbalanced) anywhere else, each in order."""
-    at = [i for i in range(start, len(text)) if text.startswith(separator, i)]
-    whole = _whole(text, start)
-    return [i for i in at if i in whole] + [i for i in at if i not in whole]
-
-
-def _parts(text: str) -> tuple[str, str, str] | None:
-    """'<path>: expected <want>, got <got>' (grade.first_diff) as (path, want, got); None if it is not one."""
-    for i in _cuts(text, ": expected "):
-        path, rest = text[:i], text[i + len(": expected "):]
-        for j in _cuts(rest, ", got "):
-            return path, rest[:j], rest[j + len(", got "):]
-    return None
-
-
-def _difference(text: str) -> str | None:
-    parts = _parts(text)
-    return f"{_path(parts[0])}：{_diff(*parts[1:])}" if parts else None
-
-
-def _state(text: str) -> str | None:
-    parts = _parts(text[len("state "):]) if text.startswith("state ") else None
-    return f"状态{'' if parts[0] == 'value' else ' ' + _path(parts[0])}：{_diff(*parts[1:])}" if parts else None
-
-
-def _expected_to(text: str) -> str | None:
-    """'expected to <return X | raise E>, but it <raised | returned> <Y>'."""
-    head = "expected to "
-    if not text.startswith(head):
-        return None
-    for i in _cuts(text, ", but it ", len(head)):
-        verb, _, got = text[i + len(", but it "):].partition(" ")
-        if verb in ("raised", "returned") and got:
-            said = "抛出了一个异常" if got == "an error" else f"{'抛出了' if verb == 'raised' else '返回了'} {_status(got)}"
-            return f"应当{_want(text[len(head):i])}，但它{said}"
-    return None
-
-
-_STEP_HEAD = re.compile(r"step (\d+), ")
-
-
-# How grade.explain's account of a step begins after the op: an op whose code holds ': ' outside brackets (03's
-# `run`: "for _ in range(120): if ...") is cut where one of these follows, before any other place is tried.
-_STEP_RESULT = re.compile(r"expected to |it raised |it ended |its check |state |(?:returned|observed|value|checks)(?:[\[.:]| )")
-
-
-def _step(text: str) -> str | None:
-    """'step N, <op>: <what went wrong>' (grade.explain): the op is code, copied as it is."""
-    head = _STEP_HEAD.match(text)
-    if not head:
-        return None
-    cuts = _cuts(text, ": ", head.end())
-    known = [i for i in cuts if _STEP_RESULT.match(text, i + 2)]
-    for i in known + [i for i in cuts if i not in known]:
-        said = _first(text[i + 2:], _AFTER_STEP)
-        if said is not None:
-            return f"第 {head[1]} 步，{text[head.end():i]}：{said}"
-    return None
-
-
-_AFTER_STEP = [(_expected_to, None)] + _patterns([
-    (r"it raised (?P<error>\S+) before its check (?P<k>\d+)", lambda m: f"在它的第 {m['k']} 项检查之前抛出了 {_status(m['error'])}"),
-    (r"it ended before its check (?P<k>\d+)", lambda m: f"它在第 {m['k']} 项检查之前就结束了"),
-    (r"its check (?P<k>\d+) does not hold, where the answer gave (?P<got>.*)", lambda m: f"它的第 {m['k']} 项检查不成立，答案给出的是 {m['got']}"),
-]) + [(_state, None), (_difference, None)]
-
-_EXPLANATIONS = _patterns([
-    (r"not run \((?P<status>\w+): (?P<detail>.*)\)",
-     lambda m: f"未运行（{_status(m['status'])}：{_first(m['detail'], _RUN_DETAIL) or m['detail']}）"),
-    (r"the scenario did not finish: (.*)", lambda m: f"场景没有运行完：{_status(m[1])}"),
-    (r"not graded: grading error", "未评分：评分出错"),
-    (r"expected (\d+) observations, got (.*)", "应有 {0} 条观测，实际得到 {1} 条"),
-]) + [(_step, None), (_difference, None)] + _patterns([
-    # grade.judged
-    (r"the value could not be judged: (.*)", lambda m: f"无法评判这个值：{_first(m[1], _PROBLEMS) or m[1]}"),
-    (r"the value could not be judged \((\w+)\)", "无法评判这个值（{0}）"),
+_EXPLANATIONS = _patterns([  # the suites' judges' own words (English only; grade.py's are Messages)
     # the judges of 01_continuous_batching
     (r"the function did not return: (.*)", "函数没有返回：{0}"),
     (r"expected a \(jobs, slots\) pair, got (.*)",
@@ -270,27 +158,11 @@ _PROBLEMS = _patterns([
 ])
 
 
-# grade.first_diff names the types of both values where they differ: "(int)", "(str keys)", "(int and str keys)".
+# 01's judge names the type of what it got as grade.first_diff does: "(int)", "(an object)".
 _KIND = re.compile(r"(?P<value>.+) \((?P<types>(?:[\w.]+|an object)(?: and (?:[\w.]+|an object))*)(?P<keys> keys)?\)", re.S)
-NO_KEY_ZH = {"no such key": "没有这个键"}
-
-
-def _diff(want: str, got: str) -> str:
-    """'expected X, got Y' in Chinese; the values as Python prints them, the types named as first_diff named them."""
-    want_kind, got_kind = _KIND.fullmatch(want), _KIND.fullmatch(got)
-    if want_kind and got_kind:
-        return f"应为 {_kinded(want_kind)}，实际为 {_kinded(got_kind)}"
-    want, got = (NO_KEY_ZH.get(text, f" {text}") for text in (want, got))
-    return f"应为{want}，实际为{got}"
-
-
 def _kinded(m: re.Match) -> str:
     types = m["types"].replace(" and ", " 和 ").replace("an object", "一个对象的类型")
     return f"{m['value']}（{'键的类型为' if m['keys'] else '类型为'} {types}）"
-
-
-def _want(text: str) -> str:
-    return f"抛出 {text[len('raise '):]}" if text.startswith("raise ") else f"返回 {text[len('return '):]}"
 
 
 _SCENARIO = re.compile(
@@ -316,12 +188,31 @@ def _scenario(match: re.Match) -> str:
     return prefix + zh + number + policy + ("，缩小后的用例" if match["cut"] else "")
 
 
-def detail(text: str, language: str = "en") -> str:
-    """A failing rule's detail ('<scenario>: <what went wrong>', or a note of the grader's) in `language`."""
+def named(text: str, family: str, language: str = "zh") -> str:
+    """A text of the grader's own (messages.Named: never the student's) in `language`, by its family."""
+    if language == "en":
+        return text
+    if family == "scenario":
+        return scenario_name(text)
+    if family == "status":
+        return _status(text)
+    return _first(text, {"run_detail": _RUN_DETAIL, "problem": _PROBLEMS}[family]) or text
+
+
+def rule_detail(rule, language: str = "en") -> str:
+    """A failing rule's detail in `language`: its Message worded, else (a judge's own English) detail()."""
+    if language == "en" or rule.message is None:
+        return detail(rule.detail, language)
+    return rule.message.text(language)
+
+
+def detail(text, language: str = "en") -> str:
+    """A failing rule's detail in `language`: a Message worded; a text ('<scenario>: <what a judge said>') read
+    phrase by phrase."""
+    if isinstance(text, Message):
+        return text.text(language)
     if language == "en" or not text:
         return text
-    if text == "no answer cell":
-        return "没有答题单元格"
     match = _SCENARIO.match(text)
     if match and text[match.end():match.end() + 2] == ": ":
         rest = text[match.end() + 2:]
@@ -412,7 +303,7 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
         lines.append(f"  [{text['pass'] if rule.passed else text['fail']}] {rule_name(rule.name, language)}")
         if not rule.passed:
             lines += [text["says"] + quote_marks(q, language) for q in rule.quotes.get(language, [])]
-            lines.append(f"         {detail(rule.detail, language)}")
+            lines.append(f"         {rule_detail(rule, language)}")
         if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
             lines += [text["paste"], "", *code_comments(rule.snippet, language).splitlines(), ""]
     return with_mistake("\n".join(lines), verdict, language)

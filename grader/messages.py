@@ -50,6 +50,45 @@ TEXT = {
         "late_extension": "submitted after the due date ({due}) but within the extension to {extended}: no late penalty",
         "late_no_time": "no submission time found while a due date is set ({due}): graded with no late penalty; check the time by hand",
         "late_bad_time": "the submission time {time} could not be read (due {due}): graded with no late penalty; check the time by hand",
+        # grader/grade.py: why a hidden rule failed (RuleResult.message). The values (what the answer returned, the
+        # op as code, a path's keys) are params, shown as Python prints them in every language, never translated.
+        "no_answer_cell": "no answer cell",
+        "grading_error": "not graded: grading error",
+        "scenario_detail": "{scenario}: {what}",
+        "cut_down": "{scenario}, cut down to a smaller case",
+        "not_run": "not run ({status}: {detail})",
+        "did_not_finish": "the scenario did not finish: {status}",
+        "status_timeout": "timeout",
+        "status_skipped": "skipped after 3 timeouts in a row",
+        "crash": "crash: {error}",
+        "invalid_observation": "'invalid observation: {problem}'",
+        "an_error": "an error",
+        "observation_count": "expected {count} observations, got {got}",
+        "step": "step {number}, {op}: {what}",
+        "expected_to": "expected to {want}, but it {got}",
+        "want_raise": "raise {error}",
+        "want_return": "return {value}",
+        "got_raised": "raised {error}",
+        "got_raised_an_error": "raised an error",
+        "got_returned": "returned {value}",
+        "state": "state {diff}",
+        "diff": "{where}: expected {want}, got {got}",
+        "diff_kinds": "{where}: expected {want} ({want_kind}), got {got} ({got_kind})",
+        "diff_key_kinds": "{where}: expected {want} ({want_kind} keys), got {got} ({got_kind} keys)",
+        "diff_no_key_got": "{where}: expected {want}, got no such key",
+        "diff_no_key_wanted": "{where}: expected no such key, got {got}",
+        "kinds_and": " and ",
+        "an_object": "an object",
+        "path_value": "value",
+        "path_returned": "returned",
+        "path_observed": "observed",
+        "path_checks": "checks",
+        "request": "request {id}",
+        "visible_raised": "it raised {error} before its check {number}",
+        "visible_ended": "it ended before its check {number}",
+        "visible_failed": "its check {number} does not hold, where the answer gave {got}",
+        "judge_problem": "the value could not be judged: {problem}",
+        "judge_error": "the value could not be judged ({error})",
     },
     "zh": {
         "file_too_large": "文件太大（{size} MiB；上限为 {limit} MiB）",
@@ -85,6 +124,43 @@ TEXT = {
         "late_extension": "在截止时间（{due}）之后提交，但在延期后的截止时间 {extended} 之前：迟交不扣分",
         "late_no_time": "已设截止时间（{due}），但没有找到提交时间：按不扣迟交分评分；请人工核对提交时间",
         "late_bad_time": "无法读取提交时间 {time}（截止时间 {due}）：按不扣迟交分评分；请人工核对提交时间",
+        "no_answer_cell": "没有答题单元格",
+        "grading_error": "未评分：评分出错",
+        "scenario_detail": "{scenario}：{what}",
+        "cut_down": "{scenario}，缩小后的用例",
+        "not_run": "未运行（{status}：{detail}）",
+        "did_not_finish": "场景没有运行完：{status}",
+        "status_timeout": "超时",
+        "status_skipped": "连续 3 次超时后被跳过",
+        "crash": "崩溃：{error}",
+        "invalid_observation": "'无效的观测：{problem}'",
+        "an_error": "一个异常",
+        "observation_count": "应有 {count} 条观测，实际得到 {got} 条",
+        "step": "第 {number} 步，{op}：{what}",
+        "expected_to": "应当{want}，但它{got}",
+        "want_raise": "抛出 {error}",
+        "want_return": "返回 {value}",
+        "got_raised": "抛出了 {error}",
+        "got_raised_an_error": "抛出了一个异常",
+        "got_returned": "返回了 {value}",
+        "state": "状态 {diff}",
+        "diff": "{where}：应为 {want}，实际为 {got}",
+        "diff_kinds": "{where}：应为 {want}（类型为 {want_kind}），实际为 {got}（类型为 {got_kind}）",
+        "diff_key_kinds": "{where}：应为 {want}（键的类型为 {want_kind}），实际为 {got}（键的类型为 {got_kind}）",
+        "diff_no_key_got": "{where}：应为 {want}，实际为没有这个键",
+        "diff_no_key_wanted": "{where}：应为没有这个键，实际为 {got}",
+        "kinds_and": " 和 ",
+        "an_object": "一个对象的类型",
+        "path_value": "值",
+        "path_returned": "返回值",
+        "path_observed": "观测",
+        "path_checks": "检查",
+        "request": "请求 {id}",
+        "visible_raised": "在它的第 {number} 项检查之前抛出了 {error}",
+        "visible_ended": "它在第 {number} 项检查之前就结束了",
+        "visible_failed": "它的第 {number} 项检查不成立，答案给出的是 {got}",
+        "judge_problem": "无法评判这个值：{problem}",
+        "judge_error": "无法评判这个值（{error}）",
     },
 }
 
@@ -93,6 +169,8 @@ TEXT = {
 LAYOUT = frozenset({"metadata_changed", "foreign_metadata", "answer_repeated", "cell_repeated", "cell_edited",
                     "answer_deleted", "cell_deleted"})
 LOST_TODO = frozenset({"answer_deleted"})
+# Keys whose Chinese is punctuation between values only (a full-width colon), so it holds no Chinese word.
+PUNCTUATION = frozenset({"scenario_detail"})
 
 
 @dataclass(frozen=True)
@@ -103,14 +181,64 @@ class Message:
     params: dict = field(default_factory=dict)
 
     def text(self, language: str = "en") -> str:
-        return TEXT[language][self.key].format(**self.params)
+        return TEXT[language][self.key].format(**{name: worded(value, language) for name, value in self.params.items()})
 
     def __str__(self) -> str:  # logs, exceptions and older callers read the English
         return self.text("en")
 
     def inert(self, limit: int) -> Message:
         """The same message with each value inert (the templates are ours; the values may be the student's)."""
-        return Message(self.key, {name: inert(value, limit) for name, value in self.params.items()})
+        return Message(self.key, {name: made_inert(value, limit) for name, value in self.params.items()})
+
+
+# A value of a Message may itself be worded: a Message, a Named text of ours, or a Joined run of them (a path, the
+# types of a dict's keys). Any other value (a str, a number) is shown as it is, in every language.
+@dataclass(frozen=True)
+class Named:
+    """A text of the grader's own (never the student's) that grader/i18n.py words in Chinese by its family: a
+    hidden scenario's name ("scenario"), a run's status or detail ("status", "run_detail"), why a value was
+    refused ("problem")."""
+
+    name: str
+    family: str
+
+    def text(self, language: str = "en") -> str:
+        if language == "en":
+            return self.name
+        from .i18n import named   # i18n reads the assignments' names: only a page in another language needs it
+        return named(self.name, self.family, language)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Parts shown one after another (each a str shown as it is, or a Message)."""
+
+    parts: tuple = ()
+
+    def text(self, language: str = "en") -> str:
+        return "".join(worded(part, language) for part in self.parts)
+
+    def __str__(self) -> str:
+        return self.text("en")
+
+
+def worded(value, language: str) -> object:
+    """A Message's value in `language`: a Message, Named or Joined worded; anything else as it is."""
+    return value.text(language) if isinstance(value, (Message, Named, Joined)) else value
+
+
+def from_json(data):
+    """A value as dataclasses.asdict wrote it (report.json, a stored verdict) back: a Message, Named or Joined."""
+    if isinstance(data, dict) and set(data) == {"key", "params"}:
+        return Message(data["key"], {name: from_json(value) for name, value in data["params"].items()})
+    if isinstance(data, dict) and set(data) == {"name", "family"}:
+        return Named(data["name"], data["family"])
+    if isinstance(data, dict) and set(data) == {"parts"}:
+        return Joined(tuple(from_json(part) for part in data["parts"]))
+    return data
 
 
 class Refusal(ValueError):
@@ -147,5 +275,10 @@ def key(note: Note) -> str:
     return note.key if isinstance(note, Message) else ""
 
 
-def made_inert(note: Note, limit: int) -> Note:
-    return note.inert(limit) if isinstance(note, Message) else inert(note, limit)
+def made_inert(note, limit: int):
+    """A note (or a Message's value) with the student's text in it inert; our own Named texts as they are."""
+    if isinstance(note, Message):
+        return note.inert(limit)
+    if isinstance(note, Joined):
+        return Joined(tuple(made_inert(part, limit) for part in note.parts))
+    return note if isinstance(note, Named) else inert(note, limit)

@@ -144,9 +144,9 @@ def test_explanations_name_the_first_difference():
     ops = [["new", {}], ["step"]]
     expected = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 2}, "state": {"clock": 1}}]
     actual = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
-    assert explain(ops, expected, actual, load(NAME).cases) == "step 2, sim.step(): returned.request_id: expected 2, got 1"
-    assert explain(ops, expected, "timeout", load(NAME).cases) == "the scenario did not finish: timeout"
-    assert first_diff({"queue": [{"request_id": 4, "status": "running"}]}, {"queue": [{"request_id": 4, "status": "waiting"}]}) \
+    assert str(explain(ops, expected, actual, load(NAME).cases)) == "step 2, sim.step(): returned.request_id: expected 2, got 1"
+    assert str(explain(ops, expected, "timeout", load(NAME).cases)) == "the scenario did not finish: timeout"
+    assert str(first_diff({"queue": [{"request_id": 4, "status": "running"}]}, {"queue": [{"request_id": 4, "status": "waiting"}]})) \
         == "queue[request 4].status: expected 'running', got 'waiting'"
 
 
