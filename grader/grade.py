@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from . import exports, promises, shrink, snippets
-from .messages import Joined, Message, Named, from_json
+from .messages import Joined, Message, Named, error_words, from_json, kind_name
 from .assignment import Assignment, get
 from .compare import STRICT, by_key, key, loosened, same, same_type
 from .config import DEFAULTS
@@ -53,7 +53,7 @@ class RuleResult:
             self.message = from_json(self.message)
 
 
-def labelled(scenario: str | Message, what: Message | str) -> Message | str:
+def labelled(scenario: str | Named | Message, what: Message | str) -> Message | str:
     """'<scenario>: <what went wrong>': a Message if `what` is one, else English text (a judge's own words)."""
     if not isinstance(what, Message):
         return f"{scenario}: {what}"
@@ -97,8 +97,8 @@ def first_diff(expected, actual, shown: Budget | None = None, path: tuple = (), 
     shown = shown or Budget()
     where = Joined(path or (Message("path_value"),))
     if not same_type(expected, actual, allow):
-        want, want_kind = _short(expected), _kind(kind(expected))
-        got, got_kind = shown.value(actual), _kind(shown.kind(actual))
+        want, want_kind = _short(expected), kind_name(kind(expected))
+        got, got_kind = shown.value(actual), kind_name(shown.kind(actual))
         return Message("diff_kinds", {"where": where, "want": want, "want_kind": want_kind, "got": got, "got_kind": got_kind})
     mine, theirs = loosened(expected, allow), loosened(actual, allow)
     if type(mine) is dict and type(theirs) is dict:
@@ -129,17 +129,12 @@ def _root(word: str) -> tuple:
     return (Message(f"path_{word}"),)
 
 
-def _kind(name: str) -> Message | str:
-    """A type's name (code, shown as it is), or the words for a class the page does not name."""
-    return Message("an_object") if name == "an object" else name
-
-
 def _kinds(names: str) -> Joined:
     """The types of a dict's keys ('int and str keys', as key_kinds writes them; no type's name holds a space) as parts."""
     listed = names[: -len(" keys")].split(" and ")
     parts = []
     for i, name in enumerate(listed):
-        parts += [Message("kinds_and")] * bool(i) + [_kind(name)]
+        parts += [Message("kinds_and")] * bool(i) + [kind_name(name)]
     return Joined(tuple(parts))
 
 
@@ -182,18 +177,13 @@ def _status(actual, shown: Budget) -> Message | str:
     if actual in STATUSES:
         return Message("status_timeout" if actual == "timeout" else "status_skipped")
     if isinstance(actual, str) and actual.startswith("crash: "):
-        return Message("crash", {"error": _error(shown.name(actual[len('crash: '):]))})
+        return Message("crash", {"error": error_words(shown.name(actual[len('crash: '):]))})
     said = shown.value(actual)
     # a value the protocol refused (grader/runner: its words, not the child's) in the quotes of any value of the child's
     head = "invalid observation: "
     if isinstance(actual, str) and actual.startswith(head) and said == f"'{actual}'":
         return Message("invalid_observation", {"problem": Named(actual[len(head):], "problem")})
     return said
-
-
-def _error(name: str) -> Message | str:
-    """An exception's name as Budget.name gives it: the name (code), or the words for one it does not show."""
-    return Message("an_error") if name == "an error" else name
 
 
 def explain(ops: list, expected, actual, cases, shown: Budget | None = None, allow: frozenset = STRICT) -> Message:
@@ -237,7 +227,7 @@ def _visible(expected: list, actual: list, shown: Budget, numbers: list[int] | N
         if same(exp, act):
             continue
         if isinstance(act, dict) and set(act) == {"error"}:
-            return Message("visible_raised", {"error": _error(shown.name(act['error'])), "number": number})
+            return Message("visible_raised", {"error": error_words(shown.name(act['error'])), "number": number})
         if isinstance(act, dict) and act.get("absent"):
             return Message("visible_ended", {"number": number})
         if isinstance(act, dict) and act.get("held") is False:
@@ -579,11 +569,14 @@ def grading_fault(run: ChildRun, server: ChildRun) -> str:
 
 def judged(judge, observed, scenario: dict) -> Message | str:
     """A property judge's verdict on a student's value (judge(observed, scenario)); it runs here, so a failure is contained.
-    A judge's words are English text ('' if the value passes); the grader's own here are Messages."""
+    A judge says why the value fails as a Message ('' if it passes); one cut short (or still worded as English text) is English only."""
     if problem(observed):  # the protocol already replaced it, but a judge must never see unchecked data
         return Message("judge_problem", {"problem": Named(problem(observed), "problem")})
     try:   # a copy: the value may be the reference's own observation (protocol.expected_lines), shared by every student
-        return short_text(judge(copy.deepcopy(observed), scenario), 300)
+        said = judge(copy.deepcopy(observed), scenario)
+        if isinstance(said, Message):
+            return said if short_text(str(said), 300) == str(said) else short_text(str(said), 300)
+        return short_text(said, 300)
     except Exception as exc:  # noqa: BLE001 - MemoryError, RecursionError: the rule fails, the batch goes on
         return Message("judge_error", {"error": type(exc).__name__})
 

@@ -3,8 +3,8 @@
 Why a rule failed is a Message where grader/grade.py makes it (RuleResult.message: a key of grader/messages.py and
 its values), worded here in the page's language; the values in it (what the student's code returned, the op as
 code) are shown as they are, never translated. Our own texts in it (a scenario's name, a run's status) are
-Named, and worded here by lookup. What is still English only (the suites' judges' own words, a verdict's note,
-a skipped cell's line) is translated here phrase by known phrase.
+Named, and worded here by lookup (lab's messages by lab's own Chinese templates). What is still English only (a
+verdict's note, a skipped cell's line) is translated here phrase by known phrase.
 """
 from __future__ import annotations
 
@@ -49,14 +49,8 @@ def _patterns(pairs: list[tuple[str, object]]) -> list[tuple[re.Pattern, object]
 
 
 def _first(text: str, patterns) -> str | None:
-    """The translation of `text` by the first pattern it matches whole; None if none does. A pattern may be a
-    function instead (text -> its translation, or None): one that reads code where the text holds it."""
+    """The translation of `text` by the first pattern it matches whole; None if none does."""
     for pattern, zh in patterns:
-        if callable(pattern):
-            said = pattern(text)
-            if said is not None:
-                return said
-            continue
         match = pattern.fullmatch(text)
         if match:
             return zh(match) if callable(zh) else zh.format(*match.groups(), **match.groupdict())
@@ -119,32 +113,6 @@ def _status(text: str) -> str:
     return STATUS_ZH.get(text, text)
 
 
-_EXPLANATIONS = _patterns([  # the suites' judges' own words (English only; grade.py's are Messages)
-    # the judges of 01_continuous_batching
-    (r"the function did not return: (.*)", "函数没有返回：{0}"),
-    (r"expected a \(jobs, slots\) pair, got (.*)",
-     lambda m: f"应返回一个 (jobs, slots) 二元组，实际是 {_kinded(k) if (k := _KIND.fullmatch(m[1])) else m[1]}"),
-    (r"lab\.schedule rejects the workload: (.*)", lambda m: f"lab.schedule 拒绝了这个工作负载：{_quoted_from_lab(m[1])}"),
-    (r"make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length",
-     "请让它不平凡：至少 2 个槽位，作业数多于槽位数，且作业长度不全相同"),
-    (r"static takes (\S+) ticks and continuous (\S+): not the same", "静态需要 {0} 个 tick，连续需要 {1} 个：两者不相同"),
-    (r"static (\S+) / continuous (\S+) = (\S+), below (\S+)", "静态 {0} / 连续 {1} = {2}，低于 {3}"),
-    (r"expected a list of at most (\d+) jobs", "应为最多 {0} 个作业的列表"),
-    (r"slots must be an int from 1 to (\d+)", "slots 必须是 1 到 {0} 之间的 int"),
-    (r"keep it small: at most (\d+) tokens and arrival at most (\d+) per job", "请控制规模：每个作业最多 {0} 个词元，到达时刻最多为 {1}"),
-    (r"keep it small: at most (\d+) tokens in all", "请控制规模：词元总数最多 {0}"),
-    # the judge of 03_batch_scheduling's TODO 5 (its SLO misses are lab's messages)
-    (r"slo_key took more than (\S+) s of CPU for this trace's (\d+) requests \(keep a key fast\)",
-     "slo_key 处理这条轨迹的 {1} 个请求用了超过 {0} 秒 CPU 时间（键函数要快）"),
-    (r"the key was not run: (.*)", "键函数没有运行：{0}"),
-    (r"there is no slo_key function in the TODO 5 cell", "TODO 5 的单元格里没有 slo_key 函数"),
-    (r"calling slo_key on this trace's requests raised (\S+) \(lab\.engine\.serving_order\(slo_key, infos\) "
-     r"gives the same error where you can read it\)",
-     lambda m: f"对这条轨迹的请求调用 slo_key 时抛出了 {_status(m[1])}（在 notebook 中运行 "
-               "lab.engine.serving_order(slo_key, infos) 会得到同样的错误，并能看到完整信息）"),
-    (r"the order given is not one place per request", "给出的顺序没有让每个请求恰好占一个位置"),
-    (r"class-0 p99 TTFT .*|max wait .*", lambda m: "；".join(_from_lab(part) for part in m[0].split("; "))),
-])
 _PROBLEMS = _patterns([
     (r"more than (\d+) values", "多于 {0} 个值"), (r"nested deeper than (\d+)", "嵌套深度超过 {0}"),
     (r"an integer of (\d+) bits", "一个 {0} 位的整数"), (r"a string of (\d+) characters", "一个 {0} 个字符的字符串"),
@@ -156,13 +124,6 @@ _PROBLEMS = _patterns([
     (r"an object's builtin value of the wrong kind", "对象的内置值类型不对"),
     (r"a (\w+)", "一个 {0}"),
 ])
-
-
-# 01's judge names the type of what it got as grade.first_diff does: "(int)", "(an object)".
-_KIND = re.compile(r"(?P<value>.+) \((?P<types>(?:[\w.]+|an object)(?: and (?:[\w.]+|an object))*)(?P<keys> keys)?\)", re.S)
-def _kinded(m: re.Match) -> str:
-    types = m["types"].replace(" and ", " 和 ").replace("an object", "一个对象的类型")
-    return f"{m['value']}（{'键的类型为' if m['keys'] else '类型为'} {types}）"
 
 
 _SCENARIO = re.compile(
@@ -189,35 +150,38 @@ def _scenario(match: re.Match) -> str:
 
 
 def named(text: str, family: str, language: str = "zh") -> str:
-    """A text of the grader's own (messages.Named: never the student's) in `language`, by its family."""
+    """A messages.Named text in `language`, by its family: the grader's own by lookup; lab's messages (which may
+    quote the student's ids and keys) by lab's own templates, the one place a text is still read back by pattern."""
     if language == "en":
         return text
     if family == "scenario":
         return scenario_name(text)
     if family == "status":
         return _status(text)
+    if family in ("lab", "lab_quoted"):
+        return _from_lab(text) if family == "lab" else _quoted_from_lab(text)
     return _first(text, {"run_detail": _RUN_DETAIL, "problem": _PROBLEMS}[family]) or text
 
 
 def rule_detail(rule, language: str = "en") -> str:
-    """A failing rule's detail in `language`: its Message worded, else (a judge's own English) detail()."""
+    """A failing rule's detail in `language`: its Message worded, else (a verdict stored before its detail was one,
+    or a judge's text cut short) detail()."""
     if language == "en" or rule.message is None:
         return detail(rule.detail, language)
     return rule.message.text(language)
 
 
 def detail(text, language: str = "en") -> str:
-    """A failing rule's detail in `language`: a Message worded; a text ('<scenario>: <what a judge said>') read
-    phrase by phrase."""
+    """A failing rule's detail in `language`: a Message worded; an English text ('<scenario>: <what went wrong>')
+    with its scenario's name in `language` and the rest in English, as written."""
     if isinstance(text, Message):
         return text.text(language)
     if language == "en" or not text:
         return text
     match = _SCENARIO.match(text)
     if match and text[match.end():match.end() + 2] == ": ":
-        rest = text[match.end() + 2:]
-        return f"{_scenario(match)}：{_first(rest, _EXPLANATIONS) or rest}"
-    return _first(text, _EXPLANATIONS) or text
+        return f"{_scenario(match)}：{text[match.end() + 2:]}"
+    return text
 
 
 _NOTES = _patterns([

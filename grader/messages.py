@@ -89,6 +89,27 @@ TEXT = {
         "visible_failed": "its check {number} does not hold, where the answer gave {got}",
         "judge_problem": "the value could not be judged: {problem}",
         "judge_error": "the value could not be judged ({error})",
+        "cell_timeout": "the cell itself ran past the time limit",
+        # the judges of grader/assignments/01_continuous_batching/suite.py (a workload the student made)
+        "judge_no_return": "the function did not return: {value}",
+        "judge_not_a_pair": "expected a (jobs, slots) pair, got {value} ({kind})",
+        "judge_rejected": "lab.schedule rejects the workload: {error}",
+        "judge_trivial": "make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length",
+        "judge_not_same": "static takes {static} ticks and continuous {continuous}: not the same",
+        "judge_ratio": "static {static} / continuous {continuous} = {ratio}, below {want}",
+        "workload_jobs": "expected a list of at most {limit} jobs",
+        "workload_slots": "slots must be an int from 1 to {limit}",
+        "workload_job_size": "keep it small: at most {tokens} tokens and arrival at most {arrival} per job",
+        "workload_total": "keep it small: at most {limit} tokens in all",
+        # the judge of grader/assignments/03_batch_scheduling/suite.py (TODO 5's slo_key)
+        "slo_key_slow": "slo_key took more than {seconds} s of CPU for this trace's {count} requests (keep a key fast)",
+        "slo_key_not_run": "the key was not run: {value}",
+        "slo_key_missing": "there is no slo_key function in the TODO 5 cell",
+        "slo_key_raised": ("calling slo_key on this trace's requests raised {error} (lab.engine.serving_order(slo_key, infos) "
+                           "gives the same error where you can read it)"),
+        "slo_order_invalid": "the order given is not one place per request",
+        "slo_misses": "{misses}",
+        "semicolon": "; ",
     },
     "zh": {
         "file_too_large": "文件太大（{size} MiB；上限为 {limit} MiB）",
@@ -161,6 +182,25 @@ TEXT = {
         "visible_failed": "它的第 {number} 项检查不成立，答案给出的是 {got}",
         "judge_problem": "无法评判这个值：{problem}",
         "judge_error": "无法评判这个值（{error}）",
+        "cell_timeout": "单元格本身超出了时间限制",
+        "judge_no_return": "函数没有返回：{value}",
+        "judge_not_a_pair": "应返回一个 (jobs, slots) 二元组，实际是 {value}（类型为 {kind}）",
+        "judge_rejected": "lab.schedule 拒绝了这个工作负载：{error}",
+        "judge_trivial": "请让它不平凡：至少 2 个槽位，作业数多于槽位数，且作业长度不全相同",
+        "judge_not_same": "静态需要 {static} 个 tick，连续需要 {continuous} 个：两者不相同",
+        "judge_ratio": "静态 {static} / 连续 {continuous} = {ratio}，低于 {want}",
+        "workload_jobs": "应为最多 {limit} 个作业的列表",
+        "workload_slots": "slots 必须是 1 到 {limit} 之间的 int",
+        "workload_job_size": "请控制规模：每个作业最多 {tokens} 个词元，到达时刻最多为 {arrival}",
+        "workload_total": "请控制规模：词元总数最多 {limit}",
+        "slo_key_slow": "slo_key 处理这条轨迹的 {count} 个请求用了超过 {seconds} 秒 CPU 时间（键函数要快）",
+        "slo_key_not_run": "键函数没有运行：{value}",
+        "slo_key_missing": "TODO 5 的单元格里没有 slo_key 函数",
+        "slo_key_raised": ("对这条轨迹的请求调用 slo_key 时抛出了 {error}（在 notebook 中运行 "
+                           "lab.engine.serving_order(slo_key, infos) 会得到同样的错误，并能看到完整信息）"),
+        "slo_order_invalid": "给出的顺序没有让每个请求恰好占一个位置",
+        "slo_misses": "{misses}",
+        "semicolon": "；",
     },
 }
 
@@ -170,7 +210,7 @@ LAYOUT = frozenset({"metadata_changed", "foreign_metadata", "answer_repeated", "
                     "answer_deleted", "cell_deleted"})
 LOST_TODO = frozenset({"answer_deleted"})
 # Keys whose Chinese is punctuation between values only (a full-width colon), so it holds no Chinese word.
-PUNCTUATION = frozenset({"scenario_detail"})
+PUNCTUATION = frozenset({"scenario_detail", "slo_misses", "semicolon"})
 
 
 @dataclass(frozen=True)
@@ -197,7 +237,8 @@ class Message:
 class Named:
     """A text of the grader's own (never the student's) that grader/i18n.py words in Chinese by its family: a
     hidden scenario's name ("scenario"), a run's status or detail ("status", "run_detail"), why a value was
-    refused ("problem")."""
+    refused ("problem"); or a message of lab's ("lab", "lab_quoted": in quotes, as a child's text is shown), which
+    lab's own Chinese templates word (lab's messages may quote the student's ids and keys)."""
 
     name: str
     family: str
@@ -223,6 +264,17 @@ class Joined:
 
     def __str__(self) -> str:
         return self.text("en")
+
+
+def kind_name(name: str) -> Message | str:
+    """A type's name as grader/schema.Budget.kind gives it: the name (code, as it is), or the words for a class it
+    does not name."""
+    return Message("an_object") if name == "an object" else name
+
+
+def error_words(name: str) -> Message | str:
+    """An exception's name as schema.error_name or Budget.name gives it: the name (code), or the words for none."""
+    return {"an error": Message("an_error"), "the cell itself ran past the time limit": Message("cell_timeout")}.get(name, name)
 
 
 def worded(value, language: str) -> object:

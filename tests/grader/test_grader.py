@@ -301,7 +301,7 @@ def test_slo_todo_is_judged_by_the_property_not_the_formula(batch_grader):
 ])
 def test_the_slo_judge_catches_broken_and_failing_orders(observed, says):
     judge_slo, slo_scenario = load(BATCH).suite.judge_slo, load(BATCH).suite.slo_scenario
-    assert says in judge_slo(observed, slo_scenario(0))
+    assert says in str(judge_slo(observed, slo_scenario(0)))
 
 
 def test_the_slo_judge_passes_the_reference_order_and_sees_only_arrival_fields():

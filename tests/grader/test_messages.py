@@ -99,6 +99,27 @@ ENGLISH = [
     (Message("visible_failed", {"number": 2, "got": "[1]"}), "its check 2 does not hold, where the answer gave [1]"),
     (Message("judge_problem", {"problem": "an unknown tag"}), "the value could not be judged: an unknown tag"),
     (Message("judge_error", {"error": "ZeroDivisionError"}), "the value could not be judged (ZeroDivisionError)"),
+    (Message("cell_timeout"), "the cell itself ran past the time limit"),
+    # the judges of 01 and 03 (tests/grader/test_zh_failure_paths.py's judge_messages runs each)
+    (Message("judge_no_return", {"value": "'timeout'"}), "the function did not return: 'timeout'"),
+    (Message("judge_not_a_pair", {"value": "[1]", "kind": "list"}), "expected a (jobs, slots) pair, got [1] (list)"),
+    (Message("judge_rejected", {"error": "'x'"}), "lab.schedule rejects the workload: 'x'"),
+    (Message("judge_trivial"), "make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length"),
+    (Message("judge_not_same", {"static": 4, "continuous": 3}), "static takes 4 ticks and continuous 3: not the same"),
+    (Message("judge_ratio", {"static": 4, "continuous": 3, "ratio": "1.33", "want": 2}), "static 4 / continuous 3 = 1.33, below 2"),
+    (Message("workload_jobs", {"limit": 200}), "expected a list of at most 200 jobs"),
+    (Message("workload_slots", {"limit": 64}), "slots must be an int from 1 to 64"),
+    (Message("workload_job_size", {"tokens": 1000, "arrival": 1000}), "keep it small: at most 1000 tokens and arrival at most 1000 per job"),
+    (Message("workload_total", {"limit": 20000}), "keep it small: at most 20000 tokens in all"),
+    (Message("slo_key_slow", {"seconds": "30", "count": 2000}),
+     "slo_key took more than 30 s of CPU for this trace's 2000 requests (keep a key fast)"),
+    (Message("slo_key_not_run", {"value": "'timeout'"}), "the key was not run: 'timeout'"),
+    (Message("slo_key_missing"), "there is no slo_key function in the TODO 5 cell"),
+    (Message("slo_key_raised", {"error": "ValueError"}), "calling slo_key on this trace's requests raised ValueError "
+                                                         "(lab.engine.serving_order(slo_key, infos) gives the same error where you can read it)"),
+    (Message("slo_order_invalid"), "the order given is not one place per request"),
+    (Message("slo_misses", {"misses": "a"}), "a"),
+    (Message("semicolon"), "; "),
 ]
 
 
