@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from . import exports, promises, shrink, snippets
+from .messages import Joined, Message, Named, error_words, from_json, kind_name
 from .assignment import Assignment, get
 from .compare import STRICT, by_key, key, loosened, same, same_type
 from .config import DEFAULTS
@@ -45,6 +46,23 @@ class RuleResult:
     snippet: str = ""       # the first failing case as code the student can run
     quotes: dict[str, list[str]] = field(default_factory=dict)  # a failing rule: the sentences of the text that state it, per language
     seen: str = ""          # a failing rule: what the answer did at its first departure (grader/diagnose.py)
+    message: Message | None = None  # `detail` as a Message (worded per language; the values in it as they are), if it is one
+
+    def __post_init__(self):  # read back from report.json or a stored verdict
+        if isinstance(self.message, dict):
+            self.message = from_json(self.message)
+
+
+def labelled(scenario: str | Named | Message, what: Message | str) -> Message | str:
+    """'<scenario>: <what went wrong>': a Message if `what` is one, else English text (a judge's own words)."""
+    if not isinstance(what, Message):
+        return f"{scenario}: {what}"
+    return Message("scenario_detail", {"scenario": Named(scenario, "scenario") if isinstance(scenario, str) else scenario, "what": what})
+
+
+def failed(name: str, detail: Message | str, snippet: str = "", quotes: dict | None = None, seen: str = "") -> RuleResult:
+    """A failing rule's result: `detail` in English, and the Message it is (None for a text still worded in English only)."""
+    return RuleResult(name, False, str(detail), snippet, quotes or {}, seen, detail if isinstance(detail, Message) else None)
 
 
 @dataclass
@@ -69,45 +87,65 @@ def _short(value, limit: int = 160) -> str:
 NO_KEY = "no such key"   # the side of a difference that lacks a key the other has
 
 
-def first_diff(expected, actual, shown: Budget | None = None, path: str = "", allow: frozenset = STRICT) -> str:
+def first_diff(expected, actual, shown: Budget | None = None, path: tuple = (), allow: frozenset = STRICT) -> Message:
     """Where two observations first differ, as 'path: expected X, got Y' (the child's side within `shown`'s budget).
 
     Both values are shown as Python prints them; where their types differ, each is named after it: 'expected (3, 6)
     (tuple), got [3, 6] (list)', and for dicts whose keys differ in type, 'expected {0: 1} (int keys), got {'0': 1}
-    (str keys)'. `allow`: the looser types the rule allows (grader/compare.py)."""
+    (str keys)'. `path`: the parts of the path so far (a str shown as it is, or a Message: its first word, such as
+    _root("returned"), and a request's label); with none, the path is 'value'. `allow`: the looser types the rule allows (grader/compare.py)."""
     shown = shown or Budget()
-    where = path or "value"
+    where = Joined(path or (Message("path_value"),))
     if not same_type(expected, actual, allow):
-        return f"{where}: expected {_short(expected)} ({kind(expected)}), got {shown.value(actual)} ({shown.kind(actual)})"
+        want, want_kind = _short(expected), kind_name(kind(expected))
+        got, got_kind = shown.value(actual), kind_name(shown.kind(actual))
+        return Message("diff_kinds", {"where": where, "want": want, "want_kind": want_kind, "got": got, "got_kind": got_kind})
     mine, theirs = loosened(expected, allow), loosened(actual, allow)
     if type(mine) is dict and type(theirs) is dict:
         if mine and theirs and {key(k, allow)[0] for k in mine} != {key(k, allow)[0] for k in theirs}:
-            return (f"{where}: expected {_short(expected)} ({key_kinds(mine)}), "
-                    f"got {shown.value(actual)} ({shown.key_kinds(theirs)})")
+            want, want_kind = _short(expected), _kinds(key_kinds(mine))
+            got, got_kind = shown.value(actual), _kinds(shown.key_kinds(theirs))
+            return Message("diff_key_kinds", {"where": where, "want": want, "want_kind": want_kind, "got": got, "got_kind": got_kind})
         ours, child = by_key(mine, allow), by_key(theirs, allow)
         for k in list(ours) + [k for k in child if k not in ours]:
             if k not in child:
-                return f"{_step(path, ours[k][0]) or 'value'}: expected {_short(ours[k][1])}, got {NO_KEY}"
+                return Message("diff_no_key_got", {"where": Joined(_step(path, ours[k][0])), "want": _short(ours[k][1])})
             if k not in ours:
-                return f"{_step(path, child[k][0], shown)}: expected {NO_KEY}, got {shown.value(child[k][1])}"
+                at = Joined(_step(path, child[k][0], shown))
+                return Message("diff_no_key_wanted", {"where": at, "got": shown.value(child[k][1])})
             if not same(ours[k][1], child[k][1], allow):
                 return first_diff(ours[k][1], child[k][1], shown, _step(path, ours[k][0]), allow)
     if type(mine) in (list, tuple) and type(theirs) in (list, tuple) and len(mine) == len(theirs):
         for index, (e, a) in enumerate(zip(mine, theirs)):
             if not same(e, a, allow):
-                label = f"request {e['request_id']}" if isinstance(e, dict) and "request_id" in e else index
-                return first_diff(e, a, shown, f"{path}[{label}]", allow)
-    return f"{where}: expected {_short(expected)}, got {shown.value(actual)}"
+                label = Message("request", {"id": e["request_id"]}) if isinstance(e, dict) and "request_id" in e else str(index)
+                return first_diff(e, a, shown, (*path, "[", label, "]"), allow)
+    want = _short(expected)
+    return Message("diff", {"where": where, "want": want, "got": shown.value(actual)})
 
 
-def _step(path: str, k, shown: Budget | None = None) -> str:
+def _root(word: str) -> tuple:
+    """A path that starts with one of the words the page names a value by (returned, observed, checks)."""
+    return (Message(f"path_{word}"),)
+
+
+def _kinds(names: str) -> Joined:
+    """The types of a dict's keys ('int and str keys', as key_kinds writes them; no type's name holds a space) as parts."""
+    listed = names[: -len(" keys")].split(" and ")
+    parts = []
+    for i, name in enumerate(listed):
+        parts += [Message("kinds_and")] * bool(i) + [kind_name(name)]
+    return Joined(tuple(parts))
+
+
+def _step(path: tuple, k, shown: Budget | None = None) -> tuple:
     """`path` and a dict's key after it: '.name' for a str key that is a name (the driver's state has those), '[key]'
     for any other, as Python indexes it; a key only the child has is shown within `shown`'s budget."""
     if shown is not None:
-        return f"{path}[{shown.value(k)}]"
+        return (*path, f"[{shown.value(k)}]")
     if type(k) is str and k.isidentifier() and k.isascii():
-        return f"{path}.{k}".lstrip(".")
-    return f"{path}[{_short(k)}]"
+        return (*path, f".{k}") if path else (k,)
+    return (*path, f"[{_short(k)}]")
 
 
 def departure(expected, actual, allow: frozenset = STRICT) -> int | None:
@@ -135,15 +173,20 @@ def _state_part(expected: dict, actual: dict, allow: frozenset = STRICT) -> str 
 STATUSES = ("timeout", "skipped after 3 timeouts in a row")
 
 
-def _status(actual, shown: Budget) -> str:
+def _status(actual, shown: Budget) -> Message | str:
     if actual in STATUSES:
-        return actual
+        return Message("status_timeout" if actual == "timeout" else "status_skipped")
     if isinstance(actual, str) and actual.startswith("crash: "):
-        return f"crash: {shown.name(actual[len('crash: '):])}"
-    return shown.value(actual)
+        return Message("crash", {"error": error_words(shown.name(actual[len('crash: '):]))})
+    said = shown.value(actual)
+    # a value the protocol refused (grader/runner: its words, not the child's) in the quotes of any value of the child's
+    head = "invalid observation: "
+    if isinstance(actual, str) and actual.startswith(head) and said == f"'{actual}'":
+        return Message("invalid_observation", {"problem": Named(actual[len(head):], "problem")})
+    return said
 
 
-def explain(ops: list, expected, actual, cases, shown: Budget | None = None, allow: frozenset = STRICT) -> str:
+def explain(ops: list, expected, actual, cases, shown: Budget | None = None, allow: frozenset = STRICT) -> Message:
     """The first point where the student's run departs from the reference, in words.
 
     Everything of the child's (`actual`) is shown through one Budget, so the message holds FEEDBACK_BUDGET
@@ -151,27 +194,32 @@ def explain(ops: list, expected, actual, cases, shown: Budget | None = None, all
     `allow`: the looser types the rule allows."""
     shown = shown or Budget()
     if not isinstance(actual, list):
-        return f"the scenario did not finish: {_status(actual, shown)}"
+        return Message("did_not_finish", {"status": _status(actual, shown)})
     index = departure(expected, actual, allow)
     if index is None:
-        return f"expected {len(expected)} observations, got {shown.value(len(actual))}"
+        return Message("observation_count", {"count": len(expected), "got": shown.value(len(actual))})
     exp, act = expected[index], actual[index]
-    where = f"step {index + 1}, {snippets.describe(cases, ops[index])}"
+    where = {"number": index + 1, "op": snippets.describe(cases, ops[index])}
     if ops[index][0] == snippets.VISIBLE and isinstance(act, dict) and isinstance(act.get("value"), list):
         numbers = ops[index][2] if len(ops[index]) > 2 else None   # the checks this rule takes of the case
-        return f"{where}: {_visible(exp.get('value') or [], act['value'], shown, numbers)}"
+        return Message("step", {**where, "what": _visible(exp.get('value') or [], act['value'], shown, numbers)})
     if not isinstance(act, dict):
-        return f"{where}: {first_diff(exp, act, shown, 'observed', allow)}"
+        return Message("step", {**where, "what": first_diff(exp, act, shown, _root("observed"), allow)})
     if not same(exp.get("error"), act.get("error")):
-        want = f"raise {exp['error']}" if exp.get("error") else f"return {_short(exp.get('value'))}"
-        got = f"raised {shown.name(act['error'])}" if act.get("error") else f"returned {shown.value(act.get('value'))}"
-        return f"{where}: expected to {want}, but it {got}"
+        want = (Message("want_raise", {"error": exp["error"]}) if exp.get("error")
+                else Message("want_return", {"value": _short(exp.get("value"))}))
+        if act.get("error"):
+            name = shown.name(act["error"])
+            got = Message("got_raised_an_error") if name == "an error" else Message("got_raised", {"error": name})
+        else:
+            got = Message("got_returned", {"value": shown.value(act.get("value"))})
+        return Message("step", {**where, "what": Message("expected_to", {"want": want, "got": got})})
     if not same(exp.get("value"), act.get("value"), allow):
-        return f"{where}: {first_diff(exp.get('value'), act.get('value'), shown, 'returned', allow)}"
-    return f"{where}: state {first_diff(exp.get('state'), act.get('state'), shown, allow=allow)}"
+        return Message("step", {**where, "what": first_diff(exp.get('value'), act.get('value'), shown, _root("returned"), allow)})
+    return Message("step", {**where, "what": Message("state", {"diff": first_diff(exp.get('state'), act.get('state'), shown, allow=allow)})})
 
 
-def _visible(expected: list, actual: list, shown: Budget, numbers: list[int] | None = None) -> str:
+def _visible(expected: list, actual: list, shown: Budget, numbers: list[int] | None = None) -> Message:
     """Where a visible check's case departs (grader/drivers/visible.py records each of its checks): the first check
     that does not hold, and what the answer gave there (`numbers`: the case's checks these records are)."""
     for position, (exp, act) in enumerate(zip(expected, actual)):
@@ -179,13 +227,13 @@ def _visible(expected: list, actual: list, shown: Budget, numbers: list[int] | N
         if same(exp, act):
             continue
         if isinstance(act, dict) and set(act) == {"error"}:
-            return f"it raised {shown.name(act['error'])} before its check {number}"
+            return Message("visible_raised", {"error": error_words(shown.name(act['error'])), "number": number})
         if isinstance(act, dict) and act.get("absent"):
-            return f"it ended before its check {number}"
+            return Message("visible_ended", {"number": number})
         if isinstance(act, dict) and act.get("held") is False:
-            return f"its check {number} does not hold, where the answer gave {shown.value(act.get('seen'))}"
+            return Message("visible_failed", {"number": number, "got": shown.value(act.get('seen'))})
         break
-    return first_diff(expected, actual, shown, "checks")
+    return first_diff(expected, actual, shown, _root("checks"))
 
 
 PRELOADED = {"matplotlib", "numpy", "pandas"}   # what grader/runner/boot.py imports in the warm parent
@@ -315,7 +363,7 @@ class Grader:
         """The sentences of the TODO's text that state the rule, per language (grader/promises.py)."""
         return {lang: found for lang in promises.LANGUAGES if (found := promises.quotes(self.assignment, task.task_id, rule_name, lang))}
 
-    def _case(self, label: str, ops: list, expected, actual, allow: frozenset = STRICT) -> tuple[str, str]:
+    def _case(self, label: Named | Message, ops: list, expected, actual, allow: frozenset = STRICT) -> tuple[Message, str]:
         """A failing case as feedback: where it departs from the reference (in words), and the code that shows it.
         `allow`: the looser types its rule allows (grader/compare.py)."""
         at = departure(expected, actual, allow)
@@ -323,7 +371,7 @@ class Grader:
         state = (at is not None and _same_result(expected[at], actual[at], allow)
                  and (_state_part(expected[at], actual[at], allow) or True))
         code = snippets.snippet(self.cases, ops, at, state=state, errors=errors)
-        return f"{label}: {explain(ops, expected, actual, self.cases, allow=allow)}", code
+        return labelled(label, explain(ops, expected, actual, self.cases, allow=allow)), code
 
     def _grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         for _ in range(2):   # a failure of the grader's side is run again once, and never scored
@@ -333,7 +381,7 @@ class Grader:
                 break
         else:
             return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
-                               [RuleResult(r.name, False, "not graded: grading error") for r in task.rules],
+                               [failed(r.name, Message("grading_error")) for r in task.rules],
                                f"grading error, re-run ({fault})")
         return self._verdict(task, answer_source, run)
 
@@ -347,20 +395,23 @@ class Grader:
             detail, code, seen = "", "", ""
             for si, scenario in enumerate(rule.scenarios):
                 name = self._key(task, ri, si)
+                label = Named(scenario["name"], "scenario")
                 if name not in observed:
-                    detail = f"{scenario['name']}: not run ({run.status}: {run.detail})"
+                    detail = labelled(label, Message("not_run", {"status": Named(run.status, "status"), "detail": Named(run.detail, "run_detail")}))
                 elif rule.judge is not None and not visible(scenario):
                     # a fed scenario's value is what this process received on its feed, not what the child says of it
                     verdict = judged(rule.judge, observed[name], {**scenario, "fed": run.fed.get(name)} if "feed" in scenario else scenario)
-                    detail, seen = (f"{scenario['name']}: {verdict}", fingerprint(si, None, verdict)) if verdict else ("", "")
+                    # a judge's own words are English only: then so is the whole detail (grader/i18n.py reads it)
+                    detail = labelled(label, verdict) if verdict else ""
+                    seen = fingerprint(si, None, str(verdict)) if verdict else ""
                 elif not same(self.expected[name], observed[name], rule.allows):
-                    cases[ri] = (scenario["name"], *up_to_departure(scenario["ops"], self.expected[name], observed[name], rule.allows),
+                    cases[ri] = (label, *up_to_departure(scenario["ops"], self.expected[name], observed[name], rule.allows),
                                  rule.allows)
                     detail, code = self._case(*cases[ri])
                     seen = fingerprint(si, self.expected[name], observed[name], rule.allows)
                 if detail:
                     break
-            results.append(RuleResult(rule.name, not detail, detail, code, self._quotes(task, rule.name) if detail else {}, seen))
+            results.append(failed(rule.name, detail, code, self._quotes(task, rule.name), seen) if detail else RuleResult(rule.name, True))
         passed = sum(r.passed for r in results)
         note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
         if run.status != "ok":
@@ -371,7 +422,8 @@ class Grader:
         long = {ri: case for ri, case in cases.items() if not snippets.fits(results[ri].snippet) and isinstance(case[3], list)}
         if long and not hung and run.status == "ok":
             for ri, (label, *case) in self._shrink(task, answer_source, long).items():
-                results[ri].detail, results[ri].snippet = self._case(f"{label}, cut down to a smaller case", *case)
+                detail, results[ri].snippet = self._case(Message("cut_down", {"scenario": label}), *case)
+                results[ri].detail, results[ri].message = str(detail), detail
         return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note, hung)
 
     def _shrink(self, task: Task, answer_source: str, cases: dict[int, tuple]) -> dict[int, tuple]:
@@ -442,7 +494,7 @@ class Grader:
         if [rule["name"] for rule in data["rules"]] != [rule.name for rule in task.rules]:
             return None
         results = [RuleResult(r["name"], r["passed"], r["detail"], r["snippet"], {} if r["passed"] else self._quotes(task, r["name"]),
-                              r["seen"]) for r in data["rules"]]
+                              r["seen"], from_json(r.get("message"))) for r in data["rules"]]
         score = score_of(task.points, sum(r.passed for r in results), len(results))
         return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, data["note"], data["hung"])
 
@@ -462,7 +514,7 @@ class Grader:
             source = answers.get(task.answer_id)
             if source is None:
                 verdicts.append(TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
-                                            [RuleResult(r.name, False, "no answer cell", quotes=self._quotes(task, r.name)) for r in task.rules],
+                                            [failed(r.name, Message("no_answer_cell"), quotes=self._quotes(task, r.name)) for r in task.rules],
                                             "the answer cell is missing"))
             else:
                 verdicts.append(released.get(task.answer_id) or self.grade_task(task, source))
@@ -515,14 +567,18 @@ def grading_fault(run: ChildRun, server: ChildRun) -> str:
     return ""
 
 
-def judged(judge, observed, scenario: dict) -> str:
-    """A property judge's verdict on a student's value (judge(observed, scenario)); it runs here, so a failure is contained."""
+def judged(judge, observed, scenario: dict) -> Message | str:
+    """A property judge's verdict on a student's value (judge(observed, scenario)); it runs here, so a failure is contained.
+    A judge says why the value fails as a Message ('' if it passes); one cut short (or still worded as English text) is English only."""
     if problem(observed):  # the protocol already replaced it, but a judge must never see unchecked data
-        return f"the value could not be judged: {problem(observed)}"
+        return Message("judge_problem", {"problem": Named(problem(observed), "problem")})
     try:   # a copy: the value may be the reference's own observation (protocol.expected_lines), shared by every student
-        return short_text(judge(copy.deepcopy(observed), scenario), 300)
+        said = judge(copy.deepcopy(observed), scenario)
+        if isinstance(said, Message):
+            return said if short_text(str(said), 300) == str(said) else short_text(str(said), 300)
+        return short_text(said, 300)
     except Exception as exc:  # noqa: BLE001 - MemoryError, RecursionError: the rule fails, the batch goes on
-        return f"the value could not be judged ({type(exc).__name__})"
+        return Message("judge_error", {"error": type(exc).__name__})
 
 
 def verdicts_to_json(verdicts: list[TaskVerdict]) -> list[dict]:

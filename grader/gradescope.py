@@ -175,7 +175,7 @@ def rule_output(verdict, index: int, language: str) -> str:
     lines.append(f"[{text['pass'] if rule.passed else text['fail']}] {i18n.rule_name(rule.name, language)}")
     if not rule.passed:
         lines += [text["says"].strip() + " " + i18n.quote_marks(q, language) for q in rule.quotes.get(language, [])]
-        lines.append(i18n.detail(rule.detail, language))
+        lines.append(i18n.rule_detail(rule, language))
     if rule.snippet:
         lines += [text["paste"].strip(), "", *i18n.code_comments(rule.snippet, language).splitlines()]
     return "\n".join(lines)

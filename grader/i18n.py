@@ -1,7 +1,10 @@
 """Feedback in the submission's language: rule names, verdict text, notes. Scores never depend on it.
 
-The verdicts are built in English (grader/grade.py, the suites' judges); a zh page translates them here, at
-render time, phrase by known phrase. What the student's code returned is copied as it is, never translated.
+Why a rule failed is a Message where grader/grade.py makes it (RuleResult.message: a key of grader/messages.py and
+its values), worded here in the page's language; the values in it (what the student's code returned, the op as
+code) are shown as they are, never translated. Our own texts in it (a scenario's name, a run's status) are
+Named, and worded here by lookup (lab's messages by lab's own Chinese templates). What is still English only (a
+verdict's note, a skipped cell's line) is translated here phrase by known phrase.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from lab.i18n import ZH as LAB_ZH
 from .assignment import load
 from .diagnose import advice
 from .grade import TaskVerdict, quote_marks
+from .messages import Message
 from .paths import assignment_names
 
 RULES_ZH = {name: zh for assignment in assignment_names() for name, zh in load(assignment).names_zh.RULES.items()}
@@ -45,14 +49,8 @@ def _patterns(pairs: list[tuple[str, object]]) -> list[tuple[re.Pattern, object]
 
 
 def _first(text: str, patterns) -> str | None:
-    """The translation of `text` by the first pattern it matches whole; None if none does. A pattern may be a
-    function instead (text -> its translation, or None): one that reads code where the text holds it."""
+    """The translation of `text` by the first pattern it matches whole; None if none does."""
     for pattern, zh in patterns:
-        if callable(pattern):
-            said = pattern(text)
-            if said is not None:
-                return said
-            continue
         match = pattern.fullmatch(text)
         if match:
             return zh(match) if callable(zh) else zh.format(*match.groups(), **match.groupdict())
@@ -92,12 +90,8 @@ def _quoted_from_lab(shown: str) -> str:
     return shown
 
 
-STATUS_ZH = {"timeout": "超时", "crashed": "崩溃", "garbled": "输出无法解读", "ok": "正常结束",
-             "skipped after 3 timeouts in a row": "连续 3 次超时后被跳过", "an error": "一个异常",
+STATUS_ZH = {"timeout": "超时", "crashed": "崩溃", "garbled": "输出无法解读", "ok": "正常结束", "an error": "一个异常",
              "the cell itself ran past the time limit": "单元格本身超出了时间限制"}
-_STATUS = _patterns([(r"crash: (.*)", lambda m: f"崩溃：{_status(m[1])}"),
-                     # a value the protocol refused, shown (as any value of the child's) in quotes
-                     (r"'invalid observation: (.*)'", lambda m: f"'无效的观测：{_first(m[1], _PROBLEMS) or m[1]}'")])
 _PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that is not the protocol
     (r"a record after the end", "结束之后的记录"), (r"a record of (\d+) bytes", "一条 {0} 字节的记录"),
     (r"something that is not a result record", "不是结果记录的内容"), (r"a malformed result record", "格式错误的结果记录"),
@@ -116,147 +110,9 @@ _RUN_DETAIL = _patterns([
 
 
 def _status(text: str) -> str:
-    return STATUS_ZH.get(text) or _first(text, _STATUS) or text
+    return STATUS_ZH.get(text, text)
 
 
-def _path(path: str) -> str:
-    """Where two observations differ ('returned.tokens[request 3]'), the leading word in Chinese."""
-    path = re.sub(r"\[request (\d+)\]", r"[请求 \1]", path)
-    for english, zh in (("returned", "返回值"), ("observed", "观测"), ("value", "值")):
-        if path == english or path.startswith(english + ".") or path.startswith(english + "["):
-            return zh + path[len(english):]
-    return path
-
-
-# What a verdict says holds code and values as Python writes them: the op that failed (snippets.describe), a path
-# ('returned[0][1]', a key in it), the values expected and got (ascii(), cut short with '...'). Any of them may hold
-# ': ', ', got ' or an English word, so the English around them is found where the code before it is whole: its
-# brackets closed and no string open (or cut short). The code is copied as it is, never translated.
-def _whole(text: str, start: int = 0) -> set[int]:
-    """The ends p > start at which text[start:p] is whole code: brackets closed, no string open, or cut short ('...')."""
-    ends, depth, quote, i = set(), 0, None, start
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        i += 1
-        if (quote is None and depth == 0) or (i - 3 >= start and text.startswith("...", i - 3)):
-            ends.add(i)
-    return ends
-
-
-def _cuts(text: str, separator: str, start: int = 0) -> list[int]:
-    """Where `separator` may end the code that starts at `start`: after whole code first, then (code a child
-    wrote, unbalanced) anywhere else, each in order."""
-    at = [i for i in range(start, len(text)) if text.startswith(separator, i)]
-    whole = _whole(text, start)
-    return [i for i in at if i in whole] + [i for i in at if i not in whole]
-
-
-def _parts(text: str) -> tuple[str, str, str] | None:
-    """'<path>: expected <want>, got <got>' (grade.first_diff) as (path, want, got); None if it is not one."""
-    for i in _cuts(text, ": expected "):
-        path, rest = text[:i], text[i + len(": expected "):]
-        for j in _cuts(rest, ", got "):
-            return path, rest[:j], rest[j + len(", got "):]
-    return None
-
-
-def _difference(text: str) -> str | None:
-    parts = _parts(text)
-    return f"{_path(parts[0])}：{_diff(*parts[1:])}" if parts else None
-
-
-def _state(text: str) -> str | None:
-    parts = _parts(text[len("state "):]) if text.startswith("state ") else None
-    return f"状态{'' if parts[0] == 'value' else ' ' + _path(parts[0])}：{_diff(*parts[1:])}" if parts else None
-
-
-def _expected_to(text: str) -> str | None:
-    """'expected to <return X | raise E>, but it <raised | returned> <Y>'."""
-    head = "expected to "
-    if not text.startswith(head):
-        return None
-    for i in _cuts(text, ", but it ", len(head)):
-        verb, _, got = text[i + len(", but it "):].partition(" ")
-        if verb in ("raised", "returned") and got:
-            said = "抛出了一个异常" if got == "an error" else f"{'抛出了' if verb == 'raised' else '返回了'} {_status(got)}"
-            return f"应当{_want(text[len(head):i])}，但它{said}"
-    return None
-
-
-_STEP_HEAD = re.compile(r"step (\d+), ")
-
-
-# How grade.explain's account of a step begins after the op: an op whose code holds ': ' outside brackets (03's
-# `run`: "for _ in range(120): if ...") is cut where one of these follows, before any other place is tried.
-_STEP_RESULT = re.compile(r"expected to |it raised |it ended |its check |state |(?:returned|observed|value|checks)(?:[\[.:]| )")
-
-
-def _step(text: str) -> str | None:
-    """'step N, <op>: <what went wrong>' (grade.explain): the op is code, copied as it is."""
-    head = _STEP_HEAD.match(text)
-    if not head:
-        return None
-    cuts = _cuts(text, ": ", head.end())
-    known = [i for i in cuts if _STEP_RESULT.match(text, i + 2)]
-    for i in known + [i for i in cuts if i not in known]:
-        said = _first(text[i + 2:], _AFTER_STEP)
-        if said is not None:
-            return f"第 {head[1]} 步，{text[head.end():i]}：{said}"
-    return None
-
-
-_AFTER_STEP = [(_expected_to, None)] + _patterns([
-    (r"it raised (?P<error>\S+) before its check (?P<k>\d+)", lambda m: f"在它的第 {m['k']} 项检查之前抛出了 {_status(m['error'])}"),
-    (r"it ended before its check (?P<k>\d+)", lambda m: f"它在第 {m['k']} 项检查之前就结束了"),
-    (r"its check (?P<k>\d+) does not hold, where the answer gave (?P<got>.*)", lambda m: f"它的第 {m['k']} 项检查不成立，答案给出的是 {m['got']}"),
-]) + [(_state, None), (_difference, None)]
-
-_EXPLANATIONS = _patterns([
-    (r"not run \((?P<status>\w+): (?P<detail>.*)\)",
-     lambda m: f"未运行（{_status(m['status'])}：{_first(m['detail'], _RUN_DETAIL) or m['detail']}）"),
-    (r"the scenario did not finish: (.*)", lambda m: f"场景没有运行完：{_status(m[1])}"),
-    (r"not graded: grading error", "未评分：评分出错"),
-    (r"expected (\d+) observations, got (.*)", "应有 {0} 条观测，实际得到 {1} 条"),
-]) + [(_step, None), (_difference, None)] + _patterns([
-    # grade.judged
-    (r"the value could not be judged: (.*)", lambda m: f"无法评判这个值：{_first(m[1], _PROBLEMS) or m[1]}"),
-    (r"the value could not be judged \((\w+)\)", "无法评判这个值（{0}）"),
-    # the judges of 01_continuous_batching
-    (r"the function did not return: (.*)", "函数没有返回：{0}"),
-    (r"expected a \(jobs, slots\) pair, got (.*)",
-     lambda m: f"应返回一个 (jobs, slots) 二元组，实际是 {_kinded(k) if (k := _KIND.fullmatch(m[1])) else m[1]}"),
-    (r"lab\.schedule rejects the workload: (.*)", lambda m: f"lab.schedule 拒绝了这个工作负载：{_quoted_from_lab(m[1])}"),
-    (r"make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length",
-     "请让它不平凡：至少 2 个槽位，作业数多于槽位数，且作业长度不全相同"),
-    (r"static takes (\S+) ticks and continuous (\S+): not the same", "静态需要 {0} 个 tick，连续需要 {1} 个：两者不相同"),
-    (r"static (\S+) / continuous (\S+) = (\S+), below (\S+)", "静态 {0} / 连续 {1} = {2}，低于 {3}"),
-    (r"expected a list of at most (\d+) jobs", "应为最多 {0} 个作业的列表"),
-    (r"slots must be an int from 1 to (\d+)", "slots 必须是 1 到 {0} 之间的 int"),
-    (r"keep it small: at most (\d+) tokens and arrival at most (\d+) per job", "请控制规模：每个作业最多 {0} 个词元，到达时刻最多为 {1}"),
-    (r"keep it small: at most (\d+) tokens in all", "请控制规模：词元总数最多 {0}"),
-    # the judge of 03_batch_scheduling's TODO 5 (its SLO misses are lab's messages)
-    (r"slo_key took more than (\S+) s of CPU for this trace's (\d+) requests \(keep a key fast\)",
-     "slo_key 处理这条轨迹的 {1} 个请求用了超过 {0} 秒 CPU 时间（键函数要快）"),
-    (r"the key was not run: (.*)", "键函数没有运行：{0}"),
-    (r"there is no slo_key function in the TODO 5 cell", "TODO 5 的单元格里没有 slo_key 函数"),
-    (r"calling slo_key on this trace's requests raised (\S+) \(lab\.engine\.serving_order\(slo_key, infos\) "
-     r"gives the same error where you can read it\)",
-     lambda m: f"对这条轨迹的请求调用 slo_key 时抛出了 {_status(m[1])}（在 notebook 中运行 "
-               "lab.engine.serving_order(slo_key, infos) 会得到同样的错误，并能看到完整信息）"),
-    (r"the order given is not one place per request", "给出的顺序没有让每个请求恰好占一个位置"),
-    (r"class-0 p99 TTFT .*|max wait .*", lambda m: "；".join(_from_lab(part) for part in m[0].split("; "))),
-])
 _PROBLEMS = _patterns([
     (r"more than (\d+) values", "多于 {0} 个值"), (r"nested deeper than (\d+)", "嵌套深度超过 {0}"),
     (r"an integer of (\d+) bits", "一个 {0} 位的整数"), (r"a string of (\d+) characters", "一个 {0} 个字符的字符串"),
@@ -268,29 +124,6 @@ _PROBLEMS = _patterns([
     (r"an object's builtin value of the wrong kind", "对象的内置值类型不对"),
     (r"a (\w+)", "一个 {0}"),
 ])
-
-
-# grade.first_diff names the types of both values where they differ: "(int)", "(str keys)", "(int and str keys)".
-_KIND = re.compile(r"(?P<value>.+) \((?P<types>(?:[\w.]+|an object)(?: and (?:[\w.]+|an object))*)(?P<keys> keys)?\)", re.S)
-NO_KEY_ZH = {"no such key": "没有这个键"}
-
-
-def _diff(want: str, got: str) -> str:
-    """'expected X, got Y' in Chinese; the values as Python prints them, the types named as first_diff named them."""
-    want_kind, got_kind = _KIND.fullmatch(want), _KIND.fullmatch(got)
-    if want_kind and got_kind:
-        return f"应为 {_kinded(want_kind)}，实际为 {_kinded(got_kind)}"
-    want, got = (NO_KEY_ZH.get(text, f" {text}") for text in (want, got))
-    return f"应为{want}，实际为{got}"
-
-
-def _kinded(m: re.Match) -> str:
-    types = m["types"].replace(" and ", " 和 ").replace("an object", "一个对象的类型")
-    return f"{m['value']}（{'键的类型为' if m['keys'] else '类型为'} {types}）"
-
-
-def _want(text: str) -> str:
-    return f"抛出 {text[len('raise '):]}" if text.startswith("raise ") else f"返回 {text[len('return '):]}"
 
 
 _SCENARIO = re.compile(
@@ -316,17 +149,39 @@ def _scenario(match: re.Match) -> str:
     return prefix + zh + number + policy + ("，缩小后的用例" if match["cut"] else "")
 
 
-def detail(text: str, language: str = "en") -> str:
-    """A failing rule's detail ('<scenario>: <what went wrong>', or a note of the grader's) in `language`."""
+def named(text: str, family: str, language: str = "zh") -> str:
+    """A messages.Named text in `language`, by its family: the grader's own by lookup; lab's messages (which may
+    quote the student's ids and keys) by lab's own templates, the one place a text is still read back by pattern."""
+    if language == "en":
+        return text
+    if family == "scenario":
+        return scenario_name(text)
+    if family == "status":
+        return _status(text)
+    if family in ("lab", "lab_quoted"):
+        return _from_lab(text) if family == "lab" else _quoted_from_lab(text)
+    return _first(text, {"run_detail": _RUN_DETAIL, "problem": _PROBLEMS}[family]) or text
+
+
+def rule_detail(rule, language: str = "en") -> str:
+    """A failing rule's detail in `language`: its Message worded, else (a verdict stored before its detail was one,
+    or a judge's text cut short) detail()."""
+    if language == "en" or rule.message is None:
+        return detail(rule.detail, language)
+    return rule.message.text(language)
+
+
+def detail(text, language: str = "en") -> str:
+    """A failing rule's detail in `language`: a Message worded; an English text ('<scenario>: <what went wrong>')
+    with its scenario's name in `language` and the rest in English, as written."""
+    if isinstance(text, Message):
+        return text.text(language)
     if language == "en" or not text:
         return text
-    if text == "no answer cell":
-        return "没有答题单元格"
     match = _SCENARIO.match(text)
     if match and text[match.end():match.end() + 2] == ": ":
-        rest = text[match.end() + 2:]
-        return f"{_scenario(match)}：{_first(rest, _EXPLANATIONS) or rest}"
-    return _first(text, _EXPLANATIONS) or text
+        return f"{_scenario(match)}：{text[match.end() + 2:]}"
+    return text
 
 
 _NOTES = _patterns([
@@ -412,7 +267,7 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
         lines.append(f"  [{text['pass'] if rule.passed else text['fail']}] {rule_name(rule.name, language)}")
         if not rule.passed:
             lines += [text["says"] + quote_marks(q, language) for q in rule.quotes.get(language, [])]
-            lines.append(f"         {detail(rule.detail, language)}")
+            lines.append(f"         {rule_detail(rule, language)}")
         if rule.snippet:  # flush left, so that it can be pasted into a cell as it is
             lines += [text["paste"], "", *code_comments(rule.snippet, language).splitlines(), ""]
     return with_mistake("\n".join(lines), verdict, language)

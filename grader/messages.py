@@ -50,6 +50,66 @@ TEXT = {
         "late_extension": "submitted after the due date ({due}) but within the extension to {extended}: no late penalty",
         "late_no_time": "no submission time found while a due date is set ({due}): graded with no late penalty; check the time by hand",
         "late_bad_time": "the submission time {time} could not be read (due {due}): graded with no late penalty; check the time by hand",
+        # grader/grade.py: why a hidden rule failed (RuleResult.message). The values (what the answer returned, the
+        # op as code, a path's keys) are params, shown as Python prints them in every language, never translated.
+        "no_answer_cell": "no answer cell",
+        "grading_error": "not graded: grading error",
+        "scenario_detail": "{scenario}: {what}",
+        "cut_down": "{scenario}, cut down to a smaller case",
+        "not_run": "not run ({status}: {detail})",
+        "did_not_finish": "the scenario did not finish: {status}",
+        "status_timeout": "timeout",
+        "status_skipped": "skipped after 3 timeouts in a row",
+        "crash": "crash: {error}",
+        "invalid_observation": "'invalid observation: {problem}'",
+        "an_error": "an error",
+        "observation_count": "expected {count} observations, got {got}",
+        "step": "step {number}, {op}: {what}",
+        "expected_to": "expected to {want}, but it {got}",
+        "want_raise": "raise {error}",
+        "want_return": "return {value}",
+        "got_raised": "raised {error}",
+        "got_raised_an_error": "raised an error",
+        "got_returned": "returned {value}",
+        "state": "state {diff}",
+        "diff": "{where}: expected {want}, got {got}",
+        "diff_kinds": "{where}: expected {want} ({want_kind}), got {got} ({got_kind})",
+        "diff_key_kinds": "{where}: expected {want} ({want_kind} keys), got {got} ({got_kind} keys)",
+        "diff_no_key_got": "{where}: expected {want}, got no such key",
+        "diff_no_key_wanted": "{where}: expected no such key, got {got}",
+        "kinds_and": " and ",
+        "an_object": "an object",
+        "path_value": "value",
+        "path_returned": "returned",
+        "path_observed": "observed",
+        "path_checks": "checks",
+        "request": "request {id}",
+        "visible_raised": "it raised {error} before its check {number}",
+        "visible_ended": "it ended before its check {number}",
+        "visible_failed": "its check {number} does not hold, where the answer gave {got}",
+        "judge_problem": "the value could not be judged: {problem}",
+        "judge_error": "the value could not be judged ({error})",
+        "cell_timeout": "the cell itself ran past the time limit",
+        # the judges of grader/assignments/01_continuous_batching/suite.py (a workload the student made)
+        "judge_no_return": "the function did not return: {value}",
+        "judge_not_a_pair": "expected a (jobs, slots) pair, got {value} ({kind})",
+        "judge_rejected": "lab.schedule rejects the workload: {error}",
+        "judge_trivial": "make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length",
+        "judge_not_same": "static takes {static} ticks and continuous {continuous}: not the same",
+        "judge_ratio": "static {static} / continuous {continuous} = {ratio}, below {want}",
+        "workload_jobs": "expected a list of at most {limit} jobs",
+        "workload_slots": "slots must be an int from 1 to {limit}",
+        "workload_job_size": "keep it small: at most {tokens} tokens and arrival at most {arrival} per job",
+        "workload_total": "keep it small: at most {limit} tokens in all",
+        # the judge of grader/assignments/03_batch_scheduling/suite.py (TODO 5's slo_key)
+        "slo_key_slow": "slo_key took more than {seconds} s of CPU for this trace's {count} requests (keep a key fast)",
+        "slo_key_not_run": "the key was not run: {value}",
+        "slo_key_missing": "there is no slo_key function in the TODO 5 cell",
+        "slo_key_raised": ("calling slo_key on this trace's requests raised {error} (lab.engine.serving_order(slo_key, infos) "
+                           "gives the same error where you can read it)"),
+        "slo_order_invalid": "the order given is not one place per request",
+        "slo_misses": "{misses}",
+        "semicolon": "; ",
     },
     "zh": {
         "file_too_large": "文件太大（{size} MiB；上限为 {limit} MiB）",
@@ -85,6 +145,62 @@ TEXT = {
         "late_extension": "在截止时间（{due}）之后提交，但在延期后的截止时间 {extended} 之前：迟交不扣分",
         "late_no_time": "已设截止时间（{due}），但没有找到提交时间：按不扣迟交分评分；请人工核对提交时间",
         "late_bad_time": "无法读取提交时间 {time}（截止时间 {due}）：按不扣迟交分评分；请人工核对提交时间",
+        "no_answer_cell": "没有答题单元格",
+        "grading_error": "未评分：评分出错",
+        "scenario_detail": "{scenario}：{what}",
+        "cut_down": "{scenario}，缩小后的用例",
+        "not_run": "未运行（{status}：{detail}）",
+        "did_not_finish": "场景没有运行完：{status}",
+        "status_timeout": "超时",
+        "status_skipped": "连续 3 次超时后被跳过",
+        "crash": "崩溃：{error}",
+        "invalid_observation": "'无效的观测：{problem}'",
+        "an_error": "一个异常",
+        "observation_count": "应有 {count} 条观测，实际得到 {got} 条",
+        "step": "第 {number} 步，{op}：{what}",
+        "expected_to": "应当{want}，但它{got}",
+        "want_raise": "抛出 {error}",
+        "want_return": "返回 {value}",
+        "got_raised": "抛出了 {error}",
+        "got_raised_an_error": "抛出了一个异常",
+        "got_returned": "返回了 {value}",
+        "state": "状态 {diff}",
+        "diff": "{where}：应为 {want}，实际为 {got}",
+        "diff_kinds": "{where}：应为 {want}（类型为 {want_kind}），实际为 {got}（类型为 {got_kind}）",
+        "diff_key_kinds": "{where}：应为 {want}（键的类型为 {want_kind}），实际为 {got}（键的类型为 {got_kind}）",
+        "diff_no_key_got": "{where}：应为 {want}，实际为没有这个键",
+        "diff_no_key_wanted": "{where}：应为没有这个键，实际为 {got}",
+        "kinds_and": " 和 ",
+        "an_object": "一个对象的类型",
+        "path_value": "值",
+        "path_returned": "返回值",
+        "path_observed": "观测",
+        "path_checks": "检查",
+        "request": "请求 {id}",
+        "visible_raised": "在它的第 {number} 项检查之前抛出了 {error}",
+        "visible_ended": "它在第 {number} 项检查之前就结束了",
+        "visible_failed": "它的第 {number} 项检查不成立，答案给出的是 {got}",
+        "judge_problem": "无法评判这个值：{problem}",
+        "judge_error": "无法评判这个值（{error}）",
+        "cell_timeout": "单元格本身超出了时间限制",
+        "judge_no_return": "函数没有返回：{value}",
+        "judge_not_a_pair": "应返回一个 (jobs, slots) 二元组，实际是 {value}（类型为 {kind}）",
+        "judge_rejected": "lab.schedule 拒绝了这个工作负载：{error}",
+        "judge_trivial": "请让它不平凡：至少 2 个槽位，作业数多于槽位数，且作业长度不全相同",
+        "judge_not_same": "静态需要 {static} 个 tick，连续需要 {continuous} 个：两者不相同",
+        "judge_ratio": "静态 {static} / 连续 {continuous} = {ratio}，低于 {want}",
+        "workload_jobs": "应为最多 {limit} 个作业的列表",
+        "workload_slots": "slots 必须是 1 到 {limit} 之间的 int",
+        "workload_job_size": "请控制规模：每个作业最多 {tokens} 个词元，到达时刻最多为 {arrival}",
+        "workload_total": "请控制规模：词元总数最多 {limit}",
+        "slo_key_slow": "slo_key 处理这条轨迹的 {count} 个请求用了超过 {seconds} 秒 CPU 时间（键函数要快）",
+        "slo_key_not_run": "键函数没有运行：{value}",
+        "slo_key_missing": "TODO 5 的单元格里没有 slo_key 函数",
+        "slo_key_raised": ("对这条轨迹的请求调用 slo_key 时抛出了 {error}（在 notebook 中运行 "
+                           "lab.engine.serving_order(slo_key, infos) 会得到同样的错误，并能看到完整信息）"),
+        "slo_order_invalid": "给出的顺序没有让每个请求恰好占一个位置",
+        "slo_misses": "{misses}",
+        "semicolon": "；",
     },
 }
 
@@ -93,6 +209,8 @@ TEXT = {
 LAYOUT = frozenset({"metadata_changed", "foreign_metadata", "answer_repeated", "cell_repeated", "cell_edited",
                     "answer_deleted", "cell_deleted"})
 LOST_TODO = frozenset({"answer_deleted"})
+# Keys whose Chinese is punctuation between values only (a full-width colon), so it holds no Chinese word.
+PUNCTUATION = frozenset({"scenario_detail", "slo_misses", "semicolon"})
 
 
 @dataclass(frozen=True)
@@ -103,14 +221,76 @@ class Message:
     params: dict = field(default_factory=dict)
 
     def text(self, language: str = "en") -> str:
-        return TEXT[language][self.key].format(**self.params)
+        return TEXT[language][self.key].format(**{name: worded(value, language) for name, value in self.params.items()})
 
     def __str__(self) -> str:  # logs, exceptions and older callers read the English
         return self.text("en")
 
     def inert(self, limit: int) -> Message:
         """The same message with each value inert (the templates are ours; the values may be the student's)."""
-        return Message(self.key, {name: inert(value, limit) for name, value in self.params.items()})
+        return Message(self.key, {name: made_inert(value, limit) for name, value in self.params.items()})
+
+
+# A value of a Message may itself be worded: a Message, a Named text of ours, or a Joined run of them (a path, the
+# types of a dict's keys). Any other value (a str, a number) is shown as it is, in every language.
+@dataclass(frozen=True)
+class Named:
+    """A text of the grader's own (never the student's) that grader/i18n.py words in Chinese by its family: a
+    hidden scenario's name ("scenario"), a run's status or detail ("status", "run_detail"), why a value was
+    refused ("problem"); or a message of lab's ("lab", "lab_quoted": in quotes, as a child's text is shown), which
+    lab's own Chinese templates word (lab's messages may quote the student's ids and keys)."""
+
+    name: str
+    family: str
+
+    def text(self, language: str = "en") -> str:
+        if language == "en":
+            return self.name
+        from .i18n import named   # i18n reads the assignments' names: only a page in another language needs it
+        return named(self.name, self.family, language)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Parts shown one after another (each a str shown as it is, or a Message)."""
+
+    parts: tuple = ()
+
+    def text(self, language: str = "en") -> str:
+        return "".join(worded(part, language) for part in self.parts)
+
+    def __str__(self) -> str:
+        return self.text("en")
+
+
+def kind_name(name: str) -> Message | str:
+    """A type's name as grader/schema.Budget.kind gives it: the name (code, as it is), or the words for a class it
+    does not name."""
+    return Message("an_object") if name == "an object" else name
+
+
+def error_words(name: str) -> Message | str:
+    """An exception's name as schema.error_name or Budget.name gives it: the name (code), or the words for none."""
+    return {"an error": Message("an_error"), "the cell itself ran past the time limit": Message("cell_timeout")}.get(name, name)
+
+
+def worded(value, language: str) -> object:
+    """A Message's value in `language`: a Message, Named or Joined worded; anything else as it is."""
+    return value.text(language) if isinstance(value, (Message, Named, Joined)) else value
+
+
+def from_json(data):
+    """A value as dataclasses.asdict wrote it (report.json, a stored verdict) back: a Message, Named or Joined."""
+    if isinstance(data, dict) and set(data) == {"key", "params"}:
+        return Message(data["key"], {name: from_json(value) for name, value in data["params"].items()})
+    if isinstance(data, dict) and set(data) == {"name", "family"}:
+        return Named(data["name"], data["family"])
+    if isinstance(data, dict) and set(data) == {"parts"}:
+        return Joined(tuple(from_json(part) for part in data["parts"]))
+    return data
 
 
 class Refusal(ValueError):
@@ -147,5 +327,10 @@ def key(note: Note) -> str:
     return note.key if isinstance(note, Message) else ""
 
 
-def made_inert(note: Note, limit: int) -> Note:
-    return note.inert(limit) if isinstance(note, Message) else inert(note, limit)
+def made_inert(note, limit: int):
+    """A note (or a Message's value) with the student's text in it inert; our own Named texts as they are."""
+    if isinstance(note, Message):
+        return note.inert(limit)
+    if isinstance(note, Joined):
+        return Joined(tuple(made_inert(part, limit) for part in note.parts))
+    return note if isinstance(note, Named) else inert(note, limit)

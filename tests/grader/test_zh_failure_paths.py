@@ -3,6 +3,7 @@ error a wrong TODO can raise, and the feedback page (headers, judges' details, n
 zh edition and checked for English sentences (tests/english.py); the en edition keeps its English."""
 import ast
 import builtins
+import json
 import contextlib
 import io
 import re
@@ -17,7 +18,8 @@ from english import english_sentences
 from grader import course, examples, feedback, i18n, masters, pipeline, reference, report
 from grader.assignment import load
 from grader.config import DEFAULTS
-from grader.grade import RuleResult, TaskVerdict, explain, judged
+from grader.grade import RuleResult, TaskVerdict, explain, failed, first_diff, judged, labelled
+from grader.messages import Message, Named
 from grader.mutants import MUTANTS
 from grader.observed import Instance
 from grader.paths import assignment_names
@@ -294,8 +296,9 @@ def test_every_hidden_scenario_has_a_chinese_name():
     assert i18n.scenario_name("worked example: A-E, continuous") == "算例：A 至 E，连续"
 
 
-def judge_messages() -> list[str]:
-    """The English the judges and grade.explain write, from the real functions on made-up observations."""
+def judge_messages() -> list[Message | str]:
+    """What the judges and grade.explain write, from the real functions on made-up observations: grade's a Message,
+    the suites' judges' English text."""
     ops = [["new", {}], ["enqueue", {"request_id": 1, "prompt_len": 2}], ["step"]]
     exp = [{"value": None, "state": {"clock": 0}}, {"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
     messages = [
@@ -336,22 +339,29 @@ def judge_messages() -> list[str]:
 
 def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
     messages = judge_messages()
-    assert len(messages) >= 25 and sum(bool(english_sentences(m)) for m in messages) >= 20  # the check below can fail
+    assert len(messages) >= 25 and sum(bool(english_sentences(str(m))) for m in messages) >= 20  # the check below can fail
+    assert all(isinstance(m, Message) for m in messages)   # grade.py's and the judges': none is English text
     for name in ["held-out trace A", "tight KV #3", "worked example: preemption and resume (1)", "vLLM test_schedule"]:
         for message in messages:
-            zh = i18n.detail(f"{name}: {message}", "zh")
+            zh = i18n.detail(labelled(name, message), "zh")
             assert english_sentences(zh) == [], (message, zh)
-            assert i18n.detail(f"{name}: {message}", "en") == f"{name}: {message}"
+            assert i18n.detail(labelled(name, message), "en") == f"{name}: {message}"
     notes = ["your TODO 3 cell raised NameError", "your TODO 3 cell raised an error",
              "your TODO 1 cell raised the cell itself ran past the time limit",
              "grading child timeout: stopped after 120 s", "grading child crashed: ended early (exit code -9)",
              "grading child's reference server garbled: the child wrote a malformed result record", "the answer cell is missing"]
     assert english_sentences(i18n.note("; ".join(notes), "zh")) == []
     for status in ["timeout", "crashed"]:
-        assert english_sentences(i18n.detail(f"random queue #0: not run ({status}: stopped: no progress for 60 s)", "zh")) == []
-    assert english_sentences(i18n.detail("no answer cell", "zh")) == []
-    cut = "summary #3, cut down to a smaller case: step 1, percentile([3, 1], 50): returned: expected 2.0, got 3"
-    assert english_sentences(cut) and english_sentences(i18n.detail(cut, "zh")) == []  # a case made smaller (grader/shrink.py)
+        said = labelled("random queue #0", Message("not_run", {"status": Named(status, "status"),
+                                                               "detail": Named("stopped: no progress for 60 s", "run_detail")}))
+        assert str(said) == f"random queue #0: not run ({status}: stopped: no progress for 60 s)"
+        assert english_sentences(i18n.detail(said, "zh")) == []
+    assert english_sentences(i18n.detail(Message("no_answer_cell"), "zh")) == []
+    ops = [["new", {}], ["step"]]
+    cut = labelled(Message("cut_down", {"scenario": Named("summary #3", "scenario")}),
+                   explain(ops, [{"value": None}, {"value": 2.0}], [{"value": None}, {"value": 3.0}], DECODE))
+    assert str(cut) == "summary #3, cut down to a smaller case: step 2, sim.step(): returned: expected 2.0, got 3.0"
+    assert english_sentences(str(cut)) and english_sentences(i18n.detail(cut, "zh")) == []  # a case made smaller (grader/shrink.py)
     # the check can fail: a detail nobody translated stays English, and is caught
     assert english_sentences(i18n.detail("tight KV #3: the engine caught fire", "zh")) == ["the engine caught fire"]
 
@@ -369,14 +379,16 @@ def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
             (call, {"value": {"s": "a: expected b, got c"}}, {"value": {"s": "x"}}, ["'a: expected b, got c'", "'x'"]),
             (call, {"value": {"s: t": 1}}, {"value": {"s: t": 2}}, ["['s: t']", "1", "2"]),
             (call, {"value": 1}, {"error": "KeyError"}, ["返回 1", "KeyError"]),
-            (check, {"value": [{"x": 1}]}, {"value": [{"x": 2}]}, ["checks[0].x", "1", "2"])]:   # a visible check's own path
-        en = "held-out trace A: " + explain([op], [exp], [act], cases)
-        zh = i18n.detail(en, "zh")
+            (check, {"value": [{"x": 1}]}, {"value": [{"x": 2}]}, ["检查[0].x", "1", "2"])]:   # a visible check's own path
+        said = labelled("held-out trace A", explain([op], [exp], [act], cases))
+        en, zh = str(said), i18n.detail(said, "zh")
         shown = snippets.describe(cases, op)
         assert f"held-out trace A: step 1, {shown}: " in en and zh.startswith(f"保留轨迹 A：第 1 步，{shown}：") and shown.count(":") > 1, (en, zh)
         assert all(value in zh for value in values) and english_sentences(zh) == [], (en, zh)
         assert "step" not in zh and ", got" not in zh.replace("'a: expected b, got c'", ""), zh
-    assert i18n.detail("held-out trace A: returned['s: t']: expected 1, got 2", "zh") == "保留轨迹 A：返回值['s: t']：应为 1，实际为 2"
+    said = labelled("held-out trace A", first_diff({"s: t": 1}, {"s: t": 2}, path=(Message("path_returned"),)))
+    assert str(said) == "held-out trace A: returned['s: t']: expected 1, got 2"
+    assert i18n.detail(said, "zh") == "保留轨迹 A：返回值['s: t']：应为 1，实际为 2"
     # 03's `run` op holds ': ' outside brackets ("for _ in range(120): if ..."): the cut is after the whole op
     cases03 = load("03_batch_scheduling").cases
     run = ["run", 120]
@@ -385,10 +397,28 @@ def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
     for exp, act, what in [({"value": [[2]]}, {"value": [[3]]}, "返回值[0][0]：应为 2，实际为 3"),
                            ({"value": 1, "state": {"running": [1]}}, {"value": 1, "state": {"running": [2]}}, "状态"),
                            ({"value": 1}, {"error": "KeyError"}, "KeyError")]:
-        en = "held-out trace A: " + explain([run], [exp], [act], cases03)
-        zh = i18n.detail(en, "zh")
+        said = labelled("held-out trace A", explain([run], [exp], [act], cases03))
+        en, zh = str(said), i18n.detail(said, "zh")
         assert zh.startswith(f"保留轨迹 A：第 1 步，{shown}：") and what in zh, (en, zh)
         assert english_sentences(zh.replace(shown, "")) == [] and "returned" not in zh and "state " not in zh, (en, zh)
+
+
+def test_a_value_that_reads_like_the_grader_s_english_is_shown_as_it_is():
+    """Issues 41/42: the detail is a Message, worded per language; a student's value in it is never read as English
+    the grader wrote. The old zh page found the English again in the text and cut at a ': expected ' inside the
+    key ('z...' reads as a value cut short), leaving the key mangled and the rest of the sentence in English."""
+    key, text = "z...: expected 1, got 2", "expected to return 1, but it raised KeyError; no such key"
+    quoted = f"', got {text}"
+    for exp, act, value, shown in [({"value": {"a": 1}}, {"value": {"a": 1, key: 3}}, key, f"[{key!r}]：应为没有这个键，实际为 3"),
+                                   ({"value": "a"}, {"value": text}, text, f"应为 'a'，实际为 {text!r}"),
+                                   ({"value": 1}, {"value": quoted}, quoted, f"实际为 {ascii(quoted)}（类型为 str）")]:
+        said = labelled("trace 0", explain([["step"]], [exp], [act], DECODE))
+        zh = i18n.detail(said, "zh")
+        assert zh.startswith("轨迹 0：第 1 步，sim.step()：") and shown in zh, (str(said), zh)
+        assert english_sentences(zh.replace(ascii(value), "")) == [], zh
+    # a page made from report.json (Gradescope) or a stored verdict words the same Message
+    rule = RuleResult(**json.loads(json.dumps(report.verdicts_to_json([TaskVerdict("TODO 1", "todo1", "t", 1, 0.0, [failed("r", said)])])[0]["rules"][0])))
+    assert rule.message == said and i18n.rule_detail(rule, "zh") == zh and i18n.rule_detail(rule, "en") == rule.detail == str(said)
 
 
 def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
@@ -403,9 +433,11 @@ def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
 
 def test_the_summary_a_zh_page_shows_is_chinese():
     verdict = TaskVerdict("TODO 5", "todo5", "todo5_tests", 2, 0.0, [
-        RuleResult("meets the SLO on the notebook's traces 0, 1, 2", False, "trace 0: there is no slo_key function in the TODO 5 cell"),
-        RuleResult("meets it on two held-out traces of the same kind (not tuned to the three)", False,
-                   "held-out trace A: not run (timeout: stopped after 120 s)")], note="your TODO 5 cell raised NameError")
+        failed("meets the SLO on the notebook's traces 0, 1, 2", labelled("trace 0", Message("slo_key_missing"))),
+        failed("meets it on two held-out traces of the same kind (not tuned to the three)",
+               labelled("held-out trace A", Message("not_run", {"status": Named("timeout", "status"),
+                                                                "detail": Named("stopped after 120 s", "run_detail")})))],
+        note="your TODO 5 cell raised NameError")
     zh = i18n.summary(verdict, "zh")
     assert chinese(zh) and "TODO 5 的单元格里没有 slo_key 函数" in zh and "保留轨迹 A：未运行（超时" in zh
     assert "there is no slo_key function" in i18n.summary(verdict)
@@ -483,7 +515,7 @@ def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
     for verdict in graded.verdicts:  # the page shows the Chinese details
         for rule in verdict.rules:
             if not rule.passed:
-                assert i18n.detail(rule.detail, "zh").split("\n")[0][:60] in shown
+                assert i18n.rule_detail(rule, "zh").split("\n")[0][:60] in shown
     if name == "02_decode_scheduling":  # the hung TODO's dependents say why they did not run, in Chinese
         assert "[未运行] TODO 4 在评分时超出了时间限制" in shown and "todo4 " not in shown
     # the plain page (when the rich one cannot be rendered) has the natural heading

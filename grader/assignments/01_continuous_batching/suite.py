@@ -12,6 +12,7 @@ import random
 
 from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
+from grader.messages import Message, Named, kind_name
 from grader.schema import Budget, shown
 from grader.suites.base import Rule, seeded
 
@@ -130,21 +131,23 @@ def overserved(jobs: list[dict], trace: list[dict]) -> list[dict]:
     return trace + [{"tick": trace[-1]["tick"] + 1 if trace else 0, "served": [jobs[0]["id"]]}]
 
 
-def judge_no_gain(observed, scenario=None) -> str:
+def judge_no_gain(observed, scenario=None) -> Message | str:
     return _judge_workload(observed, want_ratio=None)
 
 
-def judge_double_gain(observed, scenario=None) -> str:
+def judge_double_gain(observed, scenario=None) -> Message | str:
     return _judge_workload(observed, want_ratio=2)
 
 
-def _judge_workload(observed, want_ratio) -> str:
+def _judge_workload(observed, want_ratio) -> Message | str:
+    """'' if the workload shows what it must, else why not (a Message: grader/messages.py words it)."""
     if not isinstance(observed, list) or not observed or not isinstance(observed[0], dict) or "value" not in observed[0]:
-        return f"the function did not return: {shown(observed)}"
+        return Message("judge_no_return", {"value": shown(observed)})
     value = observed[0]["value"]
     if not (type(value) is tuple and len(value) == 2):   # the text's "(jobs, slots) pair" (二元组), a tuple[list[dict], int]
         budget = Budget()   # the child's value and the name of its class, within one message's budget
-        return f"expected a (jobs, slots) pair, got {budget.value(value)} ({budget.kind(value)})"
+        said = budget.value(value)
+        return Message("judge_not_a_pair", {"value": said, "kind": kind_name(budget.kind(value))})
     jobs, slots = value
     too_big = workload_too_big(jobs, slots)
     if too_big:
@@ -152,33 +155,34 @@ def _judge_workload(observed, want_ratio) -> str:
     try:
         static, cont = schedule(jobs, slots, False), schedule(jobs, slots, True)
     except ValueError as exc:
-        return f"lab.schedule rejects the workload: {shown(str(exc))}"  # its message quotes the student's ids and keys
+        # its message quotes the student's ids and keys; lab's own Chinese templates word it (grader/i18n.py)
+        return Message("judge_rejected", {"error": Named(shown(str(exc)), "lab_quoted")})
     a, b = static["makespan_ticks"], cont["makespan_ticks"]
     if want_ratio is None:
         tokens = {job["tokens"] for job in jobs}
         if slots < 2 or len(jobs) <= slots or len(tokens) < 2:
-            return "make it non-trivial: at least 2 slots, more jobs than slots, and not all the same length"
-        return "" if a == b else f"static takes {a} ticks and continuous {b}: not the same"
-    return "" if a >= want_ratio * b else f"static {a} / continuous {b} = {a / b:.2f}, below {want_ratio}"
+            return Message("judge_trivial")
+        return "" if a == b else Message("judge_not_same", {"static": a, "continuous": b})
+    return "" if a >= want_ratio * b else Message("judge_ratio", {"static": a, "continuous": b, "ratio": f"{a / b:.2f}", "want": want_ratio})
 
 
 # The judge simulates the student's workload in the grading process: bound it before it runs.
 MAX_JOBS, MAX_TOKENS, MAX_ARRIVAL, MAX_SLOTS, MAX_TOTAL_TOKENS = 200, 1000, 1000, 64, 20_000
 
 
-def workload_too_big(jobs, slots) -> str:
+def workload_too_big(jobs, slots) -> Message | str:
     """'' if the workload is small enough to simulate here, else why it is refused (checked before any work)."""
     if type(jobs) not in (list, tuple) or len(jobs) > MAX_JOBS:   # what schedule accepts (an iterator cannot cross)
-        return f"expected a list of at most {MAX_JOBS} jobs"
+        return Message("workload_jobs", {"limit": MAX_JOBS})
     if type(slots) is not int or not 0 < slots <= MAX_SLOTS:
-        return f"slots must be an int from 1 to {MAX_SLOTS}"
+        return Message("workload_slots", {"limit": MAX_SLOTS})
     total = 0
     for job in jobs:  # wrong types are left to lab.schedule, which rejects them cheaply
         tokens, arrival = (job.get("tokens"), job.get("arrival")) if isinstance(job, dict) else (None, None)
         if (type(tokens) is int and tokens > MAX_TOKENS) or (type(arrival) is int and arrival > MAX_ARRIVAL):
-            return f"keep it small: at most {MAX_TOKENS} tokens and arrival at most {MAX_ARRIVAL} per job"
+            return Message("workload_job_size", {"tokens": MAX_TOKENS, "arrival": MAX_ARRIVAL})
         total += tokens if type(tokens) is int and tokens > 0 else 0
-    return "" if total <= MAX_TOTAL_TOKENS else f"keep it small: at most {MAX_TOTAL_TOKENS} tokens in all"
+    return "" if total <= MAX_TOTAL_TOKENS else Message("workload_total", {"limit": MAX_TOTAL_TOKENS})
 
 
 def todo1_rules(rng: random.Random, other: random.Random) -> list[Rule]:

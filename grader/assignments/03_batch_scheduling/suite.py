@@ -16,6 +16,7 @@ from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
 from policybench.exercise import ranked_policy
 from policybench.fast_engine import FastEngine
 
+from grader.messages import Joined, Message, Named, error_words
 from grader.schema import error_name, shown
 from grader.suites.base import Rule, seeded
 
@@ -425,27 +426,28 @@ def _part(value):
         return None
 
 
-def judge_slo(observed, scenario) -> str:
-    """'' when the order the key gave meets the SLO on the scenario's trace, else what it missed."""
+def judge_slo(observed, scenario) -> Message | str:
+    """'' when the order the key gave meets the SLO on the scenario's trace, else what it missed (a Message)."""
     if observed == "timeout":
-        return f"slo_key took more than {KEY_CPU_SECONDS:g} s of CPU for this trace's 2000 requests (keep a key fast)"
+        return Message("slo_key_slow", {"seconds": f"{KEY_CPU_SECONDS:g}", "count": 2000})
     if not isinstance(observed, list) or len(observed) != 1 or not isinstance(observed[0], dict):
-        return f"the key was not run: {shown(observed)}"
+        return Message("slo_key_not_run", {"value": shown(observed)})
     ranking = observed[0].get("value")
     if "error" not in observed[0] and "feed" in scenario:
         ranking = fed_ranking(scenario)
     if "error" in observed[0] or ranking in (IMPURE, NOT_A_KEY):
         error = error_name(observed[0]["error"]) if "error" in observed[0] else "ValueError"   # what serving_order raises
         if error == "NameError":
-            return "there is no slo_key function in the TODO 5 cell"
-        return (f"calling slo_key on this trace's requests raised {error} (lab.engine.serving_order(slo_key, infos) "
-                "gives the same error where you can read it)")
+            return Message("slo_key_missing")
+        return Message("slo_key_raised", {"error": error_words(error)})
     trace = _trace(scenario["seed"])
     if (not isinstance(ranking, list) or not all(type(seq_id) is int for seq_id in ranking)
             or sorted(ranking) != sorted(r["seq_id"] for r in trace)):
-        return "the order given is not one place per request"
+        return Message("slo_order_invalid")
     missed = slo_misses(slo_metrics(FastEngine(policy=ranked_policy(ranking)).run(trace)))
-    return "; ".join(missed)
+    # lab's messages (numbers of ours only), worded by lab's own Chinese templates (grader/i18n.py)
+    parts = [part for i, miss in enumerate(missed) for part in [Message("semicolon")] * bool(i) + [Named(miss, "lab")]]
+    return Message("slo_misses", {"misses": Joined(tuple(parts))}) if missed else ""
 
 
 def todo5_rules(rng: random.Random) -> list[Rule]:
