@@ -51,6 +51,8 @@ class Figures:
     zh_characters: int = 200    # at least this many Chinese characters in the zh student edition's prose
     corpus: int | None = None   # at least this many corpus notebooks (corpus/*.ipynb); None: two per TODO
     zh_terms: tuple[str, ...] = ()   # glossary terms its zh prose must use
+    zh_allowed: tuple[str, ...] = ()  # variants the course glossary forbids that its zh text may use, for a concept of
+    #                                   its own (时间片 for a round-robin time quantum, where 01-03 mean a tick)
     zh_headings: int = 0        # at least this many headings that carry the other language's as their subtitle
     zh_tables: int = 0          # at least this many tables (headed in Chinese) in the zh solved edition
     zh_code_cells: int = 1      # at least this many code cells whose zh text differs (master, student and solved editions)
@@ -72,13 +74,17 @@ class Figures:
         if unknown:
             raise ValueError(f"{path}: unknown key(s) {unknown}; known: {sorted(known)}")
         kinds = {"plots": int, "printed_cells": int, "zh_characters": int, "corpus": int, "zh_terms": list, "zh_broken": dict,
+                 "zh_allowed": list,
                  "zh_headings": int, "zh_tables": int, "zh_code_cells": int}
         said = {int: "an integer", list: "a list of strings", dict: "a table"}
         for key, value in data.items():
             if not isinstance(value, kinds[key]) or isinstance(value, bool):
                 raise ValueError(f"{path}: {key} must be {said[kinds[key]]}, not {value!r}")
-        if "zh_terms" in data:
-            data["zh_terms"] = tuple(data["zh_terms"])
+        for key in ("zh_terms", "zh_allowed"):
+            if key in data:
+                if not all(isinstance(item, str) for item in data[key]):
+                    raise ValueError(f"{path}: {key} must be a list of strings, not {data[key]!r}")
+                data[key] = tuple(data[key])
         return cls(**data)
 
 

@@ -107,7 +107,7 @@ def problems(assignment: str, said: dict | None = None) -> list[str]:
     """What is wrong with an assignment's mistakes file: a mutant without an entry, a stale entry, a language or
     field missing, a hint or description that quotes the mutant's code, a Chinese text off the glossary."""
     from .assignment import get
-    from .glossary import violations
+    from .glossary import allowed, violations
 
     said = texts(_name(assignment)) if said is None else said
     mutants = get(assignment).mutants
@@ -123,7 +123,7 @@ def problems(assignment: str, said: dict | None = None) -> list[str]:
                     found.append(f"{m.name}: no {lang} {part}")
                     continue
                 found += [f"{m.name}: the {lang} {part} gives the code {line!r}" for line in code if line in text]
-                found += [f"{m.name}: {lang} {part}: {v}" for v in (violations(text) if lang == "zh" else [])]
+                found += [f"{m.name}: {lang} {part}: {v}" for v in (violations(text, allow=allowed(_name(assignment))) if lang == "zh" else [])]
                 if JARGON.search(text):  # a student knows no seed or issue of this repository
                     found.append(f"{m.name}: the {lang} {part} uses the course's internal jargon")
     return found

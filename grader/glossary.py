@@ -59,9 +59,17 @@ def _quote(text: str, start: int, end: int) -> str:
     return "…" + text[max(0, start - 12):end + 12].replace("\n", " ") + "…"
 
 
-def violations(text: str, english: str | None = None) -> list[str]:
-    """Each forbidden variant in `text`, quoted with its reason; `english` (what it translates) adds section checks."""
-    found = [f"{_quote(text, *m.span())}: {m.group()!r}: {v.why}" for v in variants() for m in v.pattern.finditer(text)]
+def allowed(name: str) -> tuple[str, ...]:
+    """The variants one assignment's zh text may use (its assignment.toml's zh_allowed)."""
+    from .assignment import FIGURES_FILE, Figures
+    return Figures.read(assignment_dir(name) / FIGURES_FILE).zh_allowed
+
+
+def violations(text: str, english: str | None = None, allow: tuple[str, ...] = ()) -> list[str]:
+    """Each forbidden variant in `text`, quoted with its reason; `english` (what it translates) adds section checks;
+    `allow`: variants the text's assignment may use (allowed(name))."""
+    found = [f"{_quote(text, *m.span())}: {m.group()!r}: {v.why}" for v in variants() for m in v.pattern.finditer(text)
+             if m.group() not in allow]
     for n in sorted(sections(english)):
         found += [f"{_quote(text, *m.span())}: the English says Step {n}, a section: write 第 {n} 节"
                   for m in re.finditer(rf"第 {n} 步", text)]
@@ -298,22 +306,24 @@ def mistakes_problems(name: str) -> list[str]:
     path = assignment_dir(name) / "mistakes.yml"
     said = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
     return [f"{mutant}: zh {part}: {v}" for mutant, entry in said.items() if isinstance(entry, dict)
-            for part, text in (entry.get("zh") or {}).items() if isinstance(text, str) for v in violations(text)]
+            for part, text in (entry.get("zh") or {}).items() if isinstance(text, str) for v in violations(text, allow=allowed(name))]
 
 
 def check_all(notebooks: bool = True) -> list[str]:
     """Every forbidden variant in the catalogues, the masters' glossaries and (optionally) the zh notebooks."""
     found = []
     for name in zh_names():
-        found += [f"{name}.zh.yml [{key}]: {v}" for key, text, en in catalogue_texts(name) for v in violations(text, en)]
-        found += [f"{name}.py glossary line {i + 1}: {v}" for i, line in master_glossary_lines(name) for v in violations(line)]
-        found += [f"{name}.promises.yml line {i + 1}: {v}" for i, line in promise_lines(name) for v in violations(line)]
+        ok = allowed(name)
+        found += [f"{name}.zh.yml [{key}]: {v}" for key, text, en in catalogue_texts(name) for v in violations(text, en, ok)]
+        found += [f"{name}.py glossary line {i + 1}: {v}" for i, line in master_glossary_lines(name) for v in violations(line, allow=ok)]
+        found += [f"{name}.promises.yml line {i + 1}: {v}" for i, line in promise_lines(name) for v in violations(line, allow=ok)]
         found += [f"{name}/mistakes.yml: {p}" for p in mistakes_problems(name)]
     for path in PY_CATALOGUES:
         found += [f"{path.relative_to(ROOT)}: {v}" for _, _, text, key in python_strings(path.read_text(encoding="utf-8"))
                   for v in violations(text, key)]
     for path in zh_notebooks() if notebooks else []:
-        found += [f"{path.relative_to(ROOT)} {where}: {v}" for where, text in notebook_texts(path) for v in violations(text)]
+        ok = allowed(path.stem) if path.stem in assignment_names() else ()
+        found += [f"{path.relative_to(ROOT)} {where}: {v}" for where, text in notebook_texts(path) for v in violations(text, allow=ok)]
     return found
 
 

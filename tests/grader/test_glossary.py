@@ -205,3 +205,29 @@ def test_a_variant_in_a_translated_comment_is_caught_and_fixed(catalogue_copy):
     assert after["comments"][0]["to"] == before["comments"][0]["to"].replace("批次", "批")
     assert (after["en"], after["en_comments"], after["comments"][0]["from"]) == \
         (before["en"], before["en_comments"], before["comments"][0]["from"])
+
+
+def test_an_assignment_may_allow_a_variant_for_a_concept_of_its_own(tmp_path, monkeypatch):
+    """A round-robin assignment's 时间片 (a time quantum) is its own concept, where the course glossary forbids the word
+    as a name for a tick: its assignment.toml's zh_allowed lets it pass there, and only there (a new instructor's trial)."""
+    from grader import diagnose
+    from grader.assignment import Figures
+
+    text = "每个请求用完一个时间片后回到队尾"
+    assert glossary.violations(text)                                        # the course's rule
+    assert glossary.violations(text, allow=("时间片",)) == []              # allowed for this text's assignment
+    assert glossary.violations(text + "，每个滴答一步", allow=("时间片",))   # another variant is still caught
+    (tmp_path / "assignment.toml").write_text('zh_allowed = ["时间片"]\n', encoding="utf-8")
+    assert Figures.read(tmp_path / "assignment.toml").zh_allowed == ("时间片",)
+    (tmp_path / "assignment.toml").write_text("zh_allowed = [1]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="zh_allowed must be a list of strings"):
+        Figures.read(tmp_path / "assignment.toml")
+    assert all(glossary.allowed(name) == () for name in glossary.zh_names())   # 01-03 allow nothing
+    # through the mistakes file's check (make check-assignment's hint item): a hint using the word
+    name = "02_decode_scheduling"
+    said = diagnose.texts(name)
+    mutant = next(iter(said))
+    said[mutant]["zh"]["hint"] += "（一个时间片）"
+    assert any("时间片" in p for p in diagnose.problems(name, said))
+    monkeypatch.setattr(glossary, "allowed", lambda n: ("时间片",))
+    assert not any("时间片" in p for p in diagnose.problems(name, said))
