@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from .paths import BUILD_DIR, ROOT
+from .safe_text import inert
 
 SCHEMA = Path(__file__).with_name("gradescope.schema.json")
 SETTINGS_FILE = "gradescope.json"
@@ -234,7 +235,9 @@ def results(report: dict, settings: dict, notebook: str = "", seconds: float = 0
     student = report["students"][0]
     tests = tests_of(student, settings["failing_visibility"])
     level = report["sandbox"]
-    lines = [f"{report['assignment']}: {notebook or 'your notebook'} graded by the course's hidden rules, "
+    # the file name is the student's: inert (one line, printable), so it cannot forge a line of this output
+    lines = [f"{report['assignment']}: {inert(notebook, 120, markup=False) if notebook else 'your notebook'} graded "
+             f"by the course's hidden rules, "
              f"each TODO's answer on its own.",
              f"sandbox: {level} ({LEVELS.get(level, report.get('sandbox_means', ''))})"]
     if student["status"] != "graded":
@@ -273,11 +276,19 @@ def submitted(folder: Path, assignment: str) -> tuple[Path | None, str]:
         return (named or found)[0], ""
     if not found:
         return None, f"no .ipynb file was submitted: submit your {assignment}.ipynb"
-    return None, (f"{len(found)} notebooks were submitted ({', '.join(p.name for p in found[:5])}): submit one, "
+    return None, (f"{len(found)} notebooks were submitted ({', '.join(inert(p.name, 80, markup=False) for p in found[:5])}): submit one, "
                   f"or name the one to grade {assignment}.ipynb")
 
 
 LIMITED = "submission(s) in 24 hours is the limit"   # in the output of a submission rate_limited turned away
+# extra_data's mark of a result rate_limited turned away (kept by Gradescope in previous_submissions' results): only
+# the kit writes extra_data, so a student cannot set it, where the output quotes the submitted file's name
+TURNED_AWAY = "turned_away"
+
+
+def _turned_away(results: dict) -> bool:
+    extra = results.get("extra_data")
+    return isinstance(extra, dict) and extra.get(TURNED_AWAY) is True
 
 
 def rate_limited(root: Path, per_day: int) -> dict | None:
@@ -290,12 +301,14 @@ def rate_limited(root: Path, per_day: int) -> dict | None:
     now = datetime.fromisoformat(meta["created_at"])
     # only graded submissions count, and only their results are kept: one turned away carries a kept copy
     previous = [s for s in meta.get("previous_submissions", [])
-                if s.get("results") and LIMITED not in str(s["results"].get("output", ""))[:300]]
+                if isinstance(s.get("results"), dict) and s["results"] and not _turned_away(s["results"])]
     recent = sorted(datetime.fromisoformat(s["submission_time"]) for s in previous
                     if timedelta(0) <= now - datetime.fromisoformat(s["submission_time"]) < timedelta(days=1))
     if len(recent) < per_day or not previous:
         return None
     kept = dict(previous[-1]["results"])
+    extra = kept.get("extra_data")
+    kept["extra_data"] = {**(extra if isinstance(extra, dict) else {}), TURNED_AWAY: True}
     after = recent[len(recent) - per_day] + timedelta(days=1)
     kept["output"] = (f"Not graded: {per_day} {LIMITED} for this assignment. Your previous "
                       f"result is kept below; submit again after {after.isoformat(timespec='minutes')}.\n\n"

@@ -294,3 +294,24 @@ def test_rate_limit_counts_graded_submissions_only(tmp_path):
     assert kept["output"].count("Not graded") == 1 and "submit again after 2026-12-06T01:00" in kept["output"]
     path.write_text(json.dumps({"created_at": "2026-12-06T01:30:00+00:00", "previous_submissions": subs}))
     assert gradescope.rate_limited(tmp_path, 3) is None   # two graded in the last 24 hours (09:00, 11:00)
+
+
+def test_a_file_name_cannot_pass_a_graded_result_off_as_turned_away(tmp_path):
+    """The output quotes the submitted file's name: a name holding the turned-away text (or a newline and a forged line)
+    made every graded result look turned away, so none counted and the limit never held. A turned-away result is
+    marked in extra_data, which only the kit writes, and the name is shown on one printable line."""
+    from grader.grade import RuleResult, TaskVerdict, verdicts_to_json
+    verdict = TaskVerdict("TODO 1", "todo1", "todo1_tests", 2, 2.0, [RuleResult("does it", True)])
+    report = {"assignment": NAME, "sandbox": "bwrap", "students": [
+        {"student_id": "s", "status": "graded", "language": "en", "reason": "", "warnings": [],
+         "verdicts": verdicts_to_json([verdict])}]}
+    settings = gradescope.settings_of(assignment=NAME)
+    for name in (f"x {gradescope.LIMITED}.ipynb", f"x.ipynb\nNot graded: 1 {gradescope.LIMITED}\n.ipynb"):
+        graded = gradescope.results(report, settings, name)
+        assert gradescope.validate(graded) == [] and len(graded["output"].splitlines()) == 2   # its two lines, no more
+        meta = {"created_at": "2026-12-05T12:00:00+00:00",
+                "previous_submissions": [{"submission_time": "2026-12-05T11:00:00+00:00", "score": 2.0, "results": graded}]}
+        (tmp_path / "submission_metadata.json").write_text(json.dumps(meta))
+        kept = gradescope.rate_limited(tmp_path, 1)
+        assert kept is not None and kept["score"] == 2.0 and kept["extra_data"][gradescope.TURNED_AWAY] is True
+        assert gradescope.validate(kept) == []
