@@ -162,13 +162,16 @@ def _verdict(data: dict):
 
 def rule_output(verdict, index: int, language: str) -> str:
     """What the student's feedback page says of one rule (grader/i18n.py's summary, that rule's lines): the TODO's note
-    and common mistake on its first rule, then the rule's verdict, the text's sentences that state it, the first failing
-    case and its code. The hidden tests' code is never in it: only the case the page shows."""
+    and common mistake on its first failing rule (the first rule if none fails), then the rule's verdict, the text's
+    sentences that state it, the first failing case and its code. The note and the mistake are about failing rules:
+    on a failing rule's test they have its visibility, and a passing rule's test (always visible) never shows what
+    FAILING=after_due_date hides. The hidden tests' code is never in it: only the case the page shows."""
     from . import i18n
     from .diagnose import advice
     text, rule = i18n.SUMMARY[language], verdict.rules[index]
     lines = []
-    if index == 0:
+    lead = next((i for i, r in enumerate(verdict.rules) if not r.passed), 0)
+    if index == lead:
         if verdict.note:
             lines.append(text["note"].strip() + " " + i18n.note(verdict.note, language))
         if advice(verdict.mistake, language):
@@ -183,20 +186,26 @@ def rule_output(verdict, index: int, language: str) -> str:
 
 
 def tests_of(student: dict, failing_visibility: str) -> list[dict]:
-    """One Gradescope test per hidden rule of each TODO, in the assignment's order."""
+    """One Gradescope test per hidden rule of each TODO, in the assignment's order, numbered k.j (TODO k, rule j).
+    With failing rules hidden (after_due_date), a TODO's passing rules come first, numbered k.1, k.2, ... without a
+    gap, and its failing ones after them: a gap in the visible numbers would tell which rules are hidden."""
     language = student.get("language") or "en"
     language = language if language in ("en", "zh") else "en"
     tests = []
     for k, data in enumerate(student["verdicts"], 1):
         verdict = _verdict(data)
         passed = [r.passed for r in verdict.rules]
+        todo = []
         for j, (rule, score, share) in enumerate(zip(verdict.rules, _scores(verdict.points, passed),
                                                      _shares(verdict.points, len(passed)))):
-            tests.append({"name": f"{verdict.task_id}: {rule.name}", "number": f"{k}.{j + 1}",
-                          "score": score, "max_score": share, "status": "passed" if rule.passed else "failed",
-                          "output": rule_output(verdict, j, language), "output_format": "text",
-                          "tags": [verdict.answer_id],
-                          "visibility": "visible" if rule.passed else failing_visibility})
+            todo.append({"name": f"{verdict.task_id}: {rule.name}",
+                         "score": score, "max_score": share, "status": "passed" if rule.passed else "failed",
+                         "output": rule_output(verdict, j, language), "output_format": "text",
+                         "tags": [verdict.answer_id],
+                         "visibility": "visible" if rule.passed else failing_visibility})
+        if failing_visibility != "visible":
+            todo.sort(key=lambda test: test["status"] != "passed")   # stable: the rules' order within each group
+        tests += [{"number": f"{k}.{j}", **test} for j, test in enumerate(todo, 1)]
     return tests
 
 

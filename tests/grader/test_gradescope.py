@@ -315,3 +315,27 @@ def test_a_file_name_cannot_pass_a_graded_result_off_as_turned_away(tmp_path):
         kept = gradescope.rate_limited(tmp_path, 1)
         assert kept is not None and kept["score"] == 2.0 and kept["extra_data"][gradescope.TURNED_AWAY] is True
         assert gradescope.validate(kept) == []
+
+
+def test_after_due_date_shows_nothing_of_the_hidden_failures():
+    """With FAILING=after_due_date, a passing rule's test is visible at once: it must not carry the TODO's note or the
+    common mistake its failing rules behave like (both were on the TODO's first rule, passing or not), and the
+    visible tests' numbers must leave no gap where a hidden one is (1.1 and 1.3 shown tell that rule 2 failed)."""
+    from grader.grade import RuleResult, TaskVerdict, verdicts_to_json
+    mistake = {"en": {"mistake": "MISTAKE-TEXT", "hint": "HINT-TEXT"}}
+    rules = [RuleResult("first rule", True), RuleResult("second rule", False, "DETAIL"), RuleResult("third rule", True)]
+    verdict = TaskVerdict("TODO 1", "todo1", "todo1_tests", 3, 2.0, rules, note="your TODO 1 cell raised NOTE-TEXT",
+                          mistake=mistake)
+    report = {"assignment": NAME, "sandbox": "bwrap", "students": [
+        {"student_id": "s", "status": "graded", "language": "en", "reason": "", "warnings": [],
+         "verdicts": verdicts_to_json([verdict, verdict])}]}
+    for failing in gradescope.VISIBILITIES:
+        data = gradescope.results(report, gradescope.settings_of(assignment=NAME, failing_visibility=failing))
+        assert gradescope.validate(data) == [] and visibility_problems(data, failing) == []
+        carrying = [t for t in data["tests"] if "NOTE-TEXT" in t["output"] or "MISTAKE-TEXT" in t["output"]]
+        assert [t["name"] for t in carrying] == ["TODO 1: second rule"] * 2   # once per TODO, on its failing rule
+        shown = [t["number"] for t in data["tests"] if t["visibility"] == "visible"]
+        if failing == "after_due_date":
+            assert shown == ["1.1", "1.2", "2.1", "2.2"]
+        else:
+            assert [t["number"] for t in data["tests"]] == ["1.1", "1.2", "1.3", "2.1", "2.2", "2.3"]
