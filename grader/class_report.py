@@ -32,6 +32,7 @@ TOP_RULES = 3      # most-failed rules of a TODO shown with their sentence and a
 SHOWN_SIDE = 5     # clusters and near pairs of a TODO shown side by side (the rest are listed)
 SIDE_LINES = 60    # lines of each answer shown side by side
 SIDE_WIDTH = 60    # characters of a line in the Markdown's side-by-side block
+HTML_SIDE_WIDTH = 160   # characters of a line in the HTML's side-by-side table
 LISTED = 50        # further clusters and near pairs of a TODO listed without their code
 RETEACH = 5        # items of "what to reteach"
 BINS = 10          # bins of the totals histogram
@@ -391,10 +392,15 @@ def look_at(summary: dict) -> list:
     return blocks
 
 
+def answer_lines(text: str, lines: int = SIDE_LINES, width: int = SIDE_WIDTH) -> list[str]:
+    """A student's answer as its first `lines` lines, each printable ASCII on its own (as inert() makes it, cut to
+    `width`): no bidi override (U+202E, U+2066-2069) or control character (ESC) reaches a report as it is."""
+    return [inert(line, width, markup=False) for line in text.expandtabs(4).splitlines()[:lines]] or [""]
+
+
 def side_by_side(left: str, right: str, lines: int = SIDE_LINES, width: int = SIDE_WIDTH) -> list[str]:
     """Two answers as lines of one monospaced column each (printable ASCII, as inert() makes them), cut to `lines`."""
-    cut = lambda text: [inert(line, width, markup=False) for line in text.expandtabs(4).splitlines()[:lines]] or [""]  # noqa: E731
-    a, b = cut(left), cut(right)
+    a, b = answer_lines(left, lines, width), answer_lines(right, lines, width)
     return [f"{x:<{width}} | {y}".rstrip() for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b)))]
 
 
@@ -450,12 +456,15 @@ def page(summary: dict, images: dict) -> str:
             elif kind == "quote":
                 body.append(f"<blockquote>{html.escape(block[1])}</blockquote>")
             elif kind == "case":
-                body.append(f"<p>A failing case (of {html.escape(block[1])}): <code>{html.escape(block[2][:600])}</code></p>")
+                body.append(f"<p>A failing case (of {html.escape(inert(block[1], markup=False))}): "
+                            f"<code>{html.escape(inert(block[2], 600, markup=False))}</code></p>")   # as the Markdown shows it
             elif kind == "pre":
                 body.append(f"<pre>{html.escape(block[1])}</pre>")
             elif kind == "side":
-                code = lambda text: html.escape("\n".join(text.splitlines()[:SIDE_LINES]))  # noqa: E731
-                body.append(f"<table><tr><th>{html.escape(block[1])}</th><th>{html.escape(block[3])}</th></tr>"
+                # each line inert as in the Markdown's block (wider: an HTML cell wraps nothing here, it scrolls)
+                code = lambda text: html.escape("\n".join(answer_lines(text, SIDE_LINES, HTML_SIDE_WIDTH)))  # noqa: E731
+                who = lambda sid: html.escape(inert(sid, SIDE_WIDTH, markup=False))  # noqa: E731
+                body.append(f"<table><tr><th>{who(block[1])}</th><th>{who(block[3])}</th></tr>"
                             f"<tr><td><pre>{code(block[2])}</pre></td><td><pre>{code(block[4])}</pre></td></tr></table>")
             elif kind == "img" and block[1] in images:
                 alt, png = images[block[1]]

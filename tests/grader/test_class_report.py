@@ -2,6 +2,7 @@
 the page is inert, rules.csv is tidy, and the feedback names a diagnosed mistake in the submission's language."""
 import base64
 import csv
+import html
 import json
 import re
 import statistics
@@ -249,3 +250,28 @@ def test_report_json_keeps_the_answers_and_the_class_report_shows_those_to_look_
     assert len(same) >= 3 and f"({len(same)} students): {', '.join(sorted(same))}." in section
     assert "bob_blank" not in section and "not a finding about anyone" in section
     assert "<td><pre>" in (out / "class-report.html").read_text()
+
+
+def test_answers_to_look_at_reach_the_html_inert():
+    """"Trojan Source": an answer's bidi overrides (U+202E, U+2066-2069) and control characters (ESC) reached
+    class-report.html as they were (html.escape leaves them), where the page then shows code other than the code
+    compared. The HTML's side-by-side block and failing case show each line as the Markdown's do (inert())."""
+    from grader.grade import RuleResult, TaskVerdict, verdicts_to_json
+    trojan = "# access = \u202e'user' != 'admin'\u2066 \u2067\u2068\u2069 \x1b[2J\x07\n"
+    answer = trojan + masters.reference_answers(NAME)["todo1"]
+
+    def student(sid):
+        verdict = TaskVerdict("TODO 1", "todo1", "todo1_tests", 2, 1.0,
+                              [RuleResult("r1", True), RuleResult("r2", False, "got \u202eevil\x1b[31m")])
+        return {"student_id": sid, "status": "graded", "language": "en", "reason": "", "warnings": [], "warning_keys": [],
+                "verdicts": verdicts_to_json([verdict]), "answers": {"todo1": answer}}
+
+    report = {"assignment": NAME, "max_total": 2, "task_columns": ["todo1"], "sandbox": "bwrap",
+              "students": [student("ann"), student("ben")]}
+    summary = class_report.summarize(report)
+    assert summary["similar"]["todo1"].clusters == [["ann", "ben"]]   # shown side by side
+    page, markdown = class_report.page(summary, {}), class_report.markdown(summary, {}, "class-report")
+    for text in (page, markdown):
+        assert not re.search("[\u202a-\u202e\u2066-\u2069\x00-\x08\x0b-\x1f\x7f]", text)
+        assert r"# access = \u202e'user' != 'admin'\u2066" in html.unescape(text)   # the line, written as escapes
+        assert r"got \u202eevil\x1b[31m" in text
