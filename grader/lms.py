@@ -37,6 +37,11 @@ the identity column ("Map from" `email`, "Map to" Email address, i.e. useremail;
 username -> username) and each grade column to a grade item or a new one. A row whose user is not found stops the
 whole import; a grade is read by unformat_float(value, strict), a non-number stops it. Cells hold no comma, quote
 or line break: some Moodle versions' CSV reader splits lines at the separator without undoing quotes.
+
+Spreadsheets. Both files are often opened in a spreadsheet first, where a cell beginning with = + - @ is a formula
+(=HYPERLINK(...), -2+3+cmd|...). A roster's names (Canvas's Student and Section) are written through
+safe_text.csv_cell, a leading ' making them text; an id the LMS finds a student by (Canvas's ID, SIS User ID, SIS
+Login ID; Moodle's field) and a column title are refused instead, since the quote would change what the LMS matches.
 """
 from __future__ import annotations
 
@@ -50,7 +55,7 @@ from collections import Counter
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 
-from .safe_text import inert
+from .safe_text import csv_cell, inert
 
 LMSS = ("canvas", "moodle")
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -257,19 +262,35 @@ def check_canvas_titles(titles: list[str], canvas_ids: list[str]) -> list[str]:
     return [f"{t} ({i})" for t, i in zip(titles, canvas_ids)] if canvas_ids else titles
 
 
+def not_a_formula(cell: str, what: str) -> str:
+    """An identity or a title as it is, refused if a spreadsheet would read it as a formula (a leading = + - @):
+    csv_cell's quote would change what the LMS matches the student or the assignment by."""
+    if csv_cell(cell) != cell:
+        raise GradebookError(f"{what} {inert(cell, 80)!r} begins with {cell[:1]!r}, which a spreadsheet opening the "
+                             "file reads as a formula; quoting it would change what the LMS matches: change it")
+    return cell
+
+
 def canvas_rows(order, grades, roster, columns, canvas_ids) -> list[list[str]]:
-    titles = check_canvas_titles([t for t, _, _ in columns], canvas_ids)
+    """Canvas's rows. A roster's cells are text, never a formula for a spreadsheet that opens the file: the names
+    (Student, Section) through csv_cell (a leading = + - @ quoted), the ids Canvas finds a student by refused."""
+    titles = check_canvas_titles([not_a_formula(t, "the column title") for t, _, _ in columns], canvas_ids)
     rows = [CANVAS_STUDENT_COLUMNS + titles,
             [CANVAS_POINTS_ROW] + [""] * (len(CANVAS_STUDENT_COLUMNS) - 1) + [shown(p) for _, _, p in columns]]
     for sid in order:
         person = roster[sid]
-        rows.append([person.get(c, "") for c in CANVAS_STUDENT_COLUMNS] + scores_of(grades.get(sid), columns))
+        cells = [not_a_formula(person.get(c, ""), f"student {inert(sid, 80)}'s {c}") if c in CANVAS_IDS
+                 else csv_cell(person.get(c, "")) for c in CANVAS_STUDENT_COLUMNS]
+        rows.append(cells + scores_of(grades.get(sid), columns))
     return rows
 
 
 def moodle_rows(order, grades, roster, columns, field) -> list[list[str]]:
-    rows = [[field] + [t for t, _, _ in columns]]
-    rows += [[roster[sid][field]] + scores_of(grades.get(sid), columns) for sid in order]
+    """Moodle's rows: the identity and the titles refused if a spreadsheet would read them as a formula (the
+    identity is what Moodle matches; csv_cell's quote would change it)."""
+    rows = [[field] + [not_a_formula(t, "the column title") for t, _, _ in columns]]
+    rows += [[not_a_formula(roster[sid][field], f"student {inert(sid, 80)}'s {field}")] + scores_of(grades.get(sid), columns)
+             for sid in order]
     for row in rows:
         for cell in row:
             if re.search(r"[,\"\r\n]", cell) or cell != cell.strip():

