@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import class_report, deadline, i18n, messages, sanitize
+from . import class_report, deadline, i18n, messages, sanitize, similarity
 from .grade import TaskVerdict, verdicts_to_json
 from .runner import LEVELS
 from .safe_text import csv_cell, inert
@@ -86,7 +86,7 @@ def student_json(o: Outcome) -> dict:
             "reason": english(o.reason), "reason_key": messages.key(o.reason),
             "warnings": [english(w) for w in o.warnings], "warning_keys": [messages.key(w) for w in o.warnings],
             "seconds": round(o.seconds, 2), "verdicts": verdicts_to_json(o.verdicts),
-            "answers": {gid: source[:ANSWER_CHARS] for gid, source in o.answers.items()}} | (
+            "answers": {gid: similarity.stored(source, ANSWER_CHARS) for gid, source in o.answers.items()}} | (
             {"late": o.late.to_json(o.raw_total)} if o.late else {})
 
 

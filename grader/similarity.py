@@ -170,6 +170,43 @@ def normal_form(source: str, keep: frozenset[str] = frozenset()) -> str:
         return ast.dump(tree)
 
 
+class _Shorten(ast.NodeTransformer):
+    """What normal_form sets aside anyway, taken out of an answer's code: bare strings (docstrings) dropped as
+    _Normalise drops them, and a long string constant cut (normal_form writes every string as one placeholder)."""
+
+    def visit_Expr(self, node: ast.Expr):
+        if isinstance(node.value, (ast.Constant, ast.JoinedStr)) and isinstance(getattr(node.value, "value", ""), str):
+            return None  # as _Normalise.visit_Expr
+        return self.generic_visit(node)
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        if isinstance(getattr(node, "body", None), list) and not node.body:  # as _Normalise.generic_visit
+            node.body = [ast.Pass()]
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.Constant:
+        if isinstance(node.value, (str, bytes)) and len(node.value) > 80:
+            node.value = node.value[:60]
+        return node
+
+
+def stored(source: str, limit: int) -> str:
+    """An answer as report.json keeps it, at most `limit` characters, with the same normal form as the whole answer
+    wherever the code does: one over `limit` is first written without its comments, docstrings, bare strings and
+    the length of its long strings (ast.unparse), so padding such as a 20,400-character comment cannot push the
+    code out of what is kept and compared. A cell that does not parse keeps what its fallback form does."""
+    if len(source) <= limit:
+        return source
+    tree = _parse(source)
+    if tree is None:
+        return normal_form(source)[:limit]
+    try:
+        return ast.unparse(ast.fix_missing_locations(_Shorten().visit(tree)))[:limit]
+    except (RecursionError, ValueError):
+        return source[:limit]
+
+
 WORD = re.compile(r"\w+|[^\w\s]")
 CANONICAL = re.compile(r"_v\d+")
 

@@ -249,3 +249,26 @@ def test_the_class_report_shows_them_side_by_side():
     # a class with no such answers says so
     quiet = class_report.summarize(report | {"students": students[:-1]})
     assert "No two answers of a TODO are the same or nearly so." in class_report.markdown(quiet, {}, "x")
+
+
+def test_padding_cannot_push_an_answer_out_of_what_report_json_keeps():
+    """report.json keeps each answer cut at report.ANSWER_CHARS characters, and the class report compares what it
+    keeps: a copy behind a 20,400-character comment (or docstring, or long string) was kept as padding only and
+    compared with nobody. An answer over the limit is kept without what its normal form sets aside."""
+    from grader import report
+    name = "02_decode_scheduling"
+    stubs = similarity.stubs_of(name)["todo4"]
+    original = independent(name)["todo4"]["ref"]
+    renamed = re.sub(r"#.*", "# mine", original)
+    padded = {"comment": "# " + "notes " * 3400 + "\n" + renamed,
+              "docstring": '"""' + "notes " * 3400 + '"""\n' + renamed,
+              "string": "_ = '" + "notes " * 3400 + "'\n" + renamed,
+              "inside": renamed.replace(":\n", ":\n    " + '"""' + "n " * 10200 + '"""\n', 1)}
+    for how, source in padded.items():
+        assert len(source) > report.ANSWER_CHARS + 300, how
+        kept = report.student_json(report.Outcome("carol", "graded", {}, answers={"todo4": source}))["answers"]["todo4"]
+        assert len(kept) <= report.ANSWER_CHARS, how
+        found = similarity.find({"alice": original, "carol": kept}, stubs)
+        assert found.clusters == [["alice", "carol"]] or found.near, how
+    short = report.student_json(report.Outcome("alice", "graded", {}, answers={"todo4": original}))["answers"]["todo4"]
+    assert short == original   # an answer within the limit is kept as it is
