@@ -16,6 +16,7 @@ from lab.i18n import ZH as LAB_ZH
 from .assignment import load
 from .diagnose import advice
 from .grade import TaskVerdict, quote_marks
+from . import messages
 from .messages import Message
 from .paths import assignment_names
 
@@ -161,6 +162,9 @@ def named(text: str, family: str, language: str = "zh") -> str:
     if family in ("lab", "lab_quoted"):
         return _from_lab(text) if family == "lab" else _quoted_from_lab(text)
     return _first(text, {"run_detail": _RUN_DETAIL, "problem": _PROBLEMS}[family]) or text
+
+
+messages.word_named_with(named)
 
 
 def rule_detail(rule, language: str = "en") -> str:

@@ -231,6 +231,16 @@ class Message:
         return Message(self.key, {name: made_inert(value, limit) for name, value in self.params.items()})
 
 
+# How a Named text is worded in another language: grader/i18n.py's named(), registered when i18n is imported. It
+# reads the assignments' names, which sit above this module, so it cannot be imported from here (no import cycle).
+_NAMED: list = []
+
+
+def word_named_with(named) -> None:
+    """Register named(text, family, language), the wording of Named texts in another language (grader/i18n.py)."""
+    _NAMED[:] = [named]
+
+
 # A value of a Message may itself be worded: a Message, a Named text of ours, or a Joined run of them (a path, the
 # types of a dict's keys). Any other value (a str, a number) is shown as it is, in every language.
 @dataclass(frozen=True)
@@ -246,8 +256,9 @@ class Named:
     def text(self, language: str = "en") -> str:
         if language == "en":
             return self.name
-        from .i18n import named   # i18n reads the assignments' names: only a page in another language needs it
-        return named(self.name, self.family, language)
+        if not _NAMED:  # every page in another language is made through grader/i18n.py, which registers it
+            raise RuntimeError("a Named text is worded in another language by grader.i18n: import grader.i18n first")
+        return _NAMED[0](self.name, self.family, language)
 
     def __str__(self) -> str:
         return self.name

@@ -448,13 +448,30 @@ def test_hostile_batch_carries_no_reference_out(hostile_batch):
     secret_lines = {line.strip() for src in masters.reference_answers(NAME).values() for line in src.splitlines()
                     if len(line.strip()) >= 30 and line.strip() not in release}
     assert secret_lines
+    # report.json keeps each student's answer cells as handed in (the class report's "Answers to look at"): a line
+    # there is the student's own, found in what was submitted; the rest of the file is checked like the others.
+    report = json.loads((out / "report.json").read_text())
+    submitted = "\n".join(cell.source for p in hostile_batch["subs"].glob("*.ipynb") if p.is_file() and not p.is_symlink()
+                          for cell in _cells_or_none(p))
+    for student in report["students"]:
+        for source in student.pop("answers", {}).values():
+            assert all(line in submitted for line in secret_lines if line in source), student["student_id"]
     for path in [*(out / "feedback").glob("*.html"), out / "report.json", out / "report.md", out / "grades.csv"]:
         text = visible_text(path.read_text(errors="replace")) if path.suffix == ".html" else path.read_text(errors="replace")
+        text = json.dumps(report) if path.name == "report.json" else text
         text = text.replace("\\n", "\n")
         leaked = [line for line in secret_lines if line in text and not path.name.startswith(("alice", "course", "xavier", "hector"))]
         assert not leaked, (path.name, leaked[:2])
     oscar = visible_text((out / "feedback" / "oscar_searches.html").read_text())
     assert "FOUND 0" in oscar  # its kernel found no solution anywhere it could see
+
+
+def _cells_or_none(path: Path) -> list:
+    """The cells of a submitted notebook, none if the file is not one (the hostile batch holds such files)."""
+    try:
+        return nbformat.read(path, as_version=4).cells
+    except Exception:  # noqa: BLE001 - a damaged or foreign file submits no cell
+        return []
 
 
 @pytest.mark.slow
