@@ -27,6 +27,7 @@ from typing import Callable
 
 from . import forked, messages, similarity
 from .safe_text import code_block, csv_cell, inert
+from .verdict import Outcome
 
 TOP_RULES = 3      # most-failed rules of a TODO shown with their sentence and a failing case
 SHOWN_SIDE = 5     # clusters and near pairs of a TODO shown side by side (the rest are listed)
@@ -74,7 +75,7 @@ class Misconception:
 
 def _judged(verdict: dict) -> bool:
     """A verdict that says something about the answer (a grading error says nothing)."""
-    return not verdict.get("note", "").startswith("grading error")
+    return verdict.get("status") != Outcome.GRADING_ERROR
 
 
 def blank(verdict: dict) -> bool:
@@ -156,9 +157,9 @@ def operations(students: list[dict]) -> dict:
         for v in s["verdicts"]:
             if v.get("hung"):
                 ops["timeouts"].append((s["student_id"], v["task_id"]))
-            if v.get("note", "").startswith("grading error"):
+            if v.get("status") == Outcome.GRADING_ERROR:
                 ops["grading_errors"].append((s["student_id"], v["task_id"]))
-            elif "raised" in v.get("note", "") or "crashed" in v.get("note", ""):
+            elif v.get("status") in (Outcome.RAISED, Outcome.CRASHED):
                 ops["crashes"].append((s["student_id"], v["task_id"]))
         # by catalogue key, not wording; a report.json written before the keys by its old English (legacy_kind)
         keys = s.get("warning_keys")

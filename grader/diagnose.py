@@ -34,6 +34,7 @@ from .compare import STRICT, same
 from .exports import parse
 from .observed import Instance, is_numpy
 from .paths import ASSIGNMENTS_DIR, BUILD_DIR
+from .verdict import Outcome
 
 LANGUAGES = ("en", "zh")
 CACHE_DIR = BUILD_DIR / "cache" / "mistakes"
@@ -83,7 +84,7 @@ def signature(verdict) -> tuple | None:
 
     A verdict that hung on a later scenario keeps its signature: only each rule's first failing scenario counts."""
     failed = [r for r in verdict.rules if not r.passed]
-    if not failed or verdict.note or not all(r.seen for r in failed):
+    if not failed or verdict.status != Outcome.GRADED or not all(r.seen for r in failed):
         return None
     return tuple(sorted((r.name, r.seen) for r in failed))
 
@@ -163,7 +164,7 @@ def _compute(grader) -> tuple[dict[str, list], list[str]]:
         except (KeyError, ValueError) as exc:
             missed.append(f"{mutant.name}: {exc}")
             continue
-        if "grading error" in verdict.note or "grading child" in verdict.note:
+        if not verdict.status.ran:
             missed.append(f"{mutant.name}: {verdict.note}")
             continue
         mine = signature(verdict)
@@ -204,7 +205,7 @@ def _compute_released(grader) -> tuple[dict[str, dict], list[str]]:
     for gid, stubs in released_stubs(grader.assignment).items():
         for digest, source in stubs.items():
             verdict = grader.grade_task(tasks[gid], source)
-            if verdict.hung or "grading error" in verdict.note or "grading child" in verdict.note:
+            if verdict.hung or not verdict.status.ran:
                 missed.append(f"{gid} as released: {verdict.note or 'ran past its time limit'}")
                 continue
             found.setdefault(gid, {})[digest] = {**asdict(verdict), "mistake": {}}

@@ -14,7 +14,7 @@ import dataclasses
 import hashlib
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 from . import exports, promises, shrink, snippets
 from .messages import Joined, Message, Named, error_words, from_json, kind_name
@@ -25,8 +25,9 @@ from .diagnose import as_released, fingerprint
 from .runner import (BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, likely_level, run_child, run_pair,
                      sandbox_level, shared)
 from .observed import key_kinds, kind
-from .schema import Budget, problem, short_text
+from .schema import CELL_TIMEOUT, Budget, problem, short_text
 from .suites.base import Task
+from .verdict import Outcome, RuleResult, TaskVerdict
 
 # Defaults of the Grader's settings (described in grader/config.py). After a scenario times out, its TODO's
 # next ones get RETRY_TIMEOUT each: a hang costs 1.4 s, not 3 x 1 s.
@@ -36,21 +37,6 @@ RETRY_TIMEOUT = DEFAULTS.retry_cpu
 CHILD_TIMEOUT = DEFAULTS.child_wall
 SHRINK_SECONDS = DEFAULTS.shrink_seconds
 LOADED = 0.25           # a child that timed out having waited this share of its time for a CPU was starved: re-run it
-
-
-@dataclass
-class RuleResult:
-    name: str
-    passed: bool
-    detail: str = ""
-    snippet: str = ""       # the first failing case as code the student can run
-    quotes: dict[str, list[str]] = field(default_factory=dict)  # a failing rule: the sentences of the text that state it, per language
-    seen: str = ""          # a failing rule: what the answer did at its first departure (grader/diagnose.py)
-    message: Message | None = None  # `detail` as a Message (worded per language; the values in it as they are), if it is one
-
-    def __post_init__(self):  # read back from report.json or a stored verdict
-        if isinstance(self.message, dict):
-            self.message = from_json(self.message)
 
 
 def labelled(scenario: str | Named | Message, what: Message | str) -> Message | str:
@@ -63,19 +49,6 @@ def labelled(scenario: str | Named | Message, what: Message | str) -> Message | 
 def failed(name: str, detail: Message | str, snippet: str = "", quotes: dict | None = None, seen: str = "") -> RuleResult:
     """A failing rule's result: `detail` in English, and the Message it is (None for a text still worded in English only)."""
     return RuleResult(name, False, str(detail), snippet, quotes or {}, seen, detail if isinstance(detail, Message) else None)
-
-
-@dataclass
-class TaskVerdict:
-    task_id: str
-    answer_id: str
-    test_id: str
-    points: float
-    score: float
-    rules: list[RuleResult] = field(default_factory=list)
-    note: str = ""
-    hung: bool = False      # the answer ran past a time limit: the feedback run does not wait for it again
-    mistake: dict = field(default_factory=dict)  # the common mistake it behaves like, if any (grader/diagnose.py)
 
 
 def _short(value, limit: int = 160) -> str:
@@ -354,7 +327,7 @@ class Grader:
         if known is not None:
             return copy.deepcopy(known)
         verdict = self._grade_task(task, answer_source)
-        if not verdict.hung and "grading child" not in verdict.note and "grading error" not in verdict.note:
+        if not verdict.hung and verdict.status.ran:
             with self._lock:
                 self._known[key] = copy.deepcopy(verdict)
         return verdict
@@ -382,7 +355,7 @@ class Grader:
         else:
             return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
                                [failed(r.name, Message("grading_error")) for r in task.rules],
-                               f"grading error, re-run ({fault})")
+                               Message("grading_error_rerun", {"fault": fault}), status=Outcome.GRADING_ERROR)
         return self._verdict(task, answer_source, run)
 
     def _verdict(self, task: Task, answer_source: str, run: ChildRun) -> TaskVerdict:
@@ -413,18 +386,16 @@ class Grader:
                     break
             results.append(failed(rule.name, detail, code, self._quotes(task, rule.name), seen) if detail else RuleResult(rule.name, True))
         passed = sum(r.passed for r in results)
-        note = f"your {task.task_id} cell raised {short_text(cell_error)}" if cell_error else ""
-        if run.status != "ok":
-            note = "; ".join(filter(None, [note, f"grading child {run.status}: {run.detail}"]))
+        note, status = _note(task, cell_error, run)
         score = score_of(task.points, passed, len(results))
-        hung = run.status == "timeout" or "ran past the time limit" in str(cell_error) or any(map(ran_out, observed.values()))
+        hung = run.status == "timeout" or cell_error == CELL_TIMEOUT or any(map(ran_out, observed.values()))
         # Cases too long to read are cut down; the score is already fixed, and an answer that hung is not run again.
         long = {ri: case for ri, case in cases.items() if not snippets.fits(results[ri].snippet) and isinstance(case[3], list)}
         if long and not hung and run.status == "ok":
             for ri, (label, *case) in self._shrink(task, answer_source, long).items():
                 detail, results[ri].snippet = self._case(Message("cut_down", {"scenario": label}), *case)
                 results[ri].detail, results[ri].message = str(detail), detail
-        return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note, hung)
+        return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note, hung, status=status)
 
     def _shrink(self, task: Task, answer_source: str, cases: dict[int, tuple]) -> dict[int, tuple]:
         """Smaller versions of failing cases ({rule index: (label, ops, expected, actual, allow)}) that still fail.
@@ -496,7 +467,8 @@ class Grader:
         results = [RuleResult(r["name"], r["passed"], r["detail"], r["snippet"], {} if r["passed"] else self._quotes(task, r["name"]),
                               r["seen"], from_json(r.get("message"))) for r in data["rules"]]
         score = score_of(task.points, sum(r.passed for r in results), len(results))
-        return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, data["note"], data["hung"])
+        return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, data["note"], data["hung"],
+                           status=data.get("status", Outcome.GRADED))
 
     def grade(self, answers: dict[str, str]) -> list[TaskVerdict]:
         """One verdict per TODO, each a function of the set-up, the release and that TODO's own answer cell only.
@@ -515,7 +487,7 @@ class Grader:
             if source is None:
                 verdicts.append(TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, 0.0,
                                             [failed(r.name, Message("no_answer_cell"), quotes=self._quotes(task, r.name)) for r in task.rules],
-                                            "the answer cell is missing"))
+                                            Message("answer_cell_missing"), status=Outcome.MISSING))
             else:
                 verdicts.append(released.get(task.answer_id) or self.grade_task(task, source))
         return verdicts
@@ -557,14 +529,28 @@ def quote_marks(text: str, language: str) -> str:
     return f"“{text}”" if language == "zh" else f'"{text}"'
 
 
-def grading_fault(run: ChildRun, server: ChildRun) -> str:
-    """Why a bridged run says nothing about the answer ('' if it does): its reference server failed, or the
+def grading_fault(run: ChildRun, server: ChildRun) -> Message | None:
+    """Why a bridged run says nothing about the answer (None if it does): its reference server failed, or the
     machine was so loaded that the child ran out of wall time waiting for a CPU."""
     if server.status != "ok":
-        return f"the reference server {server.status}: {server.detail}"
+        return Message("fault_server", {"status": Named(server.status, "status"), "detail": Named(server.detail, "run_detail")})
     if run.status == "timeout" and run.why in ("wall", "idle") and run.waited > LOADED * run.elapsed:
-        return f"the machine was busy: the run waited {run.waited:.0f} s of {run.elapsed:.0f} s for a CPU"
-    return ""
+        return Message("fault_busy", {"waited": f"{run.waited:.0f}", "elapsed": f"{run.elapsed:.0f}"})
+    return None
+
+
+def _note(task: Task, cell_error, run: ChildRun) -> tuple[Message | Joined | str, Outcome]:
+    """A graded verdict's note (the answer cell raised; the grading child did not end cleanly) and its Outcome."""
+    parts = []
+    if cell_error:
+        parts.append(Message("cell_raised", {"task": task.task_id, "error": error_words(short_text(cell_error))}))
+    if run.status != "ok":
+        parts.append(Message("child_ended", {"status": Named(run.status, "status"), "detail": Named(run.detail, "run_detail")}))
+    status = (Outcome.GRADED if run.status == "ok" and not cell_error else Outcome.RAISED if run.status == "ok"
+              else Outcome.TIMED_OUT if run.status == "timeout" else Outcome.CRASHED)
+    if len(parts) < 2:
+        return (parts[0] if parts else ""), status
+    return Joined((parts[0], Message("semicolon"), parts[1])), status
 
 
 def judged(judge, observed, scenario: dict) -> Message | str:

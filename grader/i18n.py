@@ -188,24 +188,9 @@ def detail(text, language: str = "en") -> str:
     return text
 
 
-_NOTES = _patterns([
-    (r"your (TODO \d+) cell raised (.*)", lambda m: f"你的 {m[1]} 单元格抛出了 {_status(m[2])}"),
-    (r"grading child's reference server (\w+): (.*)",
-     lambda m: f"评分子进程的参考服务器{_status(m[1])}：{_first(m[2], _RUN_DETAIL) or m[2]}"),
-    (r"grading child (\w+): (.*)", lambda m: f"评分子进程{_status(m[1])}：{_first(m[2], _RUN_DETAIL) or m[2]}"),
-    (r"the answer cell is missing", "缺少答题单元格"),
-    (r"grading error, re-run \(the reference server (\w+): (.*)\)",
-     lambda m: f"评分出错，需要重新评分（参考服务器{_status(m[1])}：{_first(m[2], _RUN_DETAIL) or m[2]}）"),
-    (r"grading error, re-run \(the machine was busy: the run waited (\S+) s of (\S+) s for a CPU\)",
-     "评分出错，需要重新评分（机器过于繁忙：运行的 {1} 秒中有 {0} 秒在等待 CPU）"),
-])
-
-
-def note(text: str, language: str = "en") -> str:
-    """A verdict's note (parts joined by '; ') in `language`."""
-    if language == "en" or not text:
-        return text
-    return "；".join(_first(part, _NOTES) or part for part in text.split("; "))
+def note(text, language: str = "en") -> str:
+    """A verdict's note in `language`: a Message (or a Joined run of them) worded; a plain text as it is."""
+    return messages.worded(text, language) if text else ""
 
 
 NOT_RUN_ZH = _patterns([

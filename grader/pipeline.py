@@ -23,6 +23,7 @@ from . import diagnose, feedback, masters, messages, notebook_run, sanitize, sub
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
+from .verdict import Outcome
 from .messages import Message, Note
 from .paths import assignment_names
 
@@ -233,13 +234,13 @@ def disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
                         and c.get("execution_count") is not None
                         and not any(o.get("output_type") == "error" for o in c.get("outputs", []))}
     return [f"{v.test_id}: the in-notebook checks passed but the hidden rules gave {v.score:g}/{v.points:g}"
-            for v in verdicts if v.test_id in passed_in_kernel and v.score < v.points and not v.note.startswith("grading error")]
+            for v in verdicts if v.test_id in passed_in_kernel and v.score < v.points and v.status != Outcome.GRADING_ERROR]
 
 
 def sanitise(a: Prepared, w: Work, c: Config) -> None:
     """Outputs reduced to inert data, prose not the release's cleaned; grading errors noted for a re-run."""
     w.notes += sanitize.clean_notebook(w.nb, a.trusted_markdown, c.clean_seconds, c.outputs_cap)
-    w.notes += [f"{v.test_id}: {v.note}" for v in w.verdicts if v.note.startswith("grading error")]
+    w.notes += [f"{v.test_id}: {v.note}" for v in w.verdicts if v.status == Outcome.GRADING_ERROR]
 
 
 def redact(a: Prepared, w: Work, c: Config) -> None:

@@ -28,6 +28,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from .verdict import Outcome
+
 THRESHOLD = 0.95    # near pair: ratio of the answers' own tokens at least this
 MIN_OWN = 12        # tokens an answer must add to the stub to be compared at all
 MAX_TOKENS = 3000   # of an answer compared (difflib's work grows with the product of the lengths)
@@ -326,7 +328,7 @@ def of_report(report: dict) -> dict[str, Findings]:
     stubs = stubs_of(report["assignment"])
     by_todo: dict[str, dict[str, str]] = {c: {} for c in report["task_columns"]}
     for s in report["students"]:
-        left = {v["answer_id"] for v in s.get("verdicts", []) if v.get("note") == "the answer cell is missing"}
+        left = {v["answer_id"] for v in s.get("verdicts", []) if v.get("status") == Outcome.MISSING}
         for gid, source in (s.get("answers") or {}).items():
             if gid in by_todo and gid not in left:
                 by_todo[gid][s["student_id"]] = source

@@ -188,9 +188,9 @@ def test_operations_sort_what_went_wrong():
          "warning_keys": ["cell_edited", ""],
          "verdicts": [verdict | {"hung": True}]},
         {"student_id": "b", "status": "graded", "language": "en", "reason": "", "seconds": 1.0, "warnings": [],
-         "verdicts": [verdict | {"note": "grading error, re-run (the machine was busy)"}]},
+         "verdicts": [verdict | {"status": "grading_error", "note": "the wording does not count: the status does"}]},
         {"student_id": "c", "status": "graded", "language": "en", "reason": "", "seconds": 1.0, "warnings": [],
-         "verdicts": [verdict | {"note": "your TODO 1 cell raised ValueError: x"}]},
+         "verdicts": [verdict | {"status": "raised", "note": "grading error, in words only"}]},
         {"student_id": "d", "status": "bad", "language": "en", "reason": "unreadable JSON", "seconds": 0.1, "warnings": [], "verdicts": []},
     ]
     ops = class_report.operations(students)

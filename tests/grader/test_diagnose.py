@@ -115,15 +115,16 @@ def test_a_catalogued_bug_written_another_way_is_recognised(assignment, name, bu
     assert verdict.score < verdict.points and verdict.mistake.get("name") == name
 
 
-def verdict(rules, note="", mistake=None):
-    return TaskVerdict("TODO 1", "todo1", "todo1_tests", 2.0, 1.0, rules, note, mistake=mistake or {})
+def verdict(rules, note="", mistake=None, status="graded"):
+    return TaskVerdict("TODO 1", "todo1", "todo1_tests", 2.0, 1.0, rules, note, mistake=mistake or {}, status=status)
 
 
 def test_a_signature_is_every_failing_rule_and_what_it_did():
     a, b = RuleResult("a", False, "x", seen="0:1:abc"), RuleResult("b", True)
     assert diagnose.signature(verdict([a, b])) == (("a", "0:1:abc"),)
     assert diagnose.signature(verdict([b])) is None, "a pass has nothing to diagnose"
-    assert diagnose.signature(verdict([a], note="your TODO 1 cell raised ValueError")) is None
+    assert diagnose.signature(verdict([a], note="a note alone says nothing", status="raised")) is None
+    assert diagnose.signature(verdict([a], note="your TODO 1 cell raised ValueError")) is not None, "read by Outcome, not text"
     assert diagnose.signature(verdict([a, RuleResult("c", False, "not run")])) is None, "a rule not run says nothing"
     assert diagnose.signature(verdict([a, RuleResult("c", False, "y", seen="0:0:def")])) != diagnose.signature(verdict([a]))
 

@@ -9,6 +9,7 @@ from grader import i18n, masters, reference
 from grader.assignment import load
 from grader.grade import Grader, explain, first_diff
 from grader.mutants import MUTANTS, mutated_answers
+from grader.verdict import Outcome
 from grader.runner import CHILD, UID_BASE, UID_COUNT, run_child, sandbox_level
 from readings import OPEN, RULED_OUT
 
@@ -84,7 +85,8 @@ def test_a_sleeping_hang_is_ended_by_the_wall_clock():
     at = next(i for i, line in enumerate(lines) if '"""' in line) + 1
     answers["todo1"] = "".join(lines[:at]) + "    import time\n    time.sleep(3600)\n" + "".join(lines[at:])
     verdicts = {v.answer_id: v for v in quick.grade(answers)}
-    assert verdicts["todo1"].score == 0 and "grading child timeout" in verdicts["todo1"].note
+    assert verdicts["todo1"].score == 0 and "grading child timeout" in str(verdicts["todo1"].note)
+    assert verdicts["todo1"].status == Outcome.TIMED_OUT
     assert scores(verdicts.values()) == FULL | {"todo1": 0}
 
 

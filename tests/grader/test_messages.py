@@ -120,6 +120,13 @@ ENGLISH = [
     (Message("slo_order_invalid"), "the order given is not one place per request"),
     (Message("slo_misses", {"misses": "a"}), "a"),
     (Message("semicolon"), "; "),
+    (Message("cell_raised", {"task": "TODO 2", "error": "ValueError: x"}), "your TODO 2 cell raised ValueError: x"),
+    (Message("child_ended", {"status": "timeout", "detail": "stopped after 120 s"}), "grading child timeout: stopped after 120 s"),
+    (Message("answer_cell_missing"), "the answer cell is missing"),
+    (Message("grading_error_rerun", {"fault": Message("fault_server", {"status": "crashed", "detail": "ended early (exit code 70)"})}),
+     "grading error, re-run (the reference server crashed: ended early (exit code 70))"),
+    (Message("fault_server", {"status": "garbled", "detail": "x"}), "the reference server garbled: x"),
+    (Message("fault_busy", {"waited": "100", "elapsed": "120"}), "the machine was busy: the run waited 100 s of 120 s for a CPU"),
 ]
 
 

@@ -11,6 +11,7 @@ from grader import examples, masters, pipeline, submission
 from grader.feedback import visible_text
 from grader.assignment import get
 from grader.paths import assignment_names
+from grader.verdict import Outcome
 
 
 @pytest.fixture(scope="module", params=assignment_names())
@@ -24,7 +25,7 @@ def test_a_todo_whose_cell_raises_after_a_right_answer_says_so(grader):
     first = grader.answer_ids[0]
     notebook = dict(grader.reference) | {first: grader.reference[first] + "\n\nraise ValueError('after the answer')\n"}
     verdict = grader.grade(notebook)[0]
-    assert "ValueError" in verdict.note
+    assert "ValueError" in str(verdict.note) and verdict.status == "raised"
 
 
 @pytest.mark.slow
@@ -132,6 +133,7 @@ def test_a_missing_answer_beside_a_wrong_one_scores_zero_on_its_own_todo_only():
     notebook = dict(grader.reference) | {"todo1": bug.apply(grader.reference["todo1"])}
     notebook.pop("todo4")
     verdicts = {v.answer_id: v for v in grader.grade(notebook)}
-    assert verdicts["todo4"].score == 0 and verdicts["todo4"].note == "the answer cell is missing"
+    assert verdicts["todo4"].score == 0 and verdicts["todo4"].status == Outcome.MISSING
+    assert str(verdicts["todo4"].note) == "the answer cell is missing"
     assert verdicts["todo1"].score < verdicts["todo1"].points
     assert verdicts["todo2"].score == verdicts["todo2"].points and verdicts["todo3"].score == verdicts["todo3"].points

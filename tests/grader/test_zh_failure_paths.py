@@ -19,7 +19,9 @@ from grader import course, examples, feedback, i18n, masters, pipeline, referenc
 from grader.assignment import load
 from grader.config import DEFAULTS
 from grader.grade import RuleResult, TaskVerdict, explain, failed, first_diff, judged, labelled
-from grader.messages import Message, Named
+from grader.messages import Joined, Message, Named, error_words
+from grader.schema import CELL_TIMEOUT
+from grader.verdict import Outcome
 from grader.mutants import MUTANTS
 from grader.observed import Instance
 from grader.paths import assignment_names
@@ -346,11 +348,20 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
             zh = i18n.detail(labelled(name, message), "zh")
             assert english_sentences(zh) == [], (message, zh)
             assert i18n.detail(labelled(name, message), "en") == f"{name}: {message}"
-    notes = ["your TODO 3 cell raised NameError", "your TODO 3 cell raised an error",
-             "your TODO 1 cell raised the cell itself ran past the time limit",
-             "grading child timeout: stopped after 120 s", "grading child crashed: ended early (exit code -9)",
-             "grading child's reference server garbled: the child wrote a malformed result record", "the answer cell is missing"]
-    assert english_sentences(i18n.note("; ".join(notes), "zh")) == []
+    notes = [Message("cell_raised", {"task": "TODO 3", "error": "NameError"}),
+             Message("cell_raised", {"task": "TODO 3", "error": error_words("an error")}),
+             Message("cell_raised", {"task": "TODO 1", "error": error_words(CELL_TIMEOUT)}),
+             Message("child_ended", {"status": Named("timeout", "status"), "detail": Named("stopped after 120 s", "run_detail")}),
+             Message("child_ended", {"status": Named("crashed", "status"), "detail": Named("ended early (exit code -9)", "run_detail")}),
+             Message("grading_error_rerun", {"fault": Message("fault_server", {"status": Named("garbled", "status"),
+                     "detail": Named("the child wrote a malformed result record", "run_detail")})}),
+             Message("grading_error_rerun", {"fault": Message("fault_busy", {"waited": "100", "elapsed": "120"})}),
+             Message("answer_cell_missing")]
+    for note in notes:
+        assert english_sentences(i18n.note(note, "zh")) == [], note
+    both = Joined((notes[0], Message("semicolon"), notes[3]))
+    assert i18n.note(both, "en") == "your TODO 3 cell raised NameError; grading child timeout: stopped after 120 s"
+    assert english_sentences(i18n.note(both, "zh")) == []
     for status in ["timeout", "crashed"]:
         said = labelled("random queue #0", Message("not_run", {"status": Named(status, "status"),
                                                                "detail": Named("stopped: no progress for 60 s", "run_detail")}))
@@ -437,7 +448,7 @@ def test_the_summary_a_zh_page_shows_is_chinese():
         failed("meets it on two held-out traces of the same kind (not tuned to the three)",
                labelled("held-out trace A", Message("not_run", {"status": Named("timeout", "status"),
                                                                 "detail": Named("stopped after 120 s", "run_detail")})))],
-        note="your TODO 5 cell raised NameError")
+        note=Message("cell_raised", {"task": "TODO 5", "error": "NameError"}), status=Outcome.RAISED)
     zh = i18n.summary(verdict, "zh")
     assert chinese(zh) and "TODO 5 的单元格里没有 slo_key 函数" in zh and "保留轨迹 A：未运行（超时" in zh
     assert "there is no slo_key function" in i18n.summary(verdict)

@@ -22,6 +22,7 @@ import lab.decode as lab_decode
 from grader import autograde, examples, exports, grade, masters, runner
 from grader.runner import bridge as bridge_module
 from grader.feedback import visible_text
+from grader.verdict import Outcome
 
 ASSIGNMENT = "02_decode_scheduling"
 MARKER = "student answer marker 7c1f0e"
@@ -614,7 +615,8 @@ def test_a_grading_fault_is_run_again_once_then_reported_never_scored(monkeypatc
 
     monkeypatch.setattr(grade.Grader, "_run_bridged", failing)
     verdict = grader_.grade_task(task, answer)
-    assert len(calls) == 2 and verdict.score == 0 and verdict.note.startswith("grading error, re-run (the reference server crashed")
+    assert len(calls) == 2 and verdict.score == 0 and verdict.status == Outcome.GRADING_ERROR
+    assert str(verdict.note).startswith("grading error, re-run (the reference server crashed")
     assert all(r.detail == "not graded: grading error" for r in verdict.rules) and not verdict.hung
     grader_.grade_task(task, answer)
     assert len(calls) == 4, "a grading error is not remembered for the next identical answer"
@@ -626,7 +628,7 @@ def test_a_grading_fault_is_run_again_once_then_reported_never_scored(monkeypatc
 
     monkeypatch.setattr(grade.Grader, "_run_bridged", once)
     verdict = grader_.grade_task(task, answer)
-    assert len(calls) == 6 and verdict.score == verdict.points and verdict.note == ""
+    assert len(calls) == 6 and verdict.score == verdict.points and verdict.note == "" and verdict.status == Outcome.GRADED
 
 
 def test_a_timeout_is_the_machines_fault_only_if_the_child_waited_for_a_cpu():
@@ -634,9 +636,9 @@ def test_a_timeout_is_the_machines_fault_only_if_the_child_waited_for_a_cpu():
     starved = runner.ChildRun(status="timeout", why="wall", cpu=3, waited=100, elapsed=120)
     sleeping = runner.ChildRun(status="timeout", why="wall", cpu=1, waited=0.1, elapsed=120)
     slow = runner.ChildRun(status="timeout", why="wall", cpu=115, waited=2, elapsed=120)
-    assert grade.grading_fault(starved, ok).startswith("the machine was busy")
-    assert grade.grading_fault(sleeping, ok) == grade.grading_fault(slow, ok) == grade.grading_fault(ok, ok) == ""
-    assert grade.grading_fault(ok, runner.ChildRun(status="garbled")).startswith("the reference server garbled")
+    assert str(grade.grading_fault(starved, ok)) == "the machine was busy: the run waited 100 s of 120 s for a CPU"
+    assert grade.grading_fault(sleeping, ok) is grade.grading_fault(slow, ok) is grade.grading_fault(ok, ok) is None
+    assert str(grade.grading_fault(ok, runner.ChildRun(status="garbled"))).startswith("the reference server garbled")
 
 
 # --- the attacker's notebooks, graded as `make autograde` grades them ------------------------------------------
