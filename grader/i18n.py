@@ -100,10 +100,10 @@ _PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that 
     (r"an unexpected record where a scenario belongs", "本应是场景处的意外记录"),
 ])
 _RUN_DETAIL = _patterns([
-    (r"stopped after (\S+) s", "运行 {0} 秒后被停止"),
-    (r"stopped: no progress in (\S+) s of CPU time", "被停止：{0} 秒 CPU 时间内没有进展"),
-    (r"stopped: no progress for (\S+) s", "被停止：{0} 秒内没有进展"),
-    (r"stopped \((.*)\)", "被停止（{0}）"),
+    (r"stopped after (\S+) s", "运行 {0} 秒后被终止"),
+    (r"stopped: no progress in (\S+) s of CPU time", "已终止：{0} 秒 CPU 时间内没有进展"),
+    (r"stopped: no progress for (\S+) s", "已终止：{0} 秒内没有进展"),
+    (r"stopped \((.*)\)", "已终止（{0}）"),
     (r"ended early \(exit code (.*)\)", "提前结束（退出码 {0}）"),
     (r"the child wrote (.*)", lambda m: f"子进程写出了{_first(m[1], _PROTOCOL) or '无法解读的内容'}"),
     (r"the reference server did not start", "参考服务器没有启动"),
@@ -199,7 +199,7 @@ NOT_RUN_ZH = _patterns([
     (r"not run: the notebook's (\S+) s budget was used up", "整个 notebook 的 {0} 秒时间预算已经用完"),
     (r"not run: cell (\d+) did not stop when interrupted", "单元格 {0} 被中断后没有停下"),
     (r"not run: the run ended early", "运行提前结束"),
-    (r"not run: the run was stopped", "运行被停止"),
+    (r"not run: the run was stopped", "运行被终止"),
 ])
 
 

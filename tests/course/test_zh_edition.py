@@ -402,6 +402,28 @@ def test_zh_edition_reads_as_chinese_and_links_its_twin(name):
     assert (ROOT / "notebooks" / f"zh/{name}.ipynb").exists()
 
 
+# Half-width , ; : ! ? ( ) touching a Chinese character in prose (code spans, math and link targets aside):
+# a Chinese sentence takes the full-width marks，；：！？（）.
+HALF_WIDTH = re.compile(r"[\u4e00-\u9fff][,;:!?(]|[,;:!?)][\u4e00-\u9fff]")
+
+
+def half_width_in_chinese(markdown: str) -> list[str]:
+    prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"\$[^$]*\$", "$", re.sub(r"`[^`]*`", "`", markdown)))
+    return [prose[max(0, m.start() - 15):m.end() + 15] for m in HALF_WIDTH.finditer(prose)]
+
+
+def test_the_half_width_check_catches_a_colon_after_chinese():
+    assert half_width_in_chinese("*English edition | 英文版:* [../01.ipynb](../01.ipynb)")
+    assert half_width_in_chinese("见第 2 节(预算)") and not half_width_in_chinese("调用 `f(x, y)`，见 [链接](a(b).md)")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_zh_prose_uses_full_width_punctuation(name):
+    zh = nbformat.read(ROOT / "notebooks" / "zh" / f"{name}.ipynb", as_version=4)
+    found = [hit for c in zh.cells if c.cell_type == "markdown" for hit in half_width_in_chinese(c.source)]
+    assert not found, f"half-width punctuation in Chinese prose (write ，；：！？（）): {found}"
+
+
 # --- messages -----------------------------------------------------------------------------------------
 
 def templates_used(source: str) -> set[str]:

@@ -1,5 +1,6 @@
 """One Chinese term per concept. grader/glossary.zh.yml names the term and its forbidden variants;
 every zh text a student reads is checked against it, and the checker and the fixer are shown to bite."""
+import copy
 import json
 import re
 
@@ -225,7 +226,7 @@ def test_an_assignment_may_allow_a_variant_for_a_concept_of_its_own(tmp_path, mo
     assert all(glossary.allowed(name) == () for name in glossary.zh_names())   # 01-03 allow nothing
     # through the mistakes file's check (make check-assignment's hint item): a hint using the word
     name = "02_decode_scheduling"
-    said = diagnose.texts(name)
+    said = copy.deepcopy(diagnose.texts(name))  # texts() is cached: editing it in place would reach later tests
     mutant = next(iter(said))
     said[mutant]["zh"]["hint"] += "（一个时间片）"
     assert any("时间片" in p for p in diagnose.problems(name, said))

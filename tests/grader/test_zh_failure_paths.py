@@ -420,7 +420,7 @@ def test_a_value_that_reads_like_the_grader_s_english_is_shown_as_it_is():
     key ('z...' reads as a value cut short), leaving the key mangled and the rest of the sentence in English."""
     key, text = "z...: expected 1, got 2", "expected to return 1, but it raised KeyError; no such key"
     quoted = f"', got {text}"
-    for exp, act, value, shown in [({"value": {"a": 1}}, {"value": {"a": 1, key: 3}}, key, f"[{key!r}]：应为没有这个键，实际为 3"),
+    for exp, act, value, shown in [({"value": {"a": 1}}, {"value": {"a": 1, key: 3}}, key, f"[{key!r}]：不应有这个键，实际为 3"),
                                    ({"value": "a"}, {"value": text}, text, f"应为 'a'，实际为 {text!r}"),
                                    ({"value": 1}, {"value": quoted}, quoted, f"实际为 {ascii(quoted)}（类型为 str）")]:
         said = labelled("trace 0", explain([["step"]], [exp], [act], DECODE))

@@ -20,9 +20,9 @@ RULES = {
     "whole runs under KV pressure match the reference": "KV 紧张时的完整运行与参考实现一致",
     "FCFS: the last admitted running request is preempted, one at a time until the blocks fit":
         "FCFS：抢占最后准入的运行中请求，一次一个，直到块放得下",
-    "priority: the largest (priority, arrival, id) is preempted": "priority：抢占 (priority, arrival, id) 最大者",
+    "priority: the largest (priority, arrival, id) is preempted": "priority 策略：抢占 (priority, arrival, id) 最大的请求",
     "recompute: blocks freed, computed tokens reset and counted, back to the front of the queue":
-        "重算：释放块，已计算词元清零并计数，回到队列最前面",
+        "重算：释放块，已计算词元清零并计入重算词元数，回到队列最前面",
     "a victim already in this step's batch leaves it and gives its tokens back": "已在本步批中的被抢占者离开批，并归还它的词元",
     "a request that is its own victim cannot run: False": "自己成为被抢占者的请求不能运行：返回 False",
     "a key-function policy (Step 6) preempts the last admitted, as FCFS does": "键函数策略（第 6 节）和 FCFS 一样抢占最后准入的请求",
@@ -42,9 +42,9 @@ SCENARIOS = {
     "priority: the victim stood before the request that made room": "priority 策略：被抢占者排在腾出空间的请求之前",
     "priority, victim ahead": "priority 策略，被抢占者在前",
     "SLO met exactly": "恰好满足 SLO", "ample KV": "KV 充足", "blocks needed": "所需块数", "engine run": "引擎运行",
-    "fcfs victims": "fcfs 下的被抢占者", "freeing": "释放", "growth": "增长", "head-of-line": "队头阻塞",
+    "fcfs victims": "FCFS 下的被抢占者", "freeing": "释放", "growth": "增长", "head-of-line": "队头阻塞",
     "key-function victims": "键函数策略下的被抢占者", "latencies": "时延", "no values": "没有数据", "percentile": "百分位数",
-    "preempt": "抢占", "priority victims": "priority 下的被抢占者", "refused": "拒绝", "scheduled victims": "已调度的被抢占者",
+    "preempt": "抢占", "priority victims": "priority 策略下的被抢占者", "refused": "拒绝", "scheduled victims": "已调度的被抢占者",
     "self victim": "自己成为被抢占者", "single tokens": "单词元请求", "summary": "汇总", "tight KV": "KV 紧张",
     "max_num_seqs": "max_num_seqs 上限", "chunking off, exact fit": "不分块，恰好放得下",
     "chunking off, a prompt exactly the size of the budget left is admitted": "不分块，恰好等于剩余预算的提示词被准入",
