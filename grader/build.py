@@ -138,26 +138,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--language", choices=LANGUAGES, action="append", help="default: every language")
     args = parser.parse_args(argv)
     names = args.assignments or assignment_names()
-    notebooks = args.out / "notebooks" if args.out else NOTEBOOKS_DIR
-    solutions = args.out / "solutions" if args.out else SOLUTIONS_DIR
     print(f"building {', '.join(names)}")
     if args.what == "course":
-        if not args.out:
-            parser.error("course needs --out DIR, the new course's folder")
-        if len(args.language or []) > 1:
-            parser.error("course takes one --language: a course is one edition")
-        language = (args.language or ["en"])[0]
-        folder = new_course(args.out, names, language)
-        print(f"  nbgrader course ({language}) -> {folder}: source/, release/, gradebook.db, nbgrader_config.py with "
-              f"configure(c); check it with: python -m grader.check_config {folder}")
-        return 0
-    if args.what == "mistakes":  # each mutant graded once: the common mistakes' signatures ship with the assignment
-        from .diagnose import write_shipped
-        from .grade import Grader
+        return _course(parser, args, names)
+    if args.what == "mistakes":
+        return _mistakes(names)
+    return _editions(args, names)
 
-        for name in names:
-            print(f"  common mistakes -> {write_shipped(Grader(name))}")
-        return 0
+
+def _course(parser: argparse.ArgumentParser, args: argparse.Namespace, names: list[str]) -> int:
+    """`course`: a new nbgrader course of one language in --out."""
+    if not args.out:
+        parser.error("course needs --out DIR, the new course's folder")
+    if len(args.language or []) > 1:
+        parser.error("course takes one --language: a course is one edition")
+    language = (args.language or ["en"])[0]
+    folder = new_course(args.out, names, language)
+    print(f"  nbgrader course ({language}) -> {folder}: source/, release/, gradebook.db, nbgrader_config.py with "
+          f"configure(c); check it with: python -m grader.check_config {folder}")
+    return 0
+
+
+def _mistakes(names: list[str]) -> int:
+    """`mistakes`: each mutant graded once, the common mistakes' signatures shipped with the assignment."""
+    from .diagnose import write_shipped
+    from .grade import Grader
+
+    for name in names:
+        print(f"  common mistakes -> {write_shipped(Grader(name))}")
+    return 0
+
+
+def _editions(args: argparse.Namespace, names: list[str]) -> int:
+    """`all`, `release`, `solutions`: the editions asked for, in each language an assignment is translated into."""
+    notebooks = args.out / "notebooks" if args.out else NOTEBOOKS_DIR
+    solutions = args.out / "solutions" if args.out else SOLUTIONS_DIR
     for language in args.language or LANGUAGES:
         translated = [name for name in names if language in languages(name)]
         if not translated:

@@ -88,45 +88,75 @@ def blank(verdict: dict) -> bool:
 def summarize(report: dict) -> dict:
     """Everything the report shows, from report.json: tasks, scores, rule statistics, mistakes, operations."""
     columns, students = report["task_columns"], report["students"]
-    tasks: dict[str, dict] = {}
-    for s in students:
-        for v in s["verdicts"]:
-            tasks.setdefault(v["answer_id"], {"task": v["task_id"], "points": v["points"], "rules": [r["name"] for r in v["rules"]]})
-    tasks = {c: tasks[c] for c in columns if c in tasks}
+    tasks = _tasks(students, columns)
     scores = {s["student_id"]: {c: 0.0 for c in columns} | {v["answer_id"]: v["score"] for v in s["verdicts"]} for s in students}
     penalties = {s["student_id"]: (s.get("late") or {}).get("penalty", 0) for s in students}
     totals = {sid: round(sum(by.values()) - penalties[sid], 2) for sid, by in scores.items()}  # as grades.csv's total
     rules = {(a, name): RuleStats(t["task"], a, name, t["points"] / len(t["rules"])) for a, t in tasks.items() for name in t["rules"]}
+    mistakes = _tally(students, rules)
+    return {"assignment": report["assignment"], "max_total": report["max_total"], "columns": columns, "tasks": tasks,
+            "scores": scores, "totals": totals, "histogram": histogram(list(totals.values()), report["max_total"]),
+            "rules": rules, "blank": _blanks(students, tasks),
+            "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
+            "operations": operations(students), "sandbox": f"{report.get('sandbox', 'unknown')} ({report.get('sandbox_means', '')})",
+            "deadline": report.get("deadline"), "late": [(s["student_id"], s["late"]) for s in students if s.get("late")],
+            "similar": similarity.of_report(report), "answers": _answers(students)}
+
+
+def _tasks(students: list[dict], columns: list[str]) -> dict[str, dict]:
+    """Each TODO's task id, points and rule names (from its first verdict), in the report's column order."""
+    tasks: dict[str, dict] = {}
+    for s in students:
+        for v in s["verdicts"]:
+            tasks.setdefault(v["answer_id"], {"task": v["task_id"], "points": v["points"], "rules": [r["name"] for r in v["rules"]]})
+    return {c: tasks[c] for c in columns if c in tasks}
+
+
+def _blanks(students: list[dict], tasks: dict[str, dict]) -> dict[str, int]:
+    """How many students left each TODO as given."""
+    return {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks}
+
+
+def _answers(students: list[dict]) -> dict[tuple[str, str], str]:
+    """{(student, answer cell): source} of the answers report.json keeps."""
+    return {(s["student_id"], gid): source for s in students for gid, source in (s.get("answers") or {}).items()}
+
+
+def _tally(students: list[dict], rules: dict[tuple[str, str], RuleStats]) -> dict[str, Misconception]:
+    """Counts each judged, attempted verdict into its rules' statistics; returns the misconceptions found."""
     mistakes: dict[str, Misconception] = {}
     for s in students:
         for v in s["verdicts"]:
             if not _judged(v) or blank(v):
                 continue
-            for r in v["rules"]:
-                stats = rules.get((v["answer_id"], r["name"]))
-                if stats is None:
-                    continue
-                stats.judged += 1
-                if not r["passed"]:
-                    stats.failed.append(s["student_id"])
-                    stats.quote = stats.quote or " ".join(r.get("quotes", {}).get("en", []))
-                    case = (s["student_id"], r["detail"], r.get("snippet", ""))
-                    if not stats.case[0] or _case_size(case) < _case_size(stats.case):
-                        stats.case = case
-            said = v.get("mistake") or {}
-            if said.get("name"):
-                m = mistakes.setdefault(said["name"], Misconception(said["name"], v["answer_id"], v["task_id"],
-                                                                   said.get("en", {}).get("mistake", ""), said.get("en", {}).get("hint", "")))
-                m.students.append(s["student_id"])
-                m.lost = round(m.lost + v["points"] - v["score"], 2)
-    return {"assignment": report["assignment"], "max_total": report["max_total"], "columns": columns, "tasks": tasks,
-            "scores": scores, "totals": totals, "histogram": histogram(list(totals.values()), report["max_total"]),
-            "rules": rules, "blank": {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks},
-            "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
-            "operations": operations(students), "sandbox": f"{report.get('sandbox', 'unknown')} ({report.get('sandbox_means', '')})",
-            "deadline": report.get("deadline"), "late": [(s["student_id"], s["late"]) for s in students if s.get("late")],
-            "similar": similarity.of_report(report),
-            "answers": {(s["student_id"], gid): source for s in students for gid, source in (s.get("answers") or {}).items()}}
+            _count_rules(s["student_id"], v, rules)
+            _count_mistake(s["student_id"], v, mistakes)
+    return mistakes
+
+
+def _count_rules(student: str, verdict: dict, rules: dict[tuple[str, str], RuleStats]) -> None:
+    """Adds one judged verdict to its rules' statistics: judged, failed, the quote and the shortest failing case."""
+    for r in verdict["rules"]:
+        stats = rules.get((verdict["answer_id"], r["name"]))
+        if stats is None:
+            continue
+        stats.judged += 1
+        if not r["passed"]:
+            stats.failed.append(student)
+            stats.quote = stats.quote or " ".join(r.get("quotes", {}).get("en", []))
+            case = (student, r["detail"], r.get("snippet", ""))
+            if not stats.case[0] or _case_size(case) < _case_size(stats.case):
+                stats.case = case
+
+
+def _count_mistake(student: str, verdict: dict, mistakes: dict[str, Misconception]) -> None:
+    """Adds one judged verdict to the misconception it was diagnosed with, if any."""
+    said = verdict.get("mistake") or {}
+    if said.get("name"):
+        m = mistakes.setdefault(said["name"], Misconception(said["name"], verdict["answer_id"], verdict["task_id"],
+                                                           said.get("en", {}).get("mistake", ""), said.get("en", {}).get("hint", "")))
+        m.students.append(student)
+        m.lost = round(m.lost + verdict["points"] - verdict["score"], 2)
 
 
 def _case_size(case: tuple[str, str, str]) -> tuple:
@@ -154,35 +184,30 @@ def operations(students: list[dict]) -> dict:
            "not_graded": [(s["student_id"], s["reason"]) for s in students if s["status"] != "graded"],
            "seconds": [s.get("seconds", 0.0) for s in students]}
     for s in students:
-        for v in s["verdicts"]:
-            if v.get("hung"):
-                ops["timeouts"].append((s["student_id"], v["task_id"]))
-            if v.get("status") == Outcome.GRADING_ERROR:
-                ops["grading_errors"].append((s["student_id"], v["task_id"]))
-            elif v.get("status") in (Outcome.RAISED, Outcome.CRASHED):
-                ops["crashes"].append((s["student_id"], v["task_id"]))
-        # by catalogue key, not wording; a report.json written before the keys by its old English (legacy_kind)
-        keys = s.get("warning_keys")
-        for i, w in enumerate(s["warnings"]):
-            if keys is None:
-                kind = legacy_kind(w)
-            else:
-                key = keys[i] if i < len(keys) else ""  # a short list drops no warning
-                kind = "answer_deleted" if key in messages.LOST_TODO else "layout" if key in messages.LAYOUT else "other_notes"
-            ops[kind].append((s["student_id"], w))
+        _verdict_operations(s, ops)
+        _warning_operations(s, ops)
     return ops
 
 
-# The layout warnings' English in a report.json written before "warning_keys" (grader/submission.py then).
-LEGACY_LAYOUT = ("nbgrader metadata", "appears ", " was edited", " was deleted")
+def _verdict_operations(student: dict, ops: dict) -> None:
+    """Adds a student's timeouts, grading errors and crashes to `ops`."""
+    for v in student["verdicts"]:
+        if v.get("hung"):
+            ops["timeouts"].append((student["student_id"], v["task_id"]))
+        if v.get("status") == Outcome.GRADING_ERROR:
+            ops["grading_errors"].append((student["student_id"], v["task_id"]))
+        elif v.get("status") in (Outcome.RAISED, Outcome.CRASHED):
+            ops["crashes"].append((student["student_id"], v["task_id"]))
 
 
-def legacy_kind(warning: str) -> str:
-    """The fallback for a report.json written before the catalogue keys, used only where a student has no
-    "warning_keys": "answer_deleted", "layout" or "other_notes", recognised by the old English texts."""
-    if warning.startswith("answer cell ") and warning.endswith(" was deleted: TODO scores 0"):
-        return "answer_deleted"
-    return "layout" if any(mark in warning for mark in LEGACY_LAYOUT) else "other_notes"
+def _warning_operations(student: dict, ops: dict) -> None:
+    """Adds a student's warnings to `ops`, each under its kind."""
+    # by catalogue key, never by wording (a warning without a key is counted with the other notes)
+    keys = student.get("warning_keys") or []
+    for i, w in enumerate(student["warnings"]):
+        key = keys[i] if i < len(keys) else ""  # a short list drops no warning
+        kind = "answer_deleted" if key in messages.LOST_TODO else "layout" if key in messages.LAYOUT else "other_notes"
+        ops[kind].append((student["student_id"], w))
 
 
 def reteach(summary: dict) -> list[tuple[float, str]]:
@@ -289,9 +314,22 @@ def _short(text: str, limit: int = 70) -> str:
 def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[str, list]]:
     """(heading, blocks); a block is ("p", text) | ("h3", text) | ("img", name) | ("table", header, rows) | ("pre", code)
     | ("quote", text) | ("list", items) | ("case", student, detail), the last holding text of the student's run."""
+    teach = [("list", [f"{what} ({lost:g} points lost)" for lost, what in reteach(summary)] or ["nothing: no rule failed"])]
+    return [(f"{summary['assignment']}: class report", _head_blocks(summary)), ("What to reteach", teach),
+            ("Scores", _score_blocks(summary, images)), ("Rules by failure share", _rule_blocks(summary)),
+            ("Misconceptions", _mistake_blocks(summary)), ("Answers to look at", look_at(summary)),
+            ("Operations", _operation_blocks(summary))] + late_section(summary)
+
+
+def _head_blocks(summary: dict) -> list:
+    """The class size, the maximum, and the mean and median totals."""
     totals = list(summary["totals"].values())
-    head = [("p", f"{len(totals)} students; max {summary['max_total']:g} points"
+    return [("p", f"{len(totals)} students; max {summary['max_total']:g} points"
                   + (f"; mean total {statistics.mean(totals):.2f}, median {statistics.median(totals):g}" if totals else ""))]
+
+
+def _score_blocks(summary: dict, images: dict[str, tuple[str, bytes]]) -> list:
+    """The totals histogram (figure and table), each TODO's scores, and a table of each TODO's figures."""
     scores = [("img", "totals.png"), ("table", ["total points", "students"],
                                       [[f"{lo:g} to {hi:g}" + (" (incl.)" if i == len(summary["histogram"]) - 1 else ""), str(n)]
                                        for i, (lo, hi, n) in enumerate(summary["histogram"])])]
@@ -302,19 +340,35 @@ def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[
                      str(sum(by[c] >= t["points"] for by in summary["scores"].values())),
                      str(sum(by[c] == 0 for by in summary["scores"].values())), str(summary["blank"][c])]
                     for c, t in summary["tasks"].items()]))
+    return scores
+
+
+def _rule_blocks(summary: dict) -> list:
+    """Per TODO: its rules figure and table, then its most-failed rules with their sentence and a failing case."""
     rules = []
     for column, task in summary["tasks"].items():
         stats = sorted((r for r in summary["rules"].values() if r.answer_id == column), key=lambda r: (-r.share, r.name))
         rules += [("h3", task["task"]), ("img", f"rules-{column}.png"),
                   ("table", ["rule", "failed (of those who attempted it)", "share"], [[r.name, f"{len(r.failed)} of {r.judged}", f"{100 * r.share:.0f}%"] for r in stats])]
         for r in [r for r in stats if r.failed][:TOP_RULES]:
-            rules.append(("p", f"**{r.name}**: failed by {len(r.failed)} of {r.judged} students ({100 * r.share:.0f}%)."))
-            if r.quote:
-                rules.append(("quote", f"The text says: \"{r.quote}\""))
-            rules.append(("case", *r.case[:2]))
-            snippet = r.case[2]
-            if snippet:
-                rules.append(("pre", snippet))
+            rules += _top_rule(r)
+    return rules
+
+
+def _top_rule(r: RuleStats) -> list:
+    """One of a TODO's most-failed rules: how often, the text's sentence, and its shortest failing case."""
+    blocks = [("p", f"**{r.name}**: failed by {len(r.failed)} of {r.judged} students ({100 * r.share:.0f}%).")]
+    if r.quote:
+        blocks.append(("quote", f"The text says: \"{r.quote}\""))
+    blocks.append(("case", *r.case[:2]))
+    snippet = r.case[2]
+    if snippet:
+        blocks.append(("pre", snippet))
+    return blocks
+
+
+def _mistake_blocks(summary: dict) -> list:
+    """The misconceptions found: figure and table, or a sentence saying there are none."""
     mistakes = [("p", "A failing TODO is diagnosed when it behaves exactly like a catalogued mistake (grader/diagnose.py); "
                       "answers whose bug is not in the catalogue are not counted here.")]
     if summary["mistakes"]:
@@ -324,24 +378,25 @@ def sections(summary: dict, images: dict[str, tuple[str, bytes]]) -> list[tuple[
                        for m in summary["mistakes"]])]
     else:
         mistakes.append(("p", "No failing TODO behaves like a catalogued mistake."))
+    return mistakes
+
+
+def _operation_blocks(summary: dict) -> list:
+    """The batch's sandbox, statuses, languages, what went wrong, warnings and grading time, as one list."""
     ops = summary["operations"]
     seconds = ops["seconds"]
     pairs = lambda items: ", ".join(f"{inert(a)} ({inert(b, 120)})" for a, b in items) or "none"  # noqa: E731
-    operations = [("list", [f"sandbox: {summary['sandbox']}",
-                            f"status: {', '.join(f'{k} {n}' for k, n in sorted(ops['status'].items()))}",
-                            f"language of the graded submissions: {', '.join(f'{k} {n}' for k, n in sorted(ops['language'].items())) or 'none'}",
-                            f"not graded: {pairs(ops['not_graded'])}",
-                            f"timeouts (a TODO ran past its time limit): {pairs(ops['timeouts'])}",
-                            f"crashes (an answer cell raised, or its grading child crashed): {pairs(ops['crashes'])}",
-                            f"grading errors (re-run these): {pairs(ops['grading_errors'])}",
-                            f"layout warnings (cost nothing): {len(ops['layout'])} in {len({s for s, _ in ops['layout']})} submission(s)",
-                            f"answer cells deleted (that TODO scores 0): {pairs(ops['answer_deleted'])}",
-                            f"other notes of the feedback runs: {len(ops['other_notes'])} in {len({s for s, _ in ops['other_notes']})} submission(s)",
-                            f"grading time: {sum(seconds):.1f} s of worker time, {max(seconds, default=0):.1f} s at most per student"])]
-    teach = [("list", [f"{what} ({lost:g} points lost)" for lost, what in reteach(summary)] or ["nothing: no rule failed"])]
-    return [(f"{summary['assignment']}: class report", head), ("What to reteach", teach), ("Scores", scores),
-            ("Rules by failure share", rules), ("Misconceptions", mistakes), ("Answers to look at", look_at(summary)),
-            ("Operations", operations)] + late_section(summary)
+    return [("list", [f"sandbox: {summary['sandbox']}",
+                      f"status: {', '.join(f'{k} {n}' for k, n in sorted(ops['status'].items()))}",
+                      f"language of the graded submissions: {', '.join(f'{k} {n}' for k, n in sorted(ops['language'].items())) or 'none'}",
+                      f"not graded: {pairs(ops['not_graded'])}",
+                      f"timeouts (a TODO ran past its time limit): {pairs(ops['timeouts'])}",
+                      f"crashes (an answer cell raised, or its grading child crashed): {pairs(ops['crashes'])}",
+                      f"grading errors (re-run these): {pairs(ops['grading_errors'])}",
+                      f"layout warnings (cost nothing): {len(ops['layout'])} in {len({s for s, _ in ops['layout']})} submission(s)",
+                      f"answer cells deleted (that TODO scores 0): {pairs(ops['answer_deleted'])}",
+                      f"other notes of the feedback runs: {len(ops['other_notes'])} in {len({s for s, _ in ops['other_notes']})} submission(s)",
+                      f"grading time: {sum(seconds):.1f} s of worker time, {max(seconds, default=0):.1f} s at most per student"])]
 
 
 def late_section(summary: dict) -> list[tuple[str, list]]:
@@ -406,34 +461,42 @@ def side_by_side(left: str, right: str, lines: int = SIDE_LINES, width: int = SI
 
 
 def markdown(summary: dict, images: dict, folder: str) -> str:
+    """The report as Markdown, its figures linked from `folder`."""
     lines = []
     for i, (heading, blocks) in enumerate(sections(summary, images)):
         lines += [f"{'#' if i == 0 else '##'} {heading}", ""]
         for block in blocks:
-            kind = block[0]
-            if kind == "h3":
-                lines += [f"### {block[1]}", ""]
-            elif kind == "p":
-                lines += [block[1], ""]
-            elif kind == "quote":
-                lines += [f"> {block[1]}", ""]
-            elif kind == "case":
-                lines += [f"A failing case (of {inert(block[1])}):", "", *code_block(block[2], 600), ""]   # the code as it is
-            elif kind == "pre":
-                lines += ["```python", block[1].rstrip("\n").replace("```", "'''"), "```", ""]
-            elif kind == "side":
-                rows = side_by_side(block[2], block[4])
-                head = f"{inert(block[1], SIDE_WIDTH, markup=False):<{SIDE_WIDTH}} | {inert(block[3], SIDE_WIDTH, markup=False)}"
-                fence = "`" * max(3, 1 + max((len(run) for row in [head, *rows] for run in re.findall(r"`+", row)), default=0))
-                lines += [fence + "text", head, "-" * len(head), *rows, fence, ""]
-            elif kind == "img" and block[1] in images:
-                lines += [f"![{images[block[1]][0]}]({folder}/{block[1]})", ""]
-            elif kind == "list":
-                lines += [f"- {item}" for item in block[1]] + [""]
-            elif kind == "table":
-                lines += ["| " + " | ".join(block[1]) + " |", "|" + "---|" * len(block[1])]
-                lines += ["| " + " | ".join(cell.replace("|", "&#124;") for cell in row) + " |" for row in block[2]] + [""]
+            lines += _MARKDOWN[block[0]](block, images, folder)
     return "\n".join(lines)
+
+
+def _md_side(block: tuple) -> list[str]:
+    """Two answers side by side in a text fence longer than any run of backticks in them."""
+    rows = side_by_side(block[2], block[4])
+    head = f"{inert(block[1], SIDE_WIDTH, markup=False):<{SIDE_WIDTH}} | {inert(block[3], SIDE_WIDTH, markup=False)}"
+    fence = "`" * max(3, 1 + max((len(run) for row in [head, *rows] for run in re.findall(r"`+", row)), default=0))
+    return [fence + "text", head, "-" * len(head), *rows, fence, ""]
+
+
+def _md_table(block: tuple) -> list[str]:
+    """A Markdown table, a "|" in a cell escaped."""
+    return (["| " + " | ".join(block[1]) + " |", "|" + "---|" * len(block[1])]
+            + ["| " + " | ".join(cell.replace("|", "&#124;") for cell in row) + " |" for row in block[2]] + [""])
+
+
+# Each block kind's Markdown lines: (block, images, folder) -> lines; a figure not drawn is left out.
+_MARKDOWN: dict[str, Callable[[tuple, dict, str], list[str]]] = {
+    "h3": lambda block, images, folder: [f"### {block[1]}", ""],
+    "p": lambda block, images, folder: [block[1], ""],
+    "quote": lambda block, images, folder: [f"> {block[1]}", ""],
+    # the code as it is
+    "case": lambda block, images, folder: [f"A failing case (of {inert(block[1])}):", "", *code_block(block[2], 600), ""],
+    "pre": lambda block, images, folder: ["```python", block[1].rstrip("\n").replace("```", "'''"), "```", ""],
+    "side": lambda block, images, folder: _md_side(block),
+    "img": lambda block, images, folder: [f"![{images[block[1]][0]}]({folder}/{block[1]})", ""] if block[1] in images else [],
+    "list": lambda block, images, folder: [f"- {item}" for item in block[1]] + [""],
+    "table": lambda block, images, folder: _md_table(block),
+}
 
 
 def _inline(text: str) -> str:
@@ -443,42 +506,56 @@ def _inline(text: str) -> str:
 
 
 def page(summary: dict, images: dict) -> str:
+    """The report as one inert HTML page, its figures embedded."""
     from .sanitize import CSP
 
     body = []
     for i, (heading, blocks) in enumerate(sections(summary, images)):
         body.append(f"<h{1 if i == 0 else 2}>{html.escape(heading)}</h{1 if i == 0 else 2}>")
-        for block in blocks:
-            kind = block[0]
-            if kind == "h3":
-                body.append(f"<h3>{html.escape(block[1])}</h3>")
-            elif kind == "p":
-                body.append(f"<p>{_inline(block[1])}</p>")
-            elif kind == "quote":
-                body.append(f"<blockquote>{html.escape(block[1])}</blockquote>")
-            elif kind == "case":
-                body.append(f"<p>A failing case (of {html.escape(inert(block[1], markup=False))}): "
-                            f"<code>{html.escape(inert(block[2], 600, markup=False))}</code></p>")   # as the Markdown shows it
-            elif kind == "pre":
-                body.append(f"<pre>{html.escape(block[1])}</pre>")
-            elif kind == "side":
-                # each line inert as in the Markdown's block (wider: an HTML cell wraps nothing here, it scrolls)
-                code = lambda text: html.escape("\n".join(answer_lines(text, SIDE_LINES, HTML_SIDE_WIDTH)))  # noqa: E731
-                who = lambda sid: html.escape(inert(sid, SIDE_WIDTH, markup=False))  # noqa: E731
-                body.append(f"<table><tr><th>{who(block[1])}</th><th>{who(block[3])}</th></tr>"
-                            f"<tr><td><pre>{code(block[2])}</pre></td><td><pre>{code(block[4])}</pre></td></tr></table>")
-            elif kind == "img" and block[1] in images:
-                alt, png = images[block[1]]
-                body.append(f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}"></p>')
-            elif kind == "list":
-                body.append("<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in block[1]) + "</ul>")
-            elif kind == "table":
-                rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in block[2])
-                body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in block[1]) + f"</tr>{rows}</table>")
+        body += [html_block for block in blocks for html_block in _HTML[block[0]](block, images)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
             f"<title>{html.escape(summary['assignment'])}: class report</title><style>{CSS}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")
+
+
+def _html_side(block: tuple) -> str:
+    """Two answers side by side, each line inert as in the Markdown's block (wider: an HTML cell wraps nothing here,
+    it scrolls)."""
+    code = lambda text: html.escape("\n".join(answer_lines(text, SIDE_LINES, HTML_SIDE_WIDTH)))  # noqa: E731
+    who = lambda sid: html.escape(inert(sid, SIDE_WIDTH, markup=False))  # noqa: E731
+    return (f"<table><tr><th>{who(block[1])}</th><th>{who(block[3])}</th></tr>"
+            f"<tr><td><pre>{code(block[2])}</pre></td><td><pre>{code(block[4])}</pre></td></tr></table>")
+
+
+def _html_img(block: tuple, images: dict) -> list[str]:
+    """A drawn figure as an embedded PNG; one not drawn is left out."""
+    if block[1] not in images:
+        return []
+    alt, png = images[block[1]]
+    return [f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}"></p>']
+
+
+def _html_table(block: tuple) -> str:
+    """A table of escaped cells."""
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in block[2])
+    return "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in block[1]) + f"</tr>{rows}</table>"
+
+
+# Each block kind's HTML: (block, images) -> elements.
+_HTML: dict[str, Callable[[tuple, dict], list[str]]] = {
+    "h3": lambda block, images: [f"<h3>{html.escape(block[1])}</h3>"],
+    "p": lambda block, images: [f"<p>{_inline(block[1])}</p>"],
+    "quote": lambda block, images: [f"<blockquote>{html.escape(block[1])}</blockquote>"],
+    # as the Markdown shows it
+    "case": lambda block, images: [f"<p>A failing case (of {html.escape(inert(block[1], markup=False))}): "
+                                   f"<code>{html.escape(inert(block[2], 600, markup=False))}</code></p>"],
+    "pre": lambda block, images: [f"<pre>{html.escape(block[1])}</pre>"],
+    "side": lambda block, images: [_html_side(block)],
+    "img": _html_img,
+    "list": lambda block, images: ["<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in block[1]) + "</ul>"],
+    "table": lambda block, images: [_html_table(block)],
+}
 
 
 def write_rules_csv(path: Path, report: dict, summary: dict) -> None:

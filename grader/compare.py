@@ -75,29 +75,54 @@ def same(expected, actual, allow: frozenset = STRICT) -> bool:
     if expected is actual:   # the protocol hands over the reference's own observation for a record equal to its line
         return True
     te, ta = type(expected), type(actual)
-    if te is Instance:   # the reference's own class: only an object of that class counts (a str is no SequenceStatus)
-        return (ta is Instance and expected.type_name == actual.type_name
-                and (expected.base is None or same(expected.base, actual.base, allow)))
+    if te is Instance:
+        return _same_instance(expected, actual, allow)
     if te not in _BUILTIN or ta not in _BUILTIN:
         expected, actual = loosened(expected, allow), loosened(actual, allow)
         te, ta = type(expected), type(actual)
         if te not in _BUILTIN or ta not in _BUILTIN:   # an object without a builtin value, or numpy not allowed here
             return te is ta and (expected.type_name == actual.type_name if te is Instance else expected == actual)
     if te is float or ta is float:
-        if te is not ta and not ("number" in allow and te in (int, float) and ta in (int, float)):
-            return False
-        if expected != expected or actual != actual:  # NaN: the same only as NaN
-            return expected != expected and actual != actual
-        return math.isclose(expected, actual, rel_tol=FLOAT_REL_TOL, abs_tol=FLOAT_ABS_TOL)
-    if te is dict:
-        return ta is dict and _same_dict(expected, actual, allow)
-    if te is list or te is tuple:
-        if ta is not te and not ("sequence" in allow and ta in (list, tuple)):
-            return False
-        return len(expected) == len(actual) and all(same(e, a, allow) for e, a in zip(expected, actual))
-    if te is set or te is frozenset:
-        return ta is te and {key(k, allow) for k in expected} == {key(k, allow) for k in actual}
+        return _same_float(expected, actual, allow)
+    container = _CONTAINERS.get(te)
+    if container is not None:
+        return container(expected, actual, allow)
     return te is ta and expected == actual
+
+
+def _same_instance(expected: Instance, actual, allow: frozenset) -> bool:
+    """The reference's own class: only an object of that class counts (a str is no SequenceStatus)."""
+    return (type(actual) is Instance and expected.type_name == actual.type_name
+            and (expected.base is None or same(expected.base, actual.base, allow)))
+
+
+def _same_float(expected, actual, allow: frozenset) -> bool:
+    """Two numbers, one of them a float: of the same type (or numbers where allowed) and within the tolerance; NaN is
+    the same only as NaN."""
+    te, ta = type(expected), type(actual)
+    if te is not ta and not ("number" in allow and te in (int, float) and ta in (int, float)):
+        return False
+    if expected != expected or actual != actual:
+        return expected != expected and actual != actual
+    return math.isclose(expected, actual, rel_tol=FLOAT_REL_TOL, abs_tol=FLOAT_ABS_TOL)
+
+
+def _same_mapping(expected: dict, actual, allow: frozenset) -> bool:
+    """A dict: only another dict counts."""
+    return type(actual) is dict and _same_dict(expected, actual, allow)
+
+
+def _same_sequence(expected, actual, allow: frozenset) -> bool:
+    """A list or tuple: of the same type (either where allowed), item by item."""
+    te, ta = type(expected), type(actual)
+    if ta is not te and not ("sequence" in allow and ta in (list, tuple)):
+        return False
+    return len(expected) == len(actual) and all(same(e, a, allow) for e, a in zip(expected, actual))
+
+
+def _same_set(expected, actual, allow: frozenset) -> bool:
+    """A set or frozenset: of the same type, with the same items by key()."""
+    return type(actual) is type(expected) and {key(k, allow) for k in expected} == {key(k, allow) for k in actual}
 
 
 def _same_dict(expected: dict, actual: dict, allow: frozenset) -> bool:
@@ -128,3 +153,7 @@ def key(value, allow: frozenset = STRICT):
 def by_key(mapping: dict, allow: frozenset = STRICT) -> dict:
     """{key(k): (k, value)} of a dict, in its order."""
     return {key(k, allow): (k, value) for k, value in mapping.items()}
+
+
+# How each builtin container is compared (the other builtins compare with ==).
+_CONTAINERS = {dict: _same_mapping, list: _same_sequence, tuple: _same_sequence, set: _same_set, frozenset: _same_set}

@@ -254,22 +254,7 @@ def _table(value, toml: Path, what: str) -> dict:
 def _rows(path: Path, columns: tuple[str, ...], assignment: str) -> list[tuple[int, dict]]:
     """The rows of a CSV with (at least) `columns` in its header, as (line number, row); a row naming another
     assignment in an `assignment` column is left out; a student listed twice is refused."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            header = [name.strip() for name in reader.fieldnames or []]
-            if not set(columns) <= set(header) and len(header) == 1 and ";" in header[0]:
-                raise DeadlineError(f"{path} is separated by ';', not by commas (Excel saves CSV so in some locales): "
-                                    "save it as \"CSV UTF-8 (comma delimited)\", or change the separator")
-            if not set(columns) <= set(header):
-                raise DeadlineError(f"{path}: the first line must name the columns {','.join(columns)} (found {','.join(header) or 'nothing'})")
-            reader.fieldnames = header
-            rows = [(reader.line_num, {k: (v or "").strip() for k, v in row.items() if k is not None}) for row in reader]
-    except OSError as exc:
-        raise DeadlineError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise DeadlineError(f"{path}: not a UTF-8 CSV file ({exc})") from None
-    rows = [(line, row) for line, row in rows if any(row.values()) and row.get("assignment", assignment) in ("", assignment)]
+    rows = [(line, row) for line, row in _read_rows(path, columns) if any(row.values()) and row.get("assignment", assignment) in ("", assignment)]
     seen: dict[str, int] = {}
     for line, row in rows:
         if not row["student_id"]:
@@ -278,6 +263,30 @@ def _rows(path: Path, columns: tuple[str, ...], assignment: str) -> list[tuple[i
             raise DeadlineError(f"{path}, line {line}: {row['student_id']} is listed again (first on line {seen[row['student_id']]})")
         seen[row["student_id"]] = line
     return rows
+
+
+def _read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
+    """Every row of a UTF-8 CSV whose header names `columns`, as (line number, {column: stripped cell})."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            reader.fieldnames = _header(path, reader, columns)
+            return [(reader.line_num, {k: (v or "").strip() for k, v in row.items() if k is not None}) for row in reader]
+    except OSError as exc:
+        raise DeadlineError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise DeadlineError(f"{path}: not a UTF-8 CSV file ({exc})") from None
+
+
+def _header(path: Path, reader: csv.DictReader, columns: tuple[str, ...]) -> list[str]:
+    """The CSV's column names, stripped; refused unless they include `columns` (saying so when ';' separates them)."""
+    header = [name.strip() for name in reader.fieldnames or []]
+    if not set(columns) <= set(header) and len(header) == 1 and ";" in header[0]:
+        raise DeadlineError(f"{path} is separated by ';', not by commas (Excel saves CSV so in some locales): "
+                            "save it as \"CSV UTF-8 (comma delimited)\", or change the separator")
+    if not set(columns) <= set(header):
+        raise DeadlineError(f"{path}: the first line must name the columns {','.join(columns)} (found {','.join(header) or 'nothing'})")
+    return header
 
 
 def read_times(source: Path, assignment: str, students: list[str]) -> dict[str, datetime | str]:
@@ -310,12 +319,7 @@ def load(assignment: str, times: str = "", extensions: str = "", students: list[
     toml = toml or COURSE_TOML
     found = settings(assignment, toml)
     if "due" not in found:
-        if times or extensions:
-            raise DeadlineError(f"{'--times' if times else '--extensions'} was given, but {toml} sets no due date for "
-                                f"{assignment}: add due = ... under [deadline] or [deadline.{assignment}] (docs/instructors.md, Deadlines)")
-        if found and (_own_settings(assignment, toml) or not _any_due(toml)):  # [deadline]'s per_day etc. may be for
-            # the assignments that have a due date: the others are graded as without a policy
-            raise DeadlineError(f"{toml}: [deadline] settings for {assignment} but no due date (due = 2026-12-01T23:59:00+08:00)")
+        _check_no_due(assignment, found, times, extensions, toml)
         return None
     where = f"{toml}: [deadline] due of {assignment}"
     due = parse_time(found["due"], where)
@@ -327,14 +331,30 @@ def load(assignment: str, times: str = "", extensions: str = "", students: list[
                     for line, row in _rows(path, EXTENSION_COLUMNS, assignment)}
     policy = Policy(assignment, due, extensions=granted, times_from=times, **rule)
     if times:
-        path = Path(times)
-        if not path.exists():
-            raise DeadlineError(f"--times {times}: no such file or folder (a CSV student_id,timestamp, or nbgrader's submitted/)")
-        policy.times = read_times(path, assignment, list(students))
-        if students and not set(policy.times) & set(students):
-            raise DeadlineError(f"--times {times} gives no time for any of the {len(students)} submission(s) "
-                                f"(ids such as {', '.join(sorted(students)[:3])})")
+        policy.times = _times(times, assignment, students)
     return policy
+
+
+def _check_no_due(assignment: str, found: dict, times: str, extensions: str, toml: Path) -> None:
+    """With no due date for `assignment`: refuses --times, --extensions, and [deadline] settings meant for it."""
+    if times or extensions:
+        raise DeadlineError(f"{'--times' if times else '--extensions'} was given, but {toml} sets no due date for "
+                            f"{assignment}: add due = ... under [deadline] or [deadline.{assignment}] (docs/instructors.md, Deadlines)")
+    if found and (_own_settings(assignment, toml) or not _any_due(toml)):  # [deadline]'s per_day etc. may be for
+        # the assignments that have a due date: the others are graded as without a policy
+        raise DeadlineError(f"{toml}: [deadline] settings for {assignment} but no due date (due = 2026-12-01T23:59:00+08:00)")
+
+
+def _times(times: str, assignment: str, students: list[str]) -> dict[str, datetime | str]:
+    """The submission times --times gives, which must include one of `students` (when there are any)."""
+    path = Path(times)
+    if not path.exists():
+        raise DeadlineError(f"--times {times}: no such file or folder (a CSV student_id,timestamp, or nbgrader's submitted/)")
+    found = read_times(path, assignment, list(students))
+    if students and not set(found) & set(students):
+        raise DeadlineError(f"--times {times} gives no time for any of the {len(students)} submission(s) "
+                            f"(ids such as {', '.join(sorted(students)[:3])})")
+    return found
 
 
 def summary(policy: Policy, students: list[str]) -> list[str]:

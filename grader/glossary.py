@@ -140,7 +140,15 @@ def fix_catalogue(name: str, scope: str = "all") -> list[str]:
     english = {cell_key(c): c.source for c in _master_cells(name)}
     todo = todo_keys(name)
     before = yaml.safe_load(path.read_text(encoding="utf-8"))["cells"]
-    lines = path.read_text(encoding="utf-8").split("\n")
+    text = "\n".join(_fixed_lines(path.read_text(encoding="utf-8").split("\n"), english, todo, scope))
+    after = yaml.safe_load(text)["cells"]
+    _same_but_fixed(before, after, {k: english.get(k) if _selected(k, todo, scope) else False for k in before})
+    path.write_text(text, encoding="utf-8")
+    return [k for k in before if before[k] != after[k]]
+
+
+def _fixed_lines(lines: list[str], english: dict[str, str], todo: set[str], scope: str) -> list[str]:
+    """The catalogue's lines with fix() applied to the Chinese (markdown and to, inline or block) of the selected keys."""
     key, field, indent, block = None, None, 0, False
     for i, line in enumerate(lines):
         depth = len(line) - len(line.lstrip(" "))
@@ -155,11 +163,7 @@ def fix_catalogue(name: str, scope: str = "all") -> list[str]:
             block = value.startswith(("|", ">"))
             if not block and field in ("markdown", "to") and _selected(key, todo, scope):
                 lines[i] = m[1] + field + ": " + fix(value, english.get(key))
-    text = "\n".join(lines)
-    after = yaml.safe_load(text)["cells"]
-    _same_but_fixed(before, after, {k: english.get(k) if _selected(k, todo, scope) else False for k in before})
-    path.write_text(text, encoding="utf-8")
-    return [k for k in before if before[k] != after[k]]
+    return lines
 
 
 def _same_but_fixed(before: dict, after: dict, english: dict) -> None:
@@ -313,11 +317,7 @@ def check_all(notebooks: bool = True) -> list[str]:
     """Every forbidden variant in the catalogues, the masters' glossaries and (optionally) the zh notebooks."""
     found = []
     for name in zh_names():
-        ok = allowed(name)
-        found += [f"{name}.zh.yml [{key}]: {v}" for key, text, en in catalogue_texts(name) for v in violations(text, en, ok)]
-        found += [f"{name}.py glossary line {i + 1}: {v}" for i, line in master_glossary_lines(name) for v in violations(line, allow=ok)]
-        found += [f"{name}.promises.yml line {i + 1}: {v}" for i, line in promise_lines(name) for v in violations(line, allow=ok)]
-        found += [f"{name}/mistakes.yml: {p}" for p in mistakes_problems(name)]
+        found += _assignment_problems(name)
     for path in PY_CATALOGUES:
         found += [f"{path.relative_to(ROOT)}: {v}" for _, _, text, key in python_strings(path.read_text(encoding="utf-8"))
                   for v in violations(text, key)]
@@ -325,6 +325,15 @@ def check_all(notebooks: bool = True) -> list[str]:
         ok = allowed(path.stem) if path.stem in assignment_names() else ()
         found += [f"{path.relative_to(ROOT)} {where}: {v}" for where, text in notebook_texts(path) for v in violations(text, allow=ok)]
     return found
+
+
+def _assignment_problems(name: str) -> list[str]:
+    """Every forbidden variant in one assignment's catalogue, master glossary, promises and mistakes."""
+    ok = allowed(name)
+    return ([f"{name}.zh.yml [{key}]: {v}" for key, text, en in catalogue_texts(name) for v in violations(text, en, ok)]
+            + [f"{name}.py glossary line {i + 1}: {v}" for i, line in master_glossary_lines(name) for v in violations(line, allow=ok)]
+            + [f"{name}.promises.yml line {i + 1}: {v}" for i, line in promise_lines(name) for v in violations(line, allow=ok)]
+            + [f"{name}/mistakes.yml: {p}" for p in mistakes_problems(name)])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,20 +41,25 @@ def wheel_problems(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as zf:
         names = [n for n in zf.namelist() if not n.endswith("/")]
         problems = [] if "lab/__init__.py" in names else [f"{wheel.name} has no lab/__init__.py"]
-        for name in names:
-            top, parts = name.split("/", 1)[0], name.split("/")
-            if top.endswith(".dist-info") and len(parts) == 2:
-                continue
-            if top != "lab":
-                problems.append(f"{name}: outside lab/")
-            elif any(p in FORBIDDEN_PARTS for p in parts) or FORBIDDEN_WORDS.search(name):
-                problems.append(f"{name}: the kit's or an answer's name")
-            elif not (ROOT / name).is_file() or (ROOT / name).read_bytes() != zf.read(name):
-                problems.append(f"{name}: not this checkout's {name}")
+        problems += [problem for name in names if (problem := _member_problem(zf, name))]
         meta = next((zf.read(n).decode() for n in names if n.endswith(".dist-info/METADATA")), "")
     needs = [m for m in re.findall(r"^Requires-Dist: ([\w.-]+)", meta, re.M) if normalise(m) in NOT_FOR_STUDENTS]
     problems += [f"{wheel.name} requires {m}" for m in needs]
     return problems
+
+
+def _member_problem(zf: zipfile.ZipFile, name: str) -> str:
+    """Why one file of the wheel may not go to students, or "": its dist-info, or lab/ as in this checkout."""
+    top, parts = name.split("/", 1)[0], name.split("/")
+    if top.endswith(".dist-info") and len(parts) == 2:
+        return ""
+    if top != "lab":
+        return f"{name}: outside lab/"
+    if any(p in FORBIDDEN_PARTS for p in parts) or FORBIDDEN_WORDS.search(name):
+        return f"{name}: the kit's or an answer's name"
+    if not (ROOT / name).is_file() or (ROOT / name).read_bytes() != zf.read(name):
+        return f"{name}: not this checkout's {name}"
+    return ""
 
 
 def build_student_wheel(out: Path = WHEEL_DIR) -> Path:
@@ -99,49 +104,56 @@ def dockerfile_python(image: str) -> str:
 
 def pin_problems() -> list[str]:
     """Where the images' requirements disagree with the repository's (empty: they agree)."""
-    from packaging.requirements import Requirement  # pip's own; the venv has it
-
     lock, ours, hub = pins(LOCK), pins(REQUIREMENTS), pins(HUB_LOCK)
     problems = [f"deploy/hub.lock pins {n}, which requirements.lock pins too" for n in sorted(set(hub) & set(lock))]
     if "jupyterhub" not in hub:
         problems.append("deploy/hub.lock does not pin jupyterhub (the single-user server a hub starts)")
     for image in IMAGES:
-        where = f"deploy/{image}/requirements.txt"
-        try:
-            options, pinned = requirement_lines(requirements(image))
-            python = dockerfile_python(image)
-        except (OSError, ValueError) as err:
-            problems.append(str(err))
-            continue
-        if tuple(options) != CONSTRAINTS:
-            problems.append(f"{where}: its options must be {' and '.join(CONSTRAINTS)}, got {options}")
-        for name, version in pinned.items():
-            want = ours.get(name) or lock.get(name) or hub.get(name)
-            if want is None:
-                problems.append(f"{where}: {name}=={version} is pinned by no lock (requirements.lock, deploy/hub.lock)")
-            elif version != want:
-                problems.append(f"{where}: {name}=={version}, but the repository pins {name}=={want}")
-        if "jupyterhub" not in pinned:
-            problems.append(f"{where}: no jupyterhub (a hub starts jupyterhub-singleuser in the image)")
-        claimed = STUDENT_PYTHONS if image == "student" else INSTRUCTOR_PYTHONS
-        if python not in claimed or python not in INSTRUCTOR_PYTHONS:  # the pins are the lock's: an instructor Python
-            problems.append(f"deploy/{image}/Dockerfile: Python {python} is not one the lock is checked on ({', '.join(INSTRUCTOR_PYTHONS)})")
-        if image == "student":
-            ranges = student_ranges()
-            for name in sorted(set(ranges) - set(pinned)):
-                problems.append(f"{where}: no {name} (requirements-student.txt has it)")
-            for name in sorted(set(pinned) & set(NOT_FOR_STUDENTS)):
-                problems.append(f"{where}: {name} is not for students")
-            for name in sorted(set(pinned) - set(ranges) - {"jupyterhub"}):
-                problems.append(f"{where}: {name} is not in requirements-student.txt")
-            for name in sorted(set(pinned) & set(ranges)):
-                if not Requirement(ranges[name]).specifier.contains(pinned[name]):
-                    problems.append(f"{where}: {name}=={pinned[name]} is outside requirements-student.txt's {ranges[name]}")
-        else:
-            for name in ("nbgrader", "jupyterlab", "ipykernel", "numpy", "pandas", "matplotlib"):
-                if name not in pinned:
-                    problems.append(f"{where}: no {name} (the kit grades with it)")
+        problems += _image_problems(image, lock, ours, hub)
     return problems
+
+
+def _image_problems(image: str, lock: dict[str, str], ours: dict[str, str], hub: dict[str, str]) -> list[str]:
+    """Where one image's requirements.txt and Dockerfile disagree with the repository's pins and Pythons."""
+    where = f"deploy/{image}/requirements.txt"
+    try:
+        options, pinned = requirement_lines(requirements(image))
+        python = dockerfile_python(image)
+    except (OSError, ValueError) as err:
+        return [str(err)]
+    problems = []
+    if tuple(options) != CONSTRAINTS:
+        problems.append(f"{where}: its options must be {' and '.join(CONSTRAINTS)}, got {options}")
+    for name, version in pinned.items():
+        want = ours.get(name) or lock.get(name) or hub.get(name)
+        if want is None:
+            problems.append(f"{where}: {name}=={version} is pinned by no lock (requirements.lock, deploy/hub.lock)")
+        elif version != want:
+            problems.append(f"{where}: {name}=={version}, but the repository pins {name}=={want}")
+    if "jupyterhub" not in pinned:
+        problems.append(f"{where}: no jupyterhub (a hub starts jupyterhub-singleuser in the image)")
+    claimed = STUDENT_PYTHONS if image == "student" else INSTRUCTOR_PYTHONS
+    if python not in claimed or python not in INSTRUCTOR_PYTHONS:  # the pins are the lock's: an instructor Python
+        problems.append(f"deploy/{image}/Dockerfile: Python {python} is not one the lock is checked on ({', '.join(INSTRUCTOR_PYTHONS)})")
+    return problems + (_student_problems(where, pinned) if image == "student" else _instructor_problems(where, pinned))
+
+
+def _student_problems(where: str, pinned: dict[str, str]) -> list[str]:
+    """Where the student image's pins and requirements-student.txt's ranges disagree, or it pins the kit's tools."""
+    from packaging.requirements import Requirement  # pip's own; the venv has it
+
+    ranges = student_ranges()
+    return ([f"{where}: no {name} (requirements-student.txt has it)" for name in sorted(set(ranges) - set(pinned))]
+            + [f"{where}: {name} is not for students" for name in sorted(set(pinned) & set(NOT_FOR_STUDENTS))]
+            + [f"{where}: {name} is not in requirements-student.txt" for name in sorted(set(pinned) - set(ranges) - {"jupyterhub"})]
+            + [f"{where}: {name}=={pinned[name]} is outside requirements-student.txt's {ranges[name]}"
+               for name in sorted(set(pinned) & set(ranges)) if not Requirement(ranges[name]).specifier.contains(pinned[name])])
+
+
+def _instructor_problems(where: str, pinned: dict[str, str]) -> list[str]:
+    """What the instructor image lacks of what the kit grades with."""
+    return [f"{where}: no {name} (the kit grades with it)"
+            for name in ("nbgrader", "jupyterlab", "ipykernel", "numpy", "pandas", "matplotlib") if name not in pinned]
 
 
 def main(argv: list[str] | None = None) -> int:

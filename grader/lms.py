@@ -169,59 +169,68 @@ def read_grades(path: Path, todos, max_points: Decimal, per_todo: bool) -> dict[
     columns = [c for c, _, _ in todos] if per_todo else []
     need(header, ["student_id", "total", *columns], path)
     unique([r["student_id"] for r in rows], path, "student_id")
-    grades = {}
-    for row in rows:
-        sid = row["student_id"]
-        if not sid.strip():
-            raise GradebookError(f"{path}: a row with no student_id")
-        where = f"{path}, student {inert(sid, 80)}"
-        scores = {"total": number(row["total"], f"{where}, total")}
-        if "max_total" in row and number(row["max_total"], f"{where}, max_total") != max_points:
-            raise GradebookError(f"{where}: max_total is {inert(row['max_total'], 40)}, but the assignment's TODOs are worth {shown(max_points)}")
-        for column in columns:
-            scores[column] = number(row[column], f"{where}, {column}")
-        limits = {"total": max_points} | {c: p for c, _, p in todos if c in scores}
-        for column, value in scores.items():
-            if not 0 <= value <= limits[column]:
-                raise GradebookError(f"{where}: {column} is {inert(row[column], 40)}, outside 0..{shown(limits[column])}")
-        if per_todo:
-            summed = sum((scores[c] for c in columns), Decimal(0))
-            if abs(summed - scores["total"]) > CENT:  # grades.csv rounds the total to 2 places, each TODO to 6 digits
-                raise GradebookError(f"{where}: the TODOs sum to {shown(summed)} but total is {inert(row['total'], 40)} (a late "
-                                     "penalty?): per-TODO columns would not add up to the total; upload the total instead")
-        grades[sid] = scores
-    return grades
+    return {row["student_id"]: _scores(path, row, todos, columns, max_points, per_todo) for row in rows}
+
+
+def _scores(path: Path, row: dict, todos, columns: list[str], max_points: Decimal, per_todo: bool) -> dict[str, Decimal]:
+    """One row of grades.csv: its total and TODO columns, each within its points, and the TODOs summing to the total."""
+    sid = row["student_id"]
+    if not sid.strip():
+        raise GradebookError(f"{path}: a row with no student_id")
+    where = f"{path}, student {inert(sid, 80)}"
+    scores = {"total": number(row["total"], f"{where}, total")}
+    if "max_total" in row and number(row["max_total"], f"{where}, max_total") != max_points:
+        raise GradebookError(f"{where}: max_total is {inert(row['max_total'], 40)}, but the assignment's TODOs are worth {shown(max_points)}")
+    for column in columns:
+        scores[column] = number(row[column], f"{where}, {column}")
+    limits = {"total": max_points} | {c: p for c, _, p in todos if c in scores}
+    for column, value in scores.items():
+        if not 0 <= value <= limits[column]:
+            raise GradebookError(f"{where}: {column} is {inert(row[column], 40)}, outside 0..{shown(limits[column])}")
+    if per_todo:
+        summed = sum((scores[c] for c in columns), Decimal(0))
+        if abs(summed - scores["total"]) > CENT:  # grades.csv rounds the total to 2 places, each TODO to 6 digits
+            raise GradebookError(f"{where}: the TODOs sum to {shown(summed)} but total is {inert(row['total'], 40)} (a late "
+                                 "penalty?): per-TODO columns would not add up to the total; upload the total instead")
+    return scores
 
 
 def read_roster(path: Path, lms: str, moodle_field: str) -> dict[str, dict[str, str]]:
     """student_id -> the roster row (stripped cells), each LMS identity present and used once."""
     header, rows = read_csv(path, "roster")
     need(header, ["student_id"], path)
-    if lms == "canvas":
-        need(header, ["Student"], path, " (Canvas's name column; it may be empty)")
-        if not any(c in header for c in CANVAS_IDS):
-            raise GradebookError(f"{path} has none of Canvas's id columns {', '.join(CANVAS_IDS)} (its columns: {', '.join(header)})")
-        identity = [c for c in CANVAS_IDS if c in header]
-    else:
-        need(header, [moodle_field], path, f" (--moodle-field {moodle_field})")
-        identity = [moodle_field]
-    kept = []
-    for row in rows:
-        row = {k: v.strip() for k, v in row.items()}
-        if lms == "canvas" and CANVAS_POINTS_ROW in row["Student"]:
-            continue  # the second row of Canvas's own export
-        sid = row["student_id"]
-        if not sid:
-            raise GradebookError(f"{path}: a row with no student_id ({', '.join(f'{c}={row[c]!r}' for c in identity)})")
-        if not any(row[c] for c in identity):
-            raise GradebookError(f"{path}, student {inert(sid, 80)}: no {' or '.join(identity)} to find them in {lms.title()} by")
-        if lms == "canvas" and row.get("ID") and not row["ID"].isdigit():
-            raise GradebookError(f"{path}, student {inert(sid, 80)}: ID {row['ID']!r} is not Canvas's numeric user id")
-        kept.append(row)
+    identity = _identity(path, header, lms, moodle_field)
+    kept = [row for row in (_roster_row(path, row, lms, identity) for row in rows) if row is not None]
     unique([row["student_id"] for row in kept], path, "student_id")
     for column in identity:
         unique([row[column] for row in kept if row[column]], path, f"the same {column}")
     return {row["student_id"]: row for row in kept}
+
+
+def _identity(path: Path, header: list[str], lms: str, moodle_field: str) -> list[str]:
+    """The roster's columns that identify a student in the LMS (Canvas's id columns present, or Moodle's field)."""
+    if lms == "canvas":
+        need(header, ["Student"], path, " (Canvas's name column; it may be empty)")
+        if not any(c in header for c in CANVAS_IDS):
+            raise GradebookError(f"{path} has none of Canvas's id columns {', '.join(CANVAS_IDS)} (its columns: {', '.join(header)})")
+        return [c for c in CANVAS_IDS if c in header]
+    need(header, [moodle_field], path, f" (--moodle-field {moodle_field})")
+    return [moodle_field]
+
+
+def _roster_row(path: Path, row: dict, lms: str, identity: list[str]) -> dict[str, str] | None:
+    """A roster row with its cells stripped, checked; None for the second row of Canvas's own export."""
+    row = {k: v.strip() for k, v in row.items()}
+    if lms == "canvas" and CANVAS_POINTS_ROW in row["Student"]:
+        return None
+    sid = row["student_id"]
+    if not sid:
+        raise GradebookError(f"{path}: a row with no student_id ({', '.join(f'{c}={row[c]!r}' for c in identity)})")
+    if not any(row[c] for c in identity):
+        raise GradebookError(f"{path}, student {inert(sid, 80)}: no {' or '.join(identity)} to find them in {lms.title()} by")
+    if lms == "canvas" and row.get("ID") and not row["ID"].isdigit():
+        raise GradebookError(f"{path}, student {inert(sid, 80)}: ID {row['ID']!r} is not Canvas's numeric user id")
+    return row
 
 
 def match(grades: dict, roster: dict, absent: str, grades_path: Path, roster_path: Path) -> list[str]:

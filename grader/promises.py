@@ -84,20 +84,25 @@ def problems(assignment, recorded: dict | None = None) -> list[str]:
     for language in LANGUAGES:
         nb = assignment.release(language)
         for task in tasks:
-            text = todo_text(nb, task.task_id, task.test_id)
-            if not text:
-                found.append(f"{language} {task.task_id}: no text found in the student edition")
-            for rule in task.rules:
-                said = recorded.get(task.task_id, {}).get(rule.name, {}).get(language, [])
-                if not said:
-                    found.append(f"{language} {task.task_id} / {rule.name}: no sentence of the text states it")
-                found += [f"{language} {task.task_id} / {rule.name}: not in the edition: {q!r}"
-                          for q in said if normalized(q) not in text]
+            found += _quote_problems(language, task, todo_text(nb, task.task_id, task.test_id), recorded.get(task.task_id, {}))
     found += [f"{task.task_id} / {rule.name}: {problem}" for task in tasks for rule in task.rules
               for problem in allowance_problems(rule, recorded.get(task.task_id, {}).get(rule.name, {}))]
     names = {(t.task_id, r.name) for t in tasks for r in t.rules}
     found += [f"{task} / {rule}: no such rule in the suite" for task, rules in recorded.items() for rule in rules
               if (task, rule) not in names]
+    return found
+
+
+def _quote_problems(language: str, task, text: str, recorded: dict) -> list[str]:
+    """What is wrong with one TODO's quotes in one edition (`text`, its text there): no text, a rule without a quote,
+    a quote not in the text."""
+    found = [] if text else [f"{language} {task.task_id}: no text found in the student edition"]
+    for rule in task.rules:
+        said = recorded.get(rule.name, {}).get(language, [])
+        if not said:
+            found.append(f"{language} {task.task_id} / {rule.name}: no sentence of the text states it")
+        found += [f"{language} {task.task_id} / {rule.name}: not in the edition: {q!r}"
+                  for q in said if normalized(q) not in text]
     return found
 
 

@@ -38,27 +38,38 @@ def problem(value) -> str:
             return f"more than {MAX_NODES} values"
         if depth > MAX_DEPTH:
             return f"nested deeper than {MAX_DEPTH}"
-        below = []
-        for item in level:
-            kind = type(item)
-            if kind is str:
-                if len(item) > MAX_STRING:
-                    return f"a string of {len(item)} characters"
-            elif kind is list or kind is tuple or kind is set or kind is frozenset:
-                below += item
-            elif kind is dict:
-                below += item          # the keys are values too
-                below += item.values()
-            elif kind is int:
-                if item.bit_length() > MAX_INT_BITS:
-                    return f"an integer of {item.bit_length()} bits"
-            elif kind is Instance:
-                below.append(item.text)
-                if item.base is not None:
-                    below.append(item.base)
-            elif item is not None and kind is not bool and kind is not float and kind not in numpy_types():
-                return f"a {kind.__name__}"
+        below: list = []
+        wrong = _level_problem(level, below)
+        if wrong:
+            return wrong
         level, depth = below, depth + 1
+    return ""
+
+
+_AS_IS = frozenset({type(None), bool, float})   # values with nothing to bound
+
+
+def _level_problem(level: list, below: list) -> str:
+    """What is wrong with a value of one level of an observation, or ''; puts the values inside them in `below`."""
+    for item in level:
+        kind = type(item)
+        if kind is str:
+            if len(item) > MAX_STRING:
+                return f"a string of {len(item)} characters"
+        elif kind is list or kind is tuple or kind is set or kind is frozenset:
+            below += item
+        elif kind is dict:
+            below += item          # the keys are values too
+            below += item.values()
+        elif kind is int:
+            if item.bit_length() > MAX_INT_BITS:
+                return f"an integer of {item.bit_length()} bits"
+        elif kind is Instance:
+            below.append(item.text)
+            if item.base is not None:
+                below.append(item.base)
+        elif kind not in _AS_IS and kind not in numpy_types():
+            return f"a {kind.__name__}"
     return ""
 
 

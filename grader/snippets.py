@@ -84,10 +84,16 @@ def snippet(cases, ops: list, upto: int | None = None, state: bool | str = False
     wrapped = [i for i, error in enumerate((errors or [])[: last + 1]) if error]
     for i in wrapped:
         lines[i] = _suppressed(lines[i], errors[i])
+    lines = _ending(cases, shown, lines, state)
+    helpers = (["from contextlib import suppress"] if wrapped else []) + (cases.helpers(shown) if hasattr(cases, "helpers") else [])
+    return "\n".join(helpers + lines)
+
+
+def _ending(cases, shown: list, lines: list[str], state: bool | str) -> list[str]:
+    """The lines with what the cell ends on: the state that differs, or the value (as the cases write it)."""
     expression = state_expression(cases, shown, state if isinstance(state, str) else None) if state else None
     if expression:
         lines.append(expression)
     elif hasattr(cases, "result"):
         lines = cases.result(shown, lines)
-    helpers = (["from contextlib import suppress"] if wrapped else []) + (cases.helpers(shown) if hasattr(cases, "helpers") else [])
-    return "\n".join(helpers + lines)
+    return lines

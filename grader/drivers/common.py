@@ -19,18 +19,36 @@ _TEXT = 200             # characters of an object's repr that cross (the grader 
 def _plain(value):
     """JSON-safe copy of `value` that keeps its types (see above); a recursive value raises RecursionError."""
     kind = type(value)
-    if value is None or kind is bool or kind is int or kind is float or kind is str:
+    if value is None or _as_is(kind):
         return value
     if kind is list:
         return [_plain(item) for item in value]
     if kind is dict:
-        if all(type(key) is str and key[:1] != "$" for key in value):
+        if _plain_keys(value):
             return {key: _plain(item) for key, item in value.items()}
         return {"$dict": [[_plain(key), _plain(item)] for key, item in value.items()]}
     if kind is tuple:
         return {"$tuple": [_plain(item) for item in value]}
     if kind is set or kind is frozenset:
         return {"$" + kind.__name__: [_plain(item) for item in value]}
+    return _other(value, kind)
+
+
+def _as_is(kind):
+    """A type JSON writes as it is (by identity: a class's metaclass may say it equals anything)."""
+    return kind is bool or kind is int or kind is float or kind is str
+
+
+def _plain_keys(mapping):
+    """Whether a dict's keys are all str, none starting with "$" (it crosses as a JSON object as it is)."""
+    for key in mapping:   # a loop, not all() over a generator: no deeper than _plain was (a nested value's depth)
+        if type(key) is not str or key[:1] == "$":
+            return False
+    return True
+
+
+def _other(value, kind):
+    """A numpy bool, int or float scalar as itself; anything else as its type name, repr and builtin value."""
     if _numpy_scalar(kind):
         dtype = value.dtype
         if dtype.kind in _NUMPY_KINDS and dtype.itemsize <= 8:

@@ -112,9 +112,9 @@ def run_notebook(payload, emit):
 
     signal.signal(signal.SIGINT, on_interrupt)
     sys.stdout, sys.stderr = Stream("stdout"), Stream("stderr")
-    skipped = {int(k): v for k, v in payload.get("skip", {}).items()}
-    deps = {int(k): v for k, v in payload.get("deps", {}).items()}
-    labels = {int(k): v for k, v in payload.get("labels", {}).items()}
+    skipped = _by_index(payload.get("skip", {}))
+    deps = _by_index(payload.get("deps", {}))
+    labels = _by_index(payload.get("labels", {}))
     counts = {int(k): v for k, v in payload.get("counts", {}).items() if type(v) is int}
     by_count = {}
     for cell in payload["cells"]:
@@ -126,29 +126,49 @@ def run_notebook(payload, emit):
         OUT.items = []
         SHELL.execution_count = counts.get(index, SHELL.execution_count)
         by_count[SHELL.execution_count] = index
-        stack = []
-        state["in_cell"] = True
         cpu = time.process_time()
-        try:
-            result = SHELL.run_cell(cell["source"], store_history=True)
-        except KeyboardInterrupt:
-            result = None
-        finally:
-            state["in_cell"] = False
-        error = result.error_in_exec or result.error_before_exec if result is not None else KeyboardInterrupt()
+        error = _run_cell(cell["source"], state)
         if isinstance(error, KeyboardInterrupt):
-            tb = error.__traceback__
-            while tb is not None:
-                name = tb.tb_frame.f_code.co_filename
-                if name.startswith(CELL_NAME):
-                    stack.append(by_count.get(int(name[len(CELL_NAME):].split("-")[0]), -1))
-                tb = tb.tb_next
-            for hung in [i for i in stack if i in deps] or [index]:
-                for later in deps.get(hung, []):
-                    skipped.setdefault(later, f"not run: {labels.get(hung, f'cell {hung}')} ran past its time limit, and this cell uses it")
+            stack = _cells_on_stack(error, by_count)
+            _skip_dependents([i for i in stack if i in deps] or [index], deps, labels, skipped)
         status = "interrupted" if isinstance(error, KeyboardInterrupt) else ("error" if error else "ok")
         emit({"kind": "cell", "index": index, "status": status, "outputs": OUT.items, "cpu": round(time.process_time() - cpu, 3)})
     emit({"kind": "done", "cpu": round(time.process_time(), 3)})
+
+
+def _by_index(mapping: dict) -> dict:
+    """A payload's {cell index as text: value} with int indices (JSON keys are text)."""
+    return {int(k): v for k, v in mapping.items()}
+
+
+def _run_cell(source: str, state: dict):
+    """Runs one cell; its error, a KeyboardInterrupt when the grader interrupted it, or None."""
+    state["in_cell"] = True
+    try:
+        result = SHELL.run_cell(source, store_history=True)
+    except KeyboardInterrupt:
+        result = None
+    finally:
+        state["in_cell"] = False
+    return result.error_in_exec or result.error_before_exec if result is not None else KeyboardInterrupt()
+
+
+def _cells_on_stack(error: BaseException, by_count: dict) -> list[int]:
+    """The notebook cells on an interrupted cell's stack, outermost first (-1 for a cell not known)."""
+    stack, tb = [], error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.startswith(CELL_NAME):
+            stack.append(by_count.get(int(name[len(CELL_NAME):].split("-")[0]), -1))
+        tb = tb.tb_next
+    return stack
+
+
+def _skip_dependents(hung: list[int], deps: dict, labels: dict, skipped: dict) -> None:
+    """Marks every later cell that uses a cell that ran past its time limit as not to be run, and why."""
+    for cell in hung:
+        for later in deps.get(cell, []):
+            skipped.setdefault(later, f"not run: {labels.get(cell, f'cell {cell}')} ran past its time limit, and this cell uses it")
 
 
 def main():

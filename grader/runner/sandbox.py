@@ -121,23 +121,7 @@ def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict
     `userns` (level "userns") has bwrap make a user namespace in which `uid` is the grader's own uid (0 for the
     privileged parent, whose capabilities then reach only the namespaces it owns), and no setpriv is needed.
     """
-    shown = 0 if privileged else uid
-    args = ["bwrap", *(["--unshare-user", "--uid", str(shown), "--gid", str(shown)] if userns else []), "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
-            *([] if share_net else ["--unshare-net"]),
-            "--die-with-parent", "--new-session", "--hostname", "sandbox",
-            "--proc", "/proc", "--dev", "/dev", *[a for name in HIDDEN_PROC for a in ("--ro-bind", "/dev/null", name)],
-            "--perms", "1777", "--size", str(limits.scratch_bytes), "--tmpfs", "/tmp",
-            "--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
-    binds = [(str(path), str(path)) for path in ro] + [(str(path), f"{INPUTS}/{name}") for name, path in (inputs or {}).items()]
-    system = system_view()
-    etc = ["/etc/passwd"] if etc_dir is not None else []
-    args += _parents([dest for _, dest in binds] + [system[i + 2] for i, a in enumerate(system) if a == "--ro-bind"] + etc)
-    args += system
-    for src, dest in binds:  # after the tmpfs, so that a repository under /tmp stays visible
-        args += ["--ro-bind", src, dest]
-    if etc_dir is not None:
-        for name in ("passwd", "group", "hosts"):
-            args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
+    args = _namespaces(0 if privileged else uid, limits, share_net, userns) + _view(ro, inputs, etc_dir)
     if userns:  # bwrap's own root folder belongs to the run's uid there (and a warm parent's, to every fork's): read-only
         args += ["--remount-ro", "/"]
     if privileged:  # root with capabilities in the view: only for grader/runner/boot.py, which drops them per child
@@ -151,6 +135,31 @@ def sandbox_argv(argv: list[str], *, uid: int, ro: list[Path] = (), inputs: dict
                 f"--nproc={limits.processes}", "--", *argv]
     args += ["--chdir", cwd, "--", tool("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}",
              "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
+    return args
+
+
+def _namespaces(shown: int, limits: Limits, share_net: bool, userns: bool) -> list[str]:
+    """bwrap and its namespaces, /proc (its revealing files hidden), /dev, and the private /tmp and /dev/shm."""
+    return ["bwrap", *(["--unshare-user", "--uid", str(shown), "--gid", str(shown)] if userns else []), "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+            *([] if share_net else ["--unshare-net"]),
+            "--die-with-parent", "--new-session", "--hostname", "sandbox",
+            "--proc", "/proc", "--dev", "/dev", *[a for name in HIDDEN_PROC for a in ("--ro-bind", "/dev/null", name)],
+            "--perms", "1777", "--size", str(limits.scratch_bytes), "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
+
+
+def _view(ro: list[Path], inputs: dict[str, Path] | None, etc_dir: Path | None) -> list[str]:
+    """The read-only view: folders leading to each bind, the system's files, `ro`, `inputs` and the /etc files."""
+    binds = [(str(path), str(path)) for path in ro] + [(str(path), f"{INPUTS}/{name}") for name, path in (inputs or {}).items()]
+    system = system_view()
+    etc = ["/etc/passwd"] if etc_dir is not None else []
+    args = _parents([dest for _, dest in binds] + [system[i + 2] for i, a in enumerate(system) if a == "--ro-bind"] + etc)
+    args += system
+    for src, dest in binds:  # after the tmpfs, so that a repository under /tmp stays visible
+        args += ["--ro-bind", src, dest]
+    if etc_dir is not None:
+        for name in ("passwd", "group", "hosts"):
+            args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
     return args
 
 

@@ -189,48 +189,8 @@ def watch(result_fd: int, members, kill, limits: Limits, watcher: Watcher, exite
     reader = threading.Thread(target=_read_lines, args=(result_fd, lines, limits.result_bytes), daemon=True)
     reader.start()
     out, usage = bytearray(), Usage()
-    started = last = checked = time.monotonic()
-    cpu, cpu_at_progress, why, eof, full, fresh = 0.0, 0.0, "", False, False, False
-    while not why:
-        if eof and exited is not None:   # a cold run's pipe has closed: wait for its process instead
-            if exited(0.1):
-                break
-            line = b""
-        else:
-            try:
-                line = lines.get(timeout=0.1)
-            except queue.Empty:
-                line = b""
-        eof, full = eof or line is None or line is FULL, full or line is FULL
-        now = time.monotonic()
-        if line and line is not FULL:
-            out += line
-            with contextlib.suppress(ValueError, TypeError, AttributeError, RecursionError):
-                record = json.loads(line)
-                if isinstance(record, dict):
-                    last, fresh = now, True
-                    watcher.record(record)
-        if full or (exited(0) if exited is not None else eof):
-            break
-        if now - checked < CHECK_EVERY and now - started <= limits.wall:
-            continue
-        checked, cpu = now, usage.read(members() + watcher.extra_pids())
-        if fresh:
-            cpu_at_progress, fresh = cpu, False
-        if now - started > limits.wall:
-            why = "wall"
-        elif limits.stall is not None and cpu - cpu_at_progress > limits.stall:
-            why = "stall"
-        elif limits.idle is not None and now - last > limits.idle:
-            why = "idle"
-        else:
-            action = watcher.tick(now, cpu)
-            if action == "interrupt":
-                for pid in members():
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGINT)
-            elif action == "kill":
-                why = "watcher"
+    started = time.monotonic()
+    why, eof, full, cpu = _until_it_ends(lines, out, usage, started, members, limits, watcher, exited)
     if why or exited is not None:  # a cold run is ended with all it started; a warm one by its runner's sweep
         kill()
     if exited is not None and not full:  # a cold run's last records may still be in the pipe
@@ -239,3 +199,80 @@ def watch(result_fd: int, members, kill, limits: Limits, watcher: Watcher, exite
             line = lines.get_nowait()
             out += line if line and line is not FULL else b""
     return Finished(0 if eof and not why else None, bool(why), bytes(out), b"", why, cpu, usage.waited, time.monotonic() - started)
+
+
+EXITED = "exited"   # what _next_line gives once a cold run's process has exited after its pipe closed
+
+
+def _until_it_ends(lines: queue.Queue, out: bytearray, usage: Usage, started: float, members, limits: Limits,
+                   watcher: Watcher, exited) -> tuple[str, bool, bool, float]:
+    """Takes the run's lines into `out` until it ends or passes a limit: (why it was stopped or "", whether its pipe
+    closed, whether it passed limits.result_bytes, its CPU seconds at the last check)."""
+    last = checked = started
+    cpu, cpu_at_progress, why, eof, full, fresh = 0.0, 0.0, "", False, False, False
+    while not why:
+        line = _next_line(lines, eof, exited)
+        if line is EXITED:
+            break
+        eof, full = eof or line is None or line is FULL, full or line is FULL
+        now = time.monotonic()
+        if line and line is not FULL and _take(line, out, watcher):
+            last, fresh = now, True
+        if full or _ended(eof, exited):
+            break
+        if now - checked < CHECK_EVERY and now - started <= limits.wall:
+            continue
+        checked, cpu = now, usage.read(members() + watcher.extra_pids())
+        if fresh:
+            cpu_at_progress, fresh = cpu, False
+        why = _limit_passed(limits, now - started, cpu - cpu_at_progress, now - last) or _ask(watcher, now, cpu, members)
+    return why, eof, full, cpu
+
+
+def _next_line(lines: queue.Queue, eof: bool, exited):
+    """The reader's next line (b"" when none came within 0.1 s); once a cold run's pipe has closed, b"" while its
+    process runs and EXITED once it has exited."""
+    if eof and exited is not None:   # a cold run's pipe has closed: wait for its process instead
+        return EXITED if exited(0.1) else b""
+    try:
+        return lines.get(timeout=0.1)
+    except queue.Empty:
+        return b""
+
+
+def _ended(eof: bool, exited) -> bool:
+    """Whether the run has ended: a cold run's process has exited, a warm run's pipe has closed."""
+    return exited(0) if exited is not None else eof
+
+
+def _take(line: bytes, out: bytearray, watcher: Watcher) -> bool:
+    """Adds a line to `out`; whether it is a record (a JSON object), which the watcher is then shown."""
+    out += line
+    with contextlib.suppress(ValueError, TypeError, AttributeError, RecursionError):
+        record = json.loads(line)
+        if isinstance(record, dict):
+            watcher.record(record)
+            return True
+    return False
+
+
+def _limit_passed(limits: Limits, ran: float, cpu_since_progress: float, idle: float) -> str:
+    """The first of the wall, stall and idle limits the run has passed, or ""."""
+    if ran > limits.wall:
+        return "wall"
+    if limits.stall is not None and cpu_since_progress > limits.stall:
+        return "stall"
+    if limits.idle is not None and idle > limits.idle:
+        return "idle"
+    return ""
+
+
+def _ask(watcher: Watcher, now: float, cpu: float, members) -> str:
+    """The watcher's word on the run: "watcher" when it says to kill it, "" otherwise (after interrupting the run's
+    processes if it says so)."""
+    action = watcher.tick(now, cpu)
+    if action == "interrupt":
+        for pid in members():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGINT)
+    return "watcher" if action == "kill" else ""

@@ -82,17 +82,24 @@ def place(rules: dict[str, list[Rule]], found: list[Check], where: dict[str, str
             if placed is None:
                 raise ValueError(f"{origin}: the visible case {call} of {cell.test_id} is in no hidden rule (VISIBLE)")
             number = names[:position].count(name) if names.count(name) > 1 else None
-            for rule_name, checks in (placed.items() if isinstance(placed, dict) else [(placed, None)]):
-                at = next((i for i, rule in enumerate(rules.get(cell.answer_id, [])) if rule.name == rule_name), None)
-                if at is None:
-                    raise ValueError(f"{origin}: {call} is placed in {rule_name!r}, which is not a rule of {cell.answer_id}")
-                if call in judged:
-                    continue
-                op = [OP, call] if checks is None else [OP, call, list(checks)]
-                rule = rules[cell.answer_id][at]
-                sc = {"name": scenario_name(call, number), "ops": [op]}
-                rules[cell.answer_id][at] = dataclasses.replace(rule, scenarios=[*rule.scenarios, sc])
+            _add(rules[cell.answer_id] if cell.answer_id in rules else [], cell, call, placed, number, call in judged, origin)
     stale = sorted((set(where) | set(judged)) - seen)
     if stale:
         raise ValueError(f"{origin}: {stale[0]} is placed in a rule, but no check cell has that case")
     return rules
+
+
+def _add(todo_rules: list[Rule], cell: Check, call: str, placed: str | dict[str, list[int]], number: int | None,
+         judged: bool, origin: str) -> None:
+    """Adds one visible case, as a scenario, at the end of each rule of its TODO it is placed in (a judged case is
+    only checked to name rules of that TODO)."""
+    for rule_name, checks in (placed.items() if isinstance(placed, dict) else [(placed, None)]):
+        at = next((i for i, rule in enumerate(todo_rules) if rule.name == rule_name), None)
+        if at is None:
+            raise ValueError(f"{origin}: {call} is placed in {rule_name!r}, which is not a rule of {cell.answer_id}")
+        if judged:
+            continue
+        op = [OP, call] if checks is None else [OP, call, list(checks)]
+        rule = todo_rules[at]
+        sc = {"name": scenario_name(call, number), "ops": [op]}
+        todo_rules[at] = dataclasses.replace(rule, scenarios=[*rule.scenarios, sc])

@@ -224,16 +224,19 @@ def test_a_deleted_answer_cell_is_not_counted_as_a_free_layout_warning():
     assert any(line.startswith("answer cells deleted (that TODO scores 0): a (answer cell todo4") for line in lines), lines
 
 
-def test_a_report_json_written_before_the_keys_still_counts_its_layout_warnings():
-    """No "warning_keys" (a report.json, or a shard, of an older grader): the old English is recognised (review B4)."""
+def test_warnings_are_counted_by_key_never_by_their_words():
+    """A warning's kind is its catalogue key: the words decide nothing, and one without a key (a report.json of an
+    older grader, a short list) is counted with the other notes, never dropped."""
     old = {"student_id": "a", "status": "graded", "language": "en", "reason": "", "seconds": 1.0, "verdicts": [],
            "warnings": ["cell todo1_tests was edited; the original is used for grading, so this costs nothing",
                         "answer cell todo1 appears 2 times; the last copy is graded, as the kernel ran it last",
                         "answer cell todo4 was deleted: TODO scores 0",
                         "todo2_tests: the in-notebook checks passed but the hidden rules gave 0/2"]}
     ops = class_report.operations([old])
-    assert [w for _, w in ops["layout"]] == old["warnings"][:2]
-    assert [w for _, w in ops["answer_deleted"]] == old["warnings"][2:3] and [w for _, w in ops["other_notes"]] == old["warnings"][3:]
+    assert [w for _, w in ops["other_notes"]] == old["warnings"] and not ops["layout"] and not ops["answer_deleted"]
+    keyed = old | {"warning_keys": ["answer_deleted", "cell_edited", "cell_edited", ""]}  # keys, whatever the words
+    ops = class_report.operations([keyed])
+    assert [w for _, w in ops["answer_deleted"]] == old["warnings"][:1] and [w for _, w in ops["layout"]] == old["warnings"][1:3]
     short = old | {"warning_keys": ["cell_edited"]}  # fewer keys than warnings: none is dropped
     assert sum(map(len, (class_report.operations([short])[k] for k in ("layout", "answer_deleted", "other_notes")))) == 4
 
