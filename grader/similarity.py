@@ -136,6 +136,55 @@ class _Normalise(ast.NodeTransformer):
         return node
 
 
+_IMPURE = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
+
+
+def _pure(node: ast.AST) -> bool:
+    """An expression that calls nothing and binds nothing (what it computes is thrown away if nothing reads it)."""
+    return not any(isinstance(n, _IMPURE) for n in ast.walk(node))
+
+
+def _names(target: ast.AST) -> list[str] | None:
+    """The plain names an assignment target binds; None if it binds anything else (an attribute, an item)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        found = [_names(t) for t in target.elts]
+        return None if None in found else [n for names in found for n in names]
+    return None
+
+
+def _dead(statement: ast.stmt, read: set[str]) -> bool:
+    """A statement that changes nothing the rest of the cell sees: a bare call-free expression, or a call-free value
+    stored in names the cell never reads (padding such as `_ = (0, 1, 2)` between copied lines)."""
+    if isinstance(statement, ast.Expr):
+        return _pure(statement.value)
+    if isinstance(statement, ast.Assign):
+        names = [_names(t) for t in statement.targets]
+        return None not in names and not read.intersection(*names) and _pure(statement.value)
+    if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        names = _names(statement.target)
+        return names is not None and not read.intersection(names) and (statement.value is None or _pure(statement.value))
+    return False
+
+
+def _without_dead(tree: ast.Module) -> ast.Module:
+    """The tree with its dead statements (_dead) taken out, until none is left (one taken out may leave another)."""
+    for _ in range(8):
+        read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        removed = False
+        for node in ast.walk(tree):
+            for name in ("body", "orelse", "finalbody"):
+                body = getattr(node, name, None)
+                if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                    kept = [s for s in body if not _dead(s, read)]
+                    removed |= len(kept) < len(body)
+                    setattr(node, name, kept or ([ast.Pass()] if name == "body" else []))
+        if not removed:
+            break
+    return tree
+
+
 def _without_magics(source: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
@@ -163,6 +212,7 @@ def normal_form(source: str, keep: frozenset[str] = frozenset()) -> str:
     tree = _parse(source)
     if tree is None:
         return "\n".join(line.split("#", 1)[0].rstrip() for line in source.splitlines() if line.split("#", 1)[0].strip())
+    tree = _without_dead(tree)
     found = _Bound()
     found.visit(tree)
     tree = _Normalise(found.names - keep).visit(tree)
