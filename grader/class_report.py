@@ -100,7 +100,7 @@ def summarize(report: dict) -> dict:
             "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
             "operations": operations(students), "sandbox": f"{report.get('sandbox', 'unknown')} ({report.get('sandbox_means', '')})",
             "deadline": report.get("deadline"), "late": [(s["student_id"], s["late"]) for s in students if s.get("late")],
-            "similar": similarity.of_report(report), "answers": _answers(students)}
+            "similar": similarity.of_report(report), "answers": _answers(students) | _solved(report["assignment"])}
 
 
 def _tasks(students: list[dict], columns: list[str]) -> dict[str, dict]:
@@ -115,6 +115,11 @@ def _tasks(students: list[dict], columns: list[str]) -> dict[str, dict]:
 def _blanks(students: list[dict], tasks: dict[str, dict]) -> dict[str, int]:
     """How many students left each TODO as given."""
     return {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks}
+
+
+def _solved(assignment: str) -> dict[tuple[str, str], str]:
+    """{(similarity.SOLVED, answer cell): source}: the solved edition's answers, shown beside a student's like it."""
+    return {(similarity.SOLVED, gid): source for gid, source in similarity.solved_answers(assignment).items()}
 
 
 def _answers(students: list[dict]) -> dict[tuple[str, str], str]:
@@ -421,7 +426,8 @@ def look_at(summary: dict) -> list:
     that are nearly so (grader/similarity.py), side by side: for the instructor to read, not a finding."""
     blocks = [("p", "Answers that are the same code once names, comments, strings and layout are set aside, and pairs "
                     f"that are nearly so (a similarity of {similarity.THRESHOLD:g} or more of what each adds to the given code; "
-                    "grader/similarity.py). Answers written independently can coincide, above all short answers to a "
+                    "grader/similarity.py), and those like the solved edition's answer, which self-learners can read, listed as "
+                    f"{similarity.SOLVED}. Answers written independently can coincide, above all short answers to a "
                     "TODO whose given code lays out each step: this is a list of answers to read side by side, not a "
                     "finding about anyone. Answers left as given, and answers that add fewer than "
                     f"{similarity.MIN_OWN} tokens to the given code, are not compared.")]

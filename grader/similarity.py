@@ -1,7 +1,9 @@
 """Answers to look at, per TODO: the same code once names, comments, strings and layout are set aside, or nearly so.
 
-An answer's normal form is its syntax tree with every name the cell binds (arguments, assigned names, nested
-functions, `import ... as` names) renamed by order of first appearance, docstrings dropped and every string
+An answer's normal form is its syntax tree without dead statements (a bare expression that calls nothing, a
+call-free value stored in names the cell never reads: padding such as `_ = (0, 1, 2)`), with every name the cell
+binds (arguments, assigned names, nested functions, `import ... as` names) renamed by order of first appearance,
+docstrings dropped and every string
 constant (f-strings too) replaced by one placeholder, written back as code: comments and layout do not survive
 it (names the stub binds, its arguments say, are kept). Answers with the same normal form form a cluster. Two
 answers of different normal forms are compared on what each adds to the code the release gives (the stub's
@@ -14,10 +16,10 @@ THRESHOLD comes from the corpora (tests/grader/test_similarity.py measures it ag
 written correct answers of each TODO (grader/assignments/*/corpus/ and the reference, 130 pairs) the highest
 ratio of two different normal forms is 0.945 (03's TODO 1, whose given code lays out each step); of 1269
 copies renamed, reformatted and then edited once (a short statement of a function's body added, removed or
-swapped with the next) 92% score 0.95 or more, and over 97% of those of answers adding 40 tokens or more (the
-lowest, 0.46, is a copy of a 19-token answer). Two corpus pairs have the same normal form: they are the same
-code apart from comments and docstrings, and are reported. This is a list for an instructor to read, never a
-finding: answers to a narrow TODO can coincide, and the class report says so.
+swapped with the next) 96% score 0.95 or more, and over 97% of those of answers adding 40 tokens or more. Two corpus pairs have the same normal form: they are the same
+code apart from comments and docstrings, and are reported. Each TODO's answers are also compared with the solved
+edition's (SOLVED), which self-learners can read. This is a list for an instructor to read, never a finding:
+answers to a narrow TODO can coincide, and the class report says so.
 """
 from __future__ import annotations
 
@@ -136,6 +138,55 @@ class _Normalise(ast.NodeTransformer):
         return node
 
 
+_IMPURE = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
+
+
+def _pure(node: ast.AST) -> bool:
+    """An expression that calls nothing and binds nothing (what it computes is thrown away if nothing reads it)."""
+    return not any(isinstance(n, _IMPURE) for n in ast.walk(node))
+
+
+def _names(target: ast.AST) -> list[str] | None:
+    """The plain names an assignment target binds; None if it binds anything else (an attribute, an item)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        found = [_names(t) for t in target.elts]
+        return None if None in found else [n for names in found for n in names]
+    return None
+
+
+def _dead(statement: ast.stmt, read: set[str]) -> bool:
+    """A statement that changes nothing the rest of the cell sees: a bare call-free expression, or a call-free value
+    stored in names the cell never reads (padding such as `_ = (0, 1, 2)` between copied lines)."""
+    if isinstance(statement, ast.Expr):
+        return _pure(statement.value)
+    if isinstance(statement, ast.Assign):
+        names = [_names(t) for t in statement.targets]
+        return None not in names and not read.intersection(*names) and _pure(statement.value)
+    if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        names = _names(statement.target)
+        return names is not None and not read.intersection(names) and (statement.value is None or _pure(statement.value))
+    return False
+
+
+def _without_dead(tree: ast.Module) -> ast.Module:
+    """The tree with its dead statements (_dead) taken out, until none is left (one taken out may leave another)."""
+    for _ in range(8):
+        read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        removed = False
+        for node in ast.walk(tree):
+            for name in ("body", "orelse", "finalbody"):
+                body = getattr(node, name, None)
+                if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                    kept = [s for s in body if not _dead(s, read)]
+                    removed |= len(kept) < len(body)
+                    setattr(node, name, kept or ([ast.Pass()] if name == "body" else []))
+        if not removed:
+            break
+    return tree
+
+
 def _without_magics(source: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
@@ -163,6 +214,7 @@ def normal_form(source: str, keep: frozenset[str] = frozenset()) -> str:
     tree = _parse(source)
     if tree is None:
         return "\n".join(line.split("#", 1)[0].rstrip() for line in source.splitlines() if line.split("#", 1)[0].strip())
+    tree = _without_dead(tree)
     found = _Bound()
     found.visit(tree)
     tree = _Normalise(found.names - keep).visit(tree)
@@ -277,24 +329,32 @@ class Findings:
     compared: int = 0                                                 # answers long enough to compare
 
 
-def find(answers: dict[str, str], stubs: list[str] = (), threshold: float = THRESHOLD, min_own: int = MIN_OWN) -> Findings:
+def find(answers: dict[str, str], stubs: list[str] = (), threshold: float = THRESHOLD, min_own: int = MIN_OWN,
+         published: dict[str, str] | None = None) -> Findings:
     """The clusters and near pairs among `answers` ({student: source} of one TODO). An answer whose normal form is a
-    stub's (left as given) is not compared; `stubs` are the released stubs of the TODO (each edition's)."""
+    stub's (left as given) is not compared; `stubs` are the released stubs of the TODO (each edition's).
+    `published` ({name: source}, the solved edition's answer) joins the comparison: a student's answer near it is
+    listed with it; it is never counted as an answer compared, nor paired with another published one."""
     keep = frozenset().union(*map(bound, stubs))
     stub_forms = [normal_form(s, keep) for s in stubs]
     stub_tokens = tokens(stub_forms[0]) if stub_forms else []
     groups: dict[str, list[str]] = {}
-    for student, source in answers.items():
+    for student, source in {**(published or {}), **answers}.items():
         form = normal_form(source, keep)
         if form not in stub_forms:
             groups.setdefault(form, []).append(student)
     mine = {form: own(tokens(form), stub_tokens) for form in groups}
-    forms = sorted((f for f in groups if len(mine[f]) >= min_own), key=lambda f: sorted(groups[f])[0])
-    found = Findings(compared=sum(len(groups[f]) for f in forms))
-    found.clusters = sorted((sorted(groups[f]) for f in forms if len(groups[f]) > 1), key=lambda c: (-len(c), c))
+    ours = set(published or ())
+    students = lambda form: [s for s in groups[form] if s not in ours]  # noqa: E731
+    forms = sorted((f for f in groups if len(mine[f]) >= min_own and students(f)), key=lambda f: sorted(groups[f])[0])
+    forms += sorted(f for f in groups if len(mine[f]) >= min_own and not students(f))  # published only: compared last
+    found = Findings(compared=sum(len(students(f)) for f in forms))
+    found.clusters = sorted((sorted(groups[f]) for f in forms if len(groups[f]) > 1 and students(f)), key=lambda c: (-len(c), c))
     for j, second in enumerate(forms):
         b, b_masks = mine[second], masks(mine[second])
         for first in forms[:j]:
+            if not students(first) and not students(second):
+                continue
             a = mine[first]
             if 2 * min(len(a), len(b)) >= threshold * (len(a) + len(b)):  # else no common part is long enough
                 r = ratio(a, b, b_masks)
@@ -322,14 +382,27 @@ def stubs_of(assignment: str) -> dict[str, list[str]]:
         return {}
 
 
+SOLVED = "(the solved edition)"   # the published answer's name in the findings: no student id has parentheses
+
+
+def solved_answers(assignment: str) -> dict[str, str]:
+    """{answer grade_id: the solved edition's answer}, as self-learners can read it; {} where it cannot be read here."""
+    try:
+        from .masters import reference_answers
+        return reference_answers(assignment)
+    except Exception:  # noqa: BLE001 - a report.json read away from its course: compared among the students only
+        return {}
+
+
 def of_report(report: dict) -> dict[str, Findings]:
     """{answer grade_id: Findings} of a report.json whose students carry their "answers" (a TODO left as given, or
-    whose answer cell was missing, is not compared)."""
-    stubs = stubs_of(report["assignment"])
+    whose answer cell was missing, is not compared), each TODO's also with the solved edition's answer (SOLVED)."""
+    stubs, solved = stubs_of(report["assignment"]), solved_answers(report["assignment"])
     by_todo: dict[str, dict[str, str]] = {c: {} for c in report["task_columns"]}
     for s in report["students"]:
         left = {v["answer_id"] for v in s.get("verdicts", []) if v.get("status") == Outcome.MISSING}
         for gid, source in (s.get("answers") or {}).items():
             if gid in by_todo and gid not in left:
                 by_todo[gid][s["student_id"]] = source
-    return {gid: find(answers, stubs.get(gid, [])) for gid, answers in by_todo.items()}
+    return {gid: find(answers, stubs.get(gid, []), published={SOLVED: solved[gid]} if gid in solved else None)
+            for gid, answers in by_todo.items()}

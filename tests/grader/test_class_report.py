@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from grader import autograde, class_report, diagnose, examples, masters, sanitize
+from grader import autograde, class_report, diagnose, examples, masters, sanitize, similarity
 from grader.feedback import visible_text
 from grader.mutants import MUTANTS
 
@@ -272,7 +272,7 @@ def test_answers_to_look_at_reach_the_html_inert():
     report = {"assignment": NAME, "max_total": 2, "task_columns": ["todo1"], "sandbox": "bwrap",
               "students": [student("ann"), student("ben")]}
     summary = class_report.summarize(report)
-    assert summary["similar"]["todo1"].clusters == [["ann", "ben"]]   # shown side by side
+    assert summary["similar"]["todo1"].clusters == [[similarity.SOLVED, "ann", "ben"]]   # shown side by side (the solved edition's too)
     page, markdown = class_report.page(summary, {}), class_report.markdown(summary, {}, "class-report")
     for text in (page, markdown):
         assert not re.search("[\u202a-\u202e\u2066-\u2069\x00-\x08\x0b-\x1f\x7f]", text)

@@ -247,7 +247,7 @@ def test_the_class_report_shows_them_side_by_side():
     assert "copied_" in section
     assert "<td><pre>" in page and "zed&lt;b&gt;" in page and "zed<b>" not in page
     # a class with no such answers says so
-    quiet = class_report.summarize(report | {"students": students[:-1]})
+    quiet = class_report.summarize(report | {"students": [s for s in students[:-1] if s["student_id"] != "ref"]})
     assert "No two answers of a TODO are the same or nearly so." in class_report.markdown(quiet, {}, "x")
 
 
@@ -272,3 +272,50 @@ def test_padding_cannot_push_an_answer_out_of_what_report_json_keeps():
         assert found.clusters == [["alice", "carol"]] or found.near, how
     short = report.student_json(report.Outcome("alice", "graded", {}, answers={"todo4": original}))["answers"]["todo4"]
     assert short == original   # an answer within the limit is kept as it is
+
+
+def test_dead_padding_between_copied_lines_hides_no_copy():
+    """A renamed copy with call-free lines that change nothing (`_ = (0, ..., 15)`, a bare constant, a value stored in
+    a name never read) between its statements is the same code: before, one such line dropped it below THRESHOLD."""
+    for name, gid, answers, stubs in every_todo():
+        keep = keep_of(stubs)
+        for who, source in answers.items():
+            tree = renamed(source, keep)
+            for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+                padding = ["_ = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)", "42", "unused_total = 3 * 7 + 1"]
+                for i, line in zip(range(len(fn.body), 0, -1), itertools.cycle(padding)):
+                    fn.body.insert(i, ast.parse(line).body[0])
+            padded = ast.unparse(ast.fix_missing_locations(tree))
+            found = similarity.find({who: source, "copier": padded}, stubs)
+            assert found.clusters == [sorted([who, "copier"])], (name, gid, who)
+    # a line that calls something, or stores in a name read later, is code: it stays
+    assert similarity.normal_form("def f(x):\n    y = g(x)\n    return x\n") != similarity.normal_form("def f(x):\n    return x\n")
+    assert similarity.normal_form("def f(x):\n    y = 2\n    return x + y\n") != similarity.normal_form("def f(x):\n    return x\n")
+    assert similarity.normal_form("def f(x):\n    y = 2\n    return x\n") == similarity.normal_form("def f(x):\n    return x\n")
+
+
+def test_an_answer_like_the_solved_editions_is_listed_with_it():
+    """The solved editions are published for self-learners: a student's answer that is theirs, renamed and
+    reformatted, is listed beside SOLVED; the solved edition is not counted as a student, and independent answers
+    are not listed with it (its corpus pair of the same code, SAME_CODE, aside)."""
+    name = "02_decode_scheduling"
+    stubs, answers = similarity.stubs_of(name), independent(name)
+    reference = similarity.solved_answers(name)
+    for gid, by_who in answers.items():
+        keep = keep_of(stubs[gid])
+        students = {who: source for who, source in by_who.items() if who != "ref"}
+        students["copier"] = disguised(reference[gid], keep)
+        found = similarity.find(students, stubs[gid], published={similarity.SOLVED: reference[gid]})
+        listed = reported(found)
+        assert (similarity.SOLVED, "copier") in listed, gid
+        known = {(x, y) for n, g, x, y in SAME_CODE if (n, g) == (name, gid)}
+        assert {p for p in listed if similarity.SOLVED not in p} == known, gid
+        assert all("copier" in p for p in listed if similarity.SOLVED in p), (gid, listed)
+        assert found.compared <= len(students)
+    # through the class report: the solved edition's answer is shown beside the copier's
+    students = [{"student_id": "copier", "status": "graded", "warnings": [], "verdicts": [],
+                 "answers": {"todo4": disguised(reference["todo4"], keep_of(stubs["todo4"]))}},
+                {"student_id": "other", "status": "graded", "warnings": [], "verdicts": [], "answers": {"todo4": answers["todo4"]["w1-heap-en"]}}]
+    summary = class_report.summarize({"assignment": name, "task_columns": ["todo4"], "max_total": 12, "students": students})
+    section = class_report.markdown(summary, {}, "x").split("## Answers to look at", 1)[1].split("\n## ", 1)[0]
+    assert similarity.SOLVED in section and "copier" in section and "other" not in section.split("not compared.")[-1]
