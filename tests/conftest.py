@@ -110,6 +110,9 @@ matplotlib.use("Agg")
 # Loaded here, outside any test: a fresh HOME has no font cache, and building it runs fc-list, which the tier guard
 # below would charge to whichever unmarked test first draws text (test_deadline's, run alone).
 import matplotlib.font_manager  # noqa: E402,F401
+# Likewise jupytext, which runs `pandoc --version` when it is imported: a test that reads a master (test_glossary's,
+# run alone) would otherwise be charged with a process it never started.
+import jupytext  # noqa: E402,F401
 # Property tests are judged on results, never on speed: a loaded machine must not fail them.
 settings.register_profile("course", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("course")
