@@ -5,7 +5,7 @@
 
 A student's shard is a hash of their id (the file name), so it does not depend on which machine
 lists the folder or on what else is in it. The merge checks that the shards graded the same
-assignment with the same seed and sandbox level, that no student appears twice (by the hash of the
+assignment in the same term (its fingerprint, grader/term.py) and sandbox level, that no student appears twice (by the hash of the
 file name's bytes, report.json's "key", not by the printed id), and writes
 grades.csv, report.json, report.md and feedback/ as one unsharded run would have.
 """
@@ -58,7 +58,7 @@ def merge(shards: list[Path], out: Path) -> dict:
         if not path.is_file():
             raise SystemExit(f"error: {folder} has no report.json: did that shard finish?")
         reports.append(json.loads(path.read_text(encoding="utf-8")))
-    keys = ("assignment", "seed", "sandbox", "task_columns", "max_total", "deadline")
+    keys = ("assignment", "term", "sandbox", "task_columns", "max_total", "deadline")
     for folder, report in zip(shards, reports):
         differs = [k for k in keys if report.get(k) != reports[0].get(k)]
         if differs:
