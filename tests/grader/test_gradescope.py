@@ -241,10 +241,12 @@ def no_sandbox(monkeypatch):
 
 
 def gradescope_root(tmp: Path, **settings) -> Path:
-    """A Gradescope root whose source/ holds only the settings (this process's kit grades), a blank 01 submitted."""
+    """A Gradescope root whose source/ holds only the settings and the term's secret (public: this process's kit
+    grades), a blank 01 submitted."""
     name = "01_continuous_batching"
     (tmp / "source").mkdir()
     (tmp / "source" / gradescope.SETTINGS_FILE).write_text(json.dumps(gradescope.settings_of(assignment=name, **settings)))
+    (tmp / "source" / gradescope.SECRET_FILE).write_text(term.PUBLIC + "\n")
     (tmp / "submission").mkdir()
     (tmp / "submission" / f"{name}.ipynb").write_bytes((ROOT / "notebooks" / f"{name}.ipynb").read_bytes())
     return tmp
