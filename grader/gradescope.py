@@ -9,11 +9,12 @@ The zip holds setup.sh (apt's bubblewrap, a venv from requirements.txt and requi
 from its source), run_autograder, the kit's source (grader/, lab/, policybench/, notebooks/) and gradescope.json,
 the settings (SETTINGS: each with its help text), and term.secret, the term's secret (grader/term.py: found as
 `make autograde` finds it, and the build stops without one), which the hidden cases and held-out traces are drawn
-from: the zip is the instructor's upload, written under build/, never into git or anything students get. On Gradescope, run_autograder grades the notebook in
-/autograder/submission with grader.autograde (the same run as `make autograde`, its sandbox included) and turns
-its report.json into /autograder/results/results.json: one test per hidden rule, with the rule's share of its
-TODO's points and the feedback the student's page gives for it (never the hidden tests' code). The format is
-grader/gradescope.schema.json's, written from Gradescope's specification (its "source" names the pages).
+from: the zip is the instructor's upload, written under build/, never into git or anything students get.
+On Gradescope, run_autograder grades the notebook in /autograder/submission with grader.autograde (the same run
+as `make autograde`, its sandbox included, with term.secret) and turns its report.json into
+/autograder/results/results.json: one test per hidden rule, with the rule's share of its TODO's points and the
+feedback the student's page gives for it (never the hidden tests' code). The format is grader/gradescope.schema.json's,
+written from Gradescope's specification (its "source" names the pages).
 GRADESCOPE_ROOT moves /autograder elsewhere (the tests lay one out in a temporary folder).
 """
 from __future__ import annotations

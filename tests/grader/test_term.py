@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
