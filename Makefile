@@ -45,10 +45,11 @@ help:
 	@echo "make release         regenerate the student editions only"
 	@echo "make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=$(ASSIGNMENT)] [JOBS=n] [SHARD=K/N] [SANDBOX=auto|userns|process]"
 	@echo "                     [TIMES=csv|nbgrader submitted/] [EXTENSIONS=csv]  late penalties: course.toml [deadline]"
+	@echo "                     [TERM_SECRET=file|public]  the term secret: LAB_TERM_SECRET or course.secret by default"
 	@echo "make gradebook LMS=canvas|moodle ROSTER=roster.csv [OUT=dir] [GRADES=\$$OUT/grades.csv] [PER_TODO=1] [ABSENT=error|zero|omit]  an LMS import file (grader/lms.py)"
 	@echo "make e2e-cloud       the cloud path: each notebook alone in a bare kernel with older pandas/matplotlib/numpy"
 	@echo "make student-bundle  dist/<course wheel> and build/student-bundle.zip, the student-facing repository"
-	@echo "make gradescope [ASSIGNMENT=$(ASSIGNMENT)] [FAILING=visible|after_due_date] [SANDBOX=auto|userns|process] [MAX_PER_DAY=n]"
+	@echo "make gradescope [ASSIGNMENT=$(ASSIGNMENT)] [FAILING=visible|after_due_date] [SANDBOX=auto|userns|process] [MAX_PER_DAY=n] [TERM_SECRET=file|public]"
 	@echo "                     build/gradescope/<assignment>.zip, a Gradescope autograder (docs/instructors.md, Gradescope)"
 	@echo "make hub-images      build/hub/<lab wheel> (checked: lab only) and, where docker is, the JupyterHub images (deploy/)"
 	@echo "make sandbox-deps    install bubblewrap for the full grading sandbox (root: apt-get; else says what is missing)"
@@ -155,7 +156,7 @@ release: $(STAMP)
 
 autograde: $(STAMP) sandbox-deps
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=dir OUT=dir [ASSIGNMENT=name]"; exit 2; }
-	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD)) $(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(TIMES),--times $(TIMES)) $(if $(EXTENSIONS),--extensions $(EXTENSIONS))
+	$(PY) -m grader.autograde --assignment $(ASSIGNMENT) --submissions $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) $(if $(SHARD),--shard $(SHARD)) $(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(TIMES),--times $(TIMES)) $(if $(EXTENSIONS),--extensions $(EXTENSIONS)) $(if $(TERM_SECRET),--term-secret $(TERM_SECRET))
 
 # An LMS gradebook import file from a run's grades.csv and a roster (grader/lms.py says the formats and what it refuses).
 GRADES ?= $(OUT)/grades.csv
@@ -184,7 +185,7 @@ student-bundle: $(STAMP)
 FAILING ?=
 MAX_PER_DAY ?=
 gradescope: $(STAMP)
-	$(PY) -m grader.gradescope build --assignment $(ASSIGNMENT) $(if $(FAILING),--failing-visibility $(FAILING)) $(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(MAX_PER_DAY),--max-per-day $(MAX_PER_DAY))
+	$(PY) -m grader.gradescope build --assignment $(ASSIGNMENT) $(if $(FAILING),--failing-visibility $(FAILING)) $(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(MAX_PER_DAY),--max-per-day $(MAX_PER_DAY)) $(if $(TERM_SECRET),--term-secret $(TERM_SECRET))
 
 # The JupyterHub images (deploy/, README "JupyterHub images"): the student wheel, checked to hold lab only, and the
 # images' pins checked against the repository's; then docker builds both from this folder, where docker is.

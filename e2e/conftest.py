@@ -26,6 +26,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+# Grading here (make autograde, nbgrader's) uses the repository's own hidden cases, never a term secret of the machine's.
+os.environ["LAB_TERM_SECRET"] = "public"
 # tests/nbgrader_course.py (the nbgrader course the lifecycle test runs) is shared; appended, so `conftest` stays ours.
 if str(ROOT / "tests") not in sys.path:
     sys.path.append(str(ROOT / "tests"))

@@ -3,7 +3,7 @@
     python -m grader.autograde --assignment 02_decode_scheduling --submissions DIR --out OUT [--jobs N]
 
 DIR holds one <student_id>.ipynb per student (as an LMS download gives them). Each goes through the steps of
-grader/pipeline.py in a pool of workers; grader/report.py writes what the run found. The settings (--seed,
+grader/pipeline.py in a pool of workers; grader/report.py writes what the run found. The settings (--term-secret,
 --cell-timeout, ...) are those of grader/config.py. Where course.toml sets the assignment a due date
 (grader/deadline.py), --times gives the submission times and a late student's total is less the late penalty.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import config as settings
-from . import class_report, deadline, feedback, messages, pipeline, report, safe_io, submission
+from . import class_report, deadline, feedback, messages, pipeline, report, safe_io, submission, term
 from .config import DEFAULTS, Config
 from .assignment import Assignment, get
 from .report import NOTE_CHARS, Outcome
@@ -124,6 +124,10 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
     `changes`: settings of `config` to change for this run, by name (jobs=2, cell_timeout=10)."""
     config = config.override(**changes)
     assignment = get(assignment)  # an unknown name stops here, with the list of known ones
+    try:  # before anything is written: a class is never graded on the public cases unless that is asked for
+        term.seed(config.term_secret, assignment.name)
+    except term.TermSecretError as exc:
+        raise SystemExit(f"error: {exc}") from None
     if not submissions.is_dir():
         raise SystemExit(f"error: {submissions} is not a folder of submissions")
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb" and not p.name.startswith("."))
@@ -148,9 +152,10 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
         say(line)
     try:
         batch = Batch(assignment, out, config, policy)
-    except NoSandbox as exc:
+    except (NoSandbox, term.TermSecretError) as exc:
         raise SystemExit(f"error: {exc}") from None
     say(f"  sandbox: {batch.grader.sandbox} ({SANDBOX_LEVELS[batch.grader.sandbox]})")
+    say(f"  {term.PUBLIC_WARNING}" if batch.head["term"] == term.PUBLIC else f"  term: {batch.head['term']}")
     say(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios")
     outcomes: dict[Path, Outcome] = {}
     try:

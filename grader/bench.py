@@ -172,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     all; assignment names limit the notebook section to those notebooks."""
     sections = {"engine": bench_fast_engine, "schedule": bench_schedule, "notebook": bench_notebook, "autograde": bench_autograde}
     args = argv if argv is not None else sys.argv[1:]
+    # timings of made-up classes: graded on the repository's own cases (grader/term.py), here and in every child
+    os.environ["LAB_TERM_SECRET"] = "public"
     names = [a for a in args if a in assignment_names()]
     unknown = [a for a in args if a not in sections and a not in names]
     if unknown:

@@ -60,12 +60,12 @@ def passing_rules(grader, answers: dict[str, str]) -> list[str]:
 
 def unquoted_rules(assignment) -> list[str]:
     """'<language> TODO k / rule' for each rule of the suite that promises.yml gives no sentence of its TODO's text."""
-    from .config import DEFAULTS
+    from .term import PUBLIC_SEED
     from .translation import LANGUAGES
 
     recorded = assignment.promises
     return [f"{language} {task.task_id} / {rule.name}" for language in LANGUAGES if language in assignment.languages
-            for task in assignment.tasks(DEFAULTS.seed) for rule in task.rules
+            for task in assignment.tasks(PUBLIC_SEED) for rule in task.rules
             if not recorded.get(task.task_id, {}).get(rule.name, {}).get(language)]
 
 

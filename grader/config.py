@@ -22,7 +22,11 @@ def setting(default, help: str, *, cli: bool = True, trait: str | None = "", cho
 class Config:
     """How one grading run grades: the same for every submission of the run."""
 
-    seed: int = setting(20261129, "seed of the hidden scenarios' random cases; shards to be merged must share it")
+    term_secret: str = setting("", "where the term's secret is, from which the hidden random cases and notebook 03's held-out "
+                                   "traces are drawn: empty for the environment variable LAB_TERM_SECRET, else the file "
+                                   "course.secret (python -m grader.term new writes it); or the path of a file holding it; "
+                                   "or public: the repository's own cases, which anyone can read (tests and demos, never a "
+                                   "class). Shards to be merged must share it (docs/instructors.md, Running a term)")
     jobs: int = setting(0, "submissions graded in parallel (0: two per core; a worker mostly waits for its sandboxed runs)",
                         trait=None)
     sandbox: str = setting("auto", "auto: the strongest sandbox that works here (as root: a uid per student; else "

@@ -76,7 +76,7 @@ def instructor_pipeline(out) -> None:
         subs = examples.demo_class(name) if name == ASSIGNMENT else examples.demo_submissions(name)  # 02: a whole class
         for path in examples.write(subs, submissions):
             print(f"  {path.name}")
-        autograde.run(name, submissions, out / grades)
+        autograde.run(name, submissions, out / grades, term_secret="public")  # a made-up class: the public cases
 
 
 def main() -> int:

@@ -27,11 +27,12 @@ from .runner import (BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, lik
 from .observed import key_kinds, kind
 from .schema import CELL_TIMEOUT, Budget, problem, short_text
 from .suites.base import Task
+from .term import PUBLIC_SEED
 from .verdict import Outcome, RuleResult, TaskVerdict
 
 # Defaults of the Grader's settings (described in grader/config.py). After a scenario times out, its TODO's
 # next ones get RETRY_TIMEOUT each: a hang costs 1.4 s, not 3 x 1 s.
-DEFAULT_SEED = DEFAULTS.seed
+DEFAULT_SEED = PUBLIC_SEED   # a Grader made without a term's seed (tests): the repository's own cases
 SCENARIO_TIMEOUT = DEFAULTS.scenario_cpu
 RETRY_TIMEOUT = DEFAULTS.retry_cpu
 CHILD_TIMEOUT = DEFAULTS.child_wall

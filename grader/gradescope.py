@@ -1,16 +1,20 @@
 """`make gradescope`: a Gradescope autograder zip that grades one assignment with the kit's sandboxed grader.
 
     python -m grader.gradescope build --assignment 03_batch_scheduling [--failing-visibility after_due_date]
-                                      [--sandbox auto|userns|process] [--max-per-day N] [--out FILE.zip]
+                                      [--sandbox auto|userns|process] [--max-per-day N] [--term-secret PATH|public]
+                                      [--out FILE.zip]
     python -m grader.gradescope run      # what the zip's run_autograder calls, on Gradescope
 
 The zip holds setup.sh (apt's bubblewrap, a venv from requirements.txt and requirements.lock, the kit installed
 from its source), run_autograder, the kit's source (grader/, lab/, policybench/, notebooks/) and gradescope.json,
-the settings (SETTINGS: each with its help text). On Gradescope, run_autograder grades the notebook in
-/autograder/submission with grader.autograde (the same run as `make autograde`, its sandbox included) and turns
-its report.json into /autograder/results/results.json: one test per hidden rule, with the rule's share of its
-TODO's points and the feedback the student's page gives for it (never the hidden tests' code). The format is
-grader/gradescope.schema.json's, written from Gradescope's specification (its "source" names the pages).
+the settings (SETTINGS: each with its help text), and term.secret, the term's secret (grader/term.py: found as
+`make autograde` finds it, and the build stops without one), which the hidden cases and held-out traces are drawn
+from: the zip is the instructor's upload, written under build/, never into git or anything students get.
+On Gradescope, run_autograder grades the notebook in /autograder/submission with grader.autograde (the same run
+as `make autograde`, its sandbox included, with term.secret) and turns its report.json into
+/autograder/results/results.json: one test per hidden rule, with the rule's share of its TODO's points and the
+feedback the student's page gives for it (never the hidden tests' code). The format is grader/gradescope.schema.json's,
+written from Gradescope's specification (its "source" names the pages).
 GRADESCOPE_ROOT moves /autograder elsewhere (the tests lay one out in a temporary folder).
 """
 from __future__ import annotations
@@ -27,11 +31,13 @@ import zipfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from . import term
 from .paths import BUILD_DIR, ROOT
 from .safe_text import inert
 
 SCHEMA = Path(__file__).with_name("gradescope.schema.json")
 SETTINGS_FILE = "gradescope.json"
+SECRET_FILE = "term.secret"   # in the zip: the term's secret, or the word public
 VISIBILITIES = ("visible", "after_due_date")
 # Each setting of gradescope.json: its default and what it means (docs/instructors.md, Gradescope, shows this table).
 SETTINGS = {
@@ -106,20 +112,23 @@ def shipped_files() -> list[Path]:
                   if name and (ROOT / name).is_file() and "corpus" not in Path(name).parts[:4])  # students' answers: not needed to grade
 
 
-def members(settings: dict) -> list[tuple[str, bytes, int]]:
-    """(path in the zip, content, mode) for everything the autograder zip holds."""
+def members(settings: dict, secret: bytes | None) -> list[tuple[str, bytes, int]]:
+    """(path in the zip, content, mode) for everything the autograder zip holds; `secret` None: public mode."""
     files = [(str(p), (ROOT / p).read_bytes(), 0o644) for p in shipped_files()]
     return files + [("setup.sh", SETUP_SH.replace("{pythons}", " ".join(PYTHONS)).encode(), 0o755),
                     ("run_autograder", RUN_AUTOGRADER.encode(), 0o755),
-                    (SETTINGS_FILE, (json.dumps(settings, indent=1) + "\n").encode(), 0o644)]
+                    (SETTINGS_FILE, (json.dumps(settings, indent=1) + "\n").encode(), 0o644),
+                    (SECRET_FILE, (secret or term.PUBLIC.encode()) + b"\n", 0o600)]
 
 
-def build(out: Path, **given) -> Path:
-    """Write the autograder zip (setup.sh and run_autograder at its root, as Gradescope requires)."""
+def build(out: Path, term_secret: str = "", **given) -> Path:
+    """Write the autograder zip (setup.sh and run_autograder at its root, as Gradescope requires), with the term's
+    secret as `term_secret` finds it (grader/config.py): without one, no zip (TermSecretError)."""
     settings = settings_of(**given)
+    secret = term.secret(term_secret)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data, mode in members(settings):
+        for name, data, mode in members(settings, secret):
             info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
             info.external_attr = mode << 16
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -356,7 +365,8 @@ def run(root: Path) -> int:
         subs.mkdir()
         shutil.copyfile(notebook, subs / "submission.ipynb")
         try:
-            autograde.run(settings["assignment"], subs, out, sandbox=settings["sandbox"])
+            autograde.run(settings["assignment"], subs, out, sandbox=settings["sandbox"],
+                          term_secret=str(root / "source" / SECRET_FILE))
         except SystemExit as exc:   # no sandbox (grader.runner.cold.refusal says what to do), or no usable settings
             print(f"gradescope: not graded: {exc}", flush=True)
             return 2
@@ -386,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, (default, meaning) in SETTINGS.items():
         make.add_argument("--" + name.replace("_", "-"), dest=name, type=type(default), default=None,
                           help=f"{meaning} (default: {default})")
+    make.add_argument("--term-secret", default="", help="where the term's secret is, as make autograde's --term-secret: "
+                      "empty for LAB_TERM_SECRET, else course.secret; a file's path; or public (docs/instructors.md, Running a term)")
     make.add_argument("--out", type=Path, help="the zip (default: build/gradescope/<assignment>.zip)")
     go = sub.add_parser("run", help="grade on Gradescope (run_autograder calls this)")
     go.add_argument("--root", type=Path, default=Path(os.environ.get("GRADESCOPE_ROOT") or "/autograder"))
@@ -398,9 +410,14 @@ def main(argv: list[str] | None = None) -> int:
         return run(args.root)
     given = {name: getattr(args, name) for name in SETTINGS}
     settings = settings_of(**given)
-    out = build(args.out or BUILD_DIR / "gradescope" / f"{settings['assignment']}.zip", **given)
+    try:
+        out = build(args.out or BUILD_DIR / "gradescope" / f"{settings['assignment']}.zip", args.term_secret, **given)
+    except term.TermSecretError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    public = term.secret(args.term_secret) is None
     print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment "
-          f"(settings: {json.dumps(settings)})")
+          f"(settings: {json.dumps(settings)}); it holds the term's secret: keep it out of git and of what students get"
+          + (f"\n{term.PUBLIC_WARNING}" if public else ""))
     return 0
 
 

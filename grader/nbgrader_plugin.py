@@ -18,7 +18,7 @@ folder, the sandbox level (autograde) and the feedback template. Then `nbgrader 
 rendering the page in-process.
 
 Each preprocessor is an adapter onto grader/pipeline.py, with the settings of grader/config.py as its traits
-(`c.SandboxedAutograde.seed`, `.cell_timeout`, `.budget`, ...): `RepairCellMetadata` runs its repair step,
+(`c.SandboxedAutograde.term_secret`, `.cell_timeout`, `.budget`, ...): `RepairCellMetadata` runs its repair step,
 `SandboxedAutograde` its steps from grade to score. The gradebook keeps the test cells' full source (its
 checksums hold); the feedback page shows only their visible part.
 """

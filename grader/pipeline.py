@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import diagnose, feedback, masters, messages, notebook_run, sanitize, submission
+from . import diagnose, feedback, masters, messages, notebook_run, sanitize, submission, term
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
@@ -80,8 +80,9 @@ def _prefix(assignment: Assignment, language: str) -> tuple[str, ...]:
 def grader_for(assignment: Assignment | str, config: Config = DEFAULTS) -> Grader:
     """One Grader per assignment and grading settings in a process (its set-up takes seconds)."""
     with _LOCK:  # the first call builds the suite; later calls share it
-        return _grader(get(assignment), config.seed, config.scenario_cpu, config.retry_cpu, config.child_wall,
-                       config.shrink_seconds)
+        assignment = get(assignment)
+        seed = term.seed(config.term_secret, assignment.name)   # raises TermSecretError where there is no secret
+        return _grader(assignment, seed, config.scenario_cpu, config.retry_cpu, config.child_wall, config.shrink_seconds)
 
 
 @functools.lru_cache(maxsize=None)

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import class_report, deadline, i18n, messages, sanitize, similarity
+from . import class_report, deadline, i18n, messages, sanitize, similarity, term
 from .grade import TaskVerdict, verdicts_to_json
 from .runner import LEVELS
 from .safe_text import csv_cell, inert
@@ -52,8 +52,9 @@ class Outcome:
 
 
 def header(assignment: str, seed: int, sandbox: str, tasks: list[Task]) -> dict:
-    """What a run's report says of the run as a whole (shards must agree on all of it to be merged)."""
-    return {"assignment": assignment, "seed": seed, "sandbox": sandbox, "sandbox_means": LEVELS.get(sandbox, ""),
+    """What a run's report says of the run as a whole (shards must agree on all of it to be merged). The term is named
+    by its fingerprint (grader/term.py), never by the seed: that would give the held-out material away."""
+    return {"assignment": assignment, "term": term.fingerprint(seed), "sandbox": sandbox, "sandbox_means": LEVELS.get(sandbox, ""),
             "task_columns": [t.answer_id for t in tasks],
             "max_total": sum(t.points for t in tasks)}
 
@@ -94,10 +95,11 @@ def write_report_md(out: Path, report: dict, headline: str) -> None:
     """report.md from the contents of report.json (so that grader.shard can write it for merged shards)."""
     columns = report["task_columns"]
     lines = [f"# {report['assignment']}: {headline}",
-             f"sandbox: {report['sandbox']} ({report.get('sandbox_means', '')}) · seed: {report['seed']} · max per student: {report['max_total']:g}"
+             f"sandbox: {report['sandbox']} ({report.get('sandbox_means', '')}) · term: {report['term']} · max per student: {report['max_total']:g}"
              + (f" · deadline: due {report['deadline']['due']}, penalty {report['deadline']['per_day']:g}/day, "
                 f"{report['deadline']['flat']:g} once late, at most {report['deadline']['max_penalty']:g} (fractions of the raw score)"
                 if report.get("deadline") else ""), "",
+             *([f"**{term.PUBLIC_WARNING}**", ""] if report.get("term") == term.PUBLIC else []),
              "| student | status | " + " | ".join(columns) + " | total | notes |",
              "|---|---|" + "---|" * len(columns) + "---|---|"]
     for o in report["students"]:

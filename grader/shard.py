@@ -5,7 +5,7 @@
 
 A student's shard is a hash of their id (the file name), so it does not depend on which machine
 lists the folder or on what else is in it. The merge checks that the shards graded the same
-assignment with the same seed and sandbox level, that no student appears twice (by the hash of the
+assignment in the same term (its fingerprint, grader/term.py) and sandbox level, that no student appears twice (by the hash of the
 file name's bytes, report.json's "key", not by the printed id), and writes
 grades.csv, report.json, report.md and feedback/ as one unsharded run would have.
 """
@@ -50,7 +50,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     return k, n
 
 
-KEYS = ("assignment", "seed", "sandbox", "task_columns", "max_total", "deadline")   # the same in every shard
+KEYS = ("assignment", "term", "sandbox", "task_columns", "max_total", "deadline")   # the same in every shard
 
 
 def merge(shards: list[Path], out: Path) -> dict:

@@ -75,6 +75,8 @@ def hermetic_environment() -> None:
     - Locale: C.UTF-8, for this process and its children (files and subprocess output are read as UTF-8).
     - LAB_LANGUAGE, LAB_HIDE_CJK_FONTS: dropped; tests that need them set them (font_env).
     - GRADER_UID_BASE: a range of this run's own, unless set by hand (private_uid_base).
+    - LAB_TERM_SECRET: public (grader/term.py), for this process and its children: tests grade on the repository's own
+      cases (the shipped mistakes catalogue's), never on a term secret of the machine's; tests of terms set their own.
     """
     git_config = Path.home() / ".gitconfig"
     user_fonts = {".local/share/fonts": Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "fonts",
@@ -99,6 +101,7 @@ def hermetic_environment() -> None:
     if "GRADER_UID_BASE" not in os.environ:
         os.environ["GRADER_UID_BASE"] = str(private_uid_base())
     os.environ["MPLBACKEND"] = "Agg"
+    os.environ["LAB_TERM_SECRET"] = "public"
 
 
 hermetic_environment()

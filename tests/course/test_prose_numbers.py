@@ -405,24 +405,37 @@ def nb03_baselines(ex):
             *SLO_EXERCISE["seeds"], 17]  # the held-out traces are made as traces 0, 1 and 2 are
 
 
+def traces_used_before_the_explanations(nb) -> set[int]:
+    """The exercise's traces the notebook runs or names before its explanations: exercise_trace(n), slo_row(..., n),
+    and 'trace n' in its text."""
+    end = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## Explanations"))
+    found = set()
+    for cell in nb.cells[:end]:
+        pattern = r"exercise_trace\((\d+)\)|slo_row\([^()]*?, (\d+)" if cell.cell_type == "code" else r"\btraces? (\d+)"
+        found |= {int(n) for match in re.findall(pattern, cell.source) for n in (match if isinstance(match, tuple) else (match,)) if n}
+    return found
+
+
 def nb03_explanations(ex):
     from grader.assignment import load
     rate = int(re.search(r"seconds_per_level = (\d+)", ex._cell("def slo_key").source).group(1))
     t = ex.table("aging_rates = [")
-    (trace,) = sorted(t)  # one held-out trace, in the notebook; all five are the policy benchmark's (below)
+    (trace,) = sorted(t)  # one trace, in the notebook; the four are the policy benchmark's (below)
     row = {float(col[:-2]): verdict for col, verdict in t[trace].items()}
     fast, slow = min(row), max(row)
-    held_out = load("03_batch_scheduling").suite.HELD_OUT_SEEDS
-    seed = int(re.search(r"trace_a = (\d+)", ex._cell("aging_rates = [").source).group(1))
-    holds(seed == held_out[0], "the trace run is the grader's held-out trace A")
-    holds(trace in ("held-out A", "保留轨迹 A"), "the table names the trace A, not by its seed")
+    suite = load("03_batch_scheduling").suite
+    unseen = int(re.search(r"^unseen = (\d+)", ex._cell("aging_rates = [").source, re.M).group(1))
+    holds(unseen not in {*SLO_EXERCISE["seeds"], *traces_used_before_the_explanations(ex.nb)},
+          "a trace the notebook has not used yet")
+    holds(unseen not in suite.PUBLIC_HELD_OUT, "not a held-out trace of the grader's")
+    holds(trace in (f"trace {unseen}", f"轨迹 {unseen}"), "the table names the trace the cell runs")
     holds(row[fast] == "misses p99" and row[rate] == "meets" and row[slow] == "misses wait",
           "too fast misses the interactive tail, the reference rate meets both parts, too slow misses the wait")
-    # The five-trace claims (whole seconds from 3 to 7 meet all five, 2.5 s misses trace A only, 8 s misses trace 0 by a wait, 1 s and
-    # a minute miss) are checked on the fast engine by tests/policybench/test_policybench.py::test_slo_exercise_separates_policies.
-    # The prose names the held-out traces A and B, not their seeds (62-bit: grader/assignments/03_batch_scheduling/suite.py).
-    return [0, rate, rate, 2 * rate, 2 * rate, rate, fast, rate, slow, 3, 7, fast, *SLO_EXERCISE["seeds"],
-            slow, 0, SLO_EXERCISE["max_wait_ms"] // 1000, 1]
+    # The four-trace claims (whole seconds from 3 to 7 meet all four, 2.5 s misses trace 5 only, 8 s misses trace 0 by a
+    # wait, 1 s misses three and a minute two) are checked on the fast engine by
+    # tests/policybench/test_policybench.py::test_slo_exercise_separates_policies.
+    return [0, rate, rate, 2 * rate, 2 * rate, rate, unseen, fast, rate, slow, *SLO_EXERCISE["seeds"], unseen, 3, 7,
+            fast, *SLO_EXERCISE["seeds"], unseen, slow, 0, SLO_EXERCISE["max_wait_ms"] // 1000, 1]
 
 
 NB03 = {

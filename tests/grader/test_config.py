@@ -11,7 +11,7 @@ from traitlets import TraitError
 from traitlets.config import Config as TraitletsConfig
 
 from conftest import ROOT
-from grader import config, grade, notebook_run, pipeline, sanitize
+from grader import config, grade, notebook_run, pipeline, sanitize, term
 from grader.config import DEFAULTS, Config
 from grader.nbgrader_plugin import RepairCellMetadata, SandboxedAutograde
 
@@ -59,11 +59,11 @@ def test_the_command_line_sets_every_setting():
     parser = argparse.ArgumentParser()
     config.add_arguments(parser)
     assert config.from_arguments(parser.parse_args([])) == DEFAULTS
-    args = parser.parse_args(["--seed", "7", "--jobs", "3", "--sandbox", "process", "--scenario-cpu", "2",
+    args = parser.parse_args(["--term-secret", "/srv/term.secret", "--jobs", "3", "--sandbox", "process", "--scenario-cpu", "2",
                               "--retry-cpu", "0.5", "--child-wall", "60", "--shrink-seconds", "5", "--cell-cpu", "4",
                               "--cell-timeout", "8", "--feedback-wall", "45", "--clean-seconds", "3", "--outputs-cap", "1000",
                               "--page-cap", "2000"])
-    assert config.from_arguments(args) == Config(7, 3, "process", 2.0, 0.5, 60.0, 5.0, 4.0, 8.0, 45.0, 3.0, 1000, 2000)
+    assert config.from_arguments(args) == Config("/srv/term.secret", 3, "process", 2.0, 0.5, 60.0, 5.0, 4.0, 8.0, 45.0, 3.0, 1000, 2000)
     with pytest.raises(SystemExit):
         parser.parse_args(["--sandbox", "none"])
 
@@ -71,10 +71,10 @@ def test_the_command_line_sets_every_setting():
 def test_nbgrader_sets_the_same_settings_by_its_trait_names():
     c = TraitletsConfig()
     c.SandboxedAutograde.budget = 45.0
-    c.SandboxedAutograde.seed = 7
+    c.SandboxedAutograde.term_secret = "/srv/term.secret"
     c.SandboxedAutograde.cell_timeout = 8.0
     for kind in (SandboxedAutograde, RepairCellMetadata):  # the repair step reads the same section
-        assert kind(config=c).settings() == DEFAULTS.override(feedback_wall=45.0, seed=7, cell_timeout=8.0)
+        assert kind(config=c).settings() == DEFAULTS.override(feedback_wall=45.0, term_secret="/srv/term.secret", cell_timeout=8.0)
     assert SandboxedAutograde().settings() == DEFAULTS
     assert "jobs" not in SandboxedAutograde.class_trait_names()  # nbgrader grades one notebook at a time
     c.SandboxedAutograde.sandbox = "none"
@@ -83,8 +83,9 @@ def test_nbgrader_sets_the_same_settings_by_its_trait_names():
 
 
 def test_the_modules_defaults_are_the_configs():
-    assert (grade.DEFAULT_SEED, grade.SCENARIO_TIMEOUT, grade.RETRY_TIMEOUT, grade.CHILD_TIMEOUT, grade.SHRINK_SECONDS) == (
-        DEFAULTS.seed, DEFAULTS.scenario_cpu, DEFAULTS.retry_cpu, DEFAULTS.child_wall, DEFAULTS.shrink_seconds)
+    assert (grade.SCENARIO_TIMEOUT, grade.RETRY_TIMEOUT, grade.CHILD_TIMEOUT, grade.SHRINK_SECONDS) == (
+        DEFAULTS.scenario_cpu, DEFAULTS.retry_cpu, DEFAULTS.child_wall, DEFAULTS.shrink_seconds)
+    assert grade.DEFAULT_SEED == term.PUBLIC_SEED   # a Grader made without a term's seed grades on the public cases
     assert (notebook_run.CELL_CPU, notebook_run.CELL_WALL, notebook_run.BUDGET) == (
         DEFAULTS.cell_cpu, DEFAULTS.cell_timeout, DEFAULTS.feedback_wall)
     assert (sanitize.CLEAN_SECONDS, sanitize.OUTPUTS_CAP, sanitize.PAGE_CAP) == (

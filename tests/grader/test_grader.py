@@ -307,10 +307,13 @@ def test_the_slo_judge_catches_broken_and_failing_orders(observed, says):
 
 
 def test_the_slo_judge_passes_the_reference_order_and_sees_only_arrival_fields():
-    HELD_OUT_SEEDS, judge_slo, slo_scenario = load(BATCH).suite.HELD_OUT_SEEDS, load(BATCH).suite.judge_slo, load(BATCH).suite.slo_scenario
+    suite = load(BATCH).suite
+    judge_slo, slo_scenario = suite.judge_slo, suite.slo_scenario
     from lab.engine import RequestInfo, serving_order
+    from grader import term
     ns = reference.namespace(BATCH)
-    for seed in (0, *HELD_OUT_SEEDS):
+    # the public held-out traces and a term's (drawn from its secret, then kept where the reference meets them)
+    for seed in (0, *suite.PUBLIC_HELD_OUT, *suite.held_out_seeds(term.seed_for(b"a term of test_grader's", BATCH))):
         scenario = slo_scenario(seed)
         (kind, rows), = scenario["ops"]
         assert kind == "rank" and all(len(row) == len(RequestInfo.__dataclass_fields__) for row in rows)
@@ -318,14 +321,20 @@ def test_the_slo_judge_passes_the_reference_order_and_sees_only_arrival_fields()
         assert judge_slo([{"value": order, "state": {}}], scenario) == ""
 
 
-def test_the_held_out_traces_are_the_masters_hidden_ones():
-    """The master's hidden TODO 5 test (for stock nbgrader runs) names the suite's held-out traces."""
+def test_the_masters_hidden_test_runs_the_terms_held_out_traces_and_names_none(monkeypatch):
+    """The master's hidden TODO 5 test (for stock nbgrader runs) reads the term's held-out traces where it runs
+    (grader.term.held_out_traces, from the course's secret): the master, and so the repository, names none."""
     import re
 
-    HELD_OUT_SEEDS = load(BATCH).suite.HELD_OUT_SEEDS
+    from grader import term
+    suite = load(BATCH).suite
     cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCH))["todo5_tests"][0].source
     hidden = cell[cell.index("### BEGIN HIDDEN TESTS"):]
-    assert tuple(int(s) for s in re.search(r"for seed in \(([\d, ]+)\)", hidden).group(1).split(",")) == HELD_OUT_SEEDS
+    assert "held_out_traces(\"03_batch_scheduling\")" in hidden
+    assert not re.search(r"\d{6,}", hidden)
+    assert term.held_out_traces(BATCH) == suite.PUBLIC_HELD_OUT   # the tests' LAB_TERM_SECRET: public
+    monkeypatch.setenv(term.SECRET_ENV, "a term of test_grader's")
+    assert term.held_out_traces(BATCH) == suite.held_out_seeds(term.seed_for(b"a term of test_grader's", BATCH))
 
 
 SLOW_KEY = """

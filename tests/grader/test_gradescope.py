@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader import autograde, examples, gradescope
+from grader import autograde, examples, gradescope, term
 from grader.assignment import get
 from grader.paths import assignment_dir
 
@@ -121,7 +121,8 @@ def test_results_json(runs, edition):
     assert sandbox_problems(data, report["sandbox"]) == []
     assert visibility_problems(data, failing) == []
     # one test per hidden rule of each TODO, with the kit's explanation of a failing one
-    rules = sum(len(task.rules) for task in get(NAME).tasks(report["seed"]))
+    assert report["term"] == term.PUBLIC   # the tests' LAB_TERM_SECRET, which the zip's term.secret carries
+    rules = sum(len(task.rules) for task in get(NAME).tasks(term.PUBLIC_SEED))
     assert len(data["tests"]) == rules
     if edition == "solved":
         assert data["score"] == report["max_total"] and all(t["status"] == "passed" for t in data["tests"])
@@ -240,10 +241,12 @@ def no_sandbox(monkeypatch):
 
 
 def gradescope_root(tmp: Path, **settings) -> Path:
-    """A Gradescope root whose source/ holds only the settings (this process's kit grades), a blank 01 submitted."""
+    """A Gradescope root whose source/ holds only the settings and the term's secret (public: this process's kit
+    grades), a blank 01 submitted."""
     name = "01_continuous_batching"
     (tmp / "source").mkdir()
     (tmp / "source" / gradescope.SETTINGS_FILE).write_text(json.dumps(gradescope.settings_of(assignment=name, **settings)))
+    (tmp / "source" / gradescope.SECRET_FILE).write_text(term.PUBLIC + "\n")
     (tmp / "submission").mkdir()
     (tmp / "submission" / f"{name}.ipynb").write_bytes((ROOT / "notebooks" / f"{name}.ipynb").read_bytes())
     return tmp
@@ -339,3 +342,40 @@ def test_after_due_date_shows_nothing_of_the_hidden_failures():
             assert shown == ["1.1", "1.2", "2.1", "2.2"]
         else:
             assert [t["number"] for t in data["tests"]] == ["1.1", "1.2", "1.3", "2.1", "2.2", "2.3"]
+
+
+TEST_SECRET = "gradescope-test-secret-0123456789"
+
+
+def test_no_zip_without_a_term_secret(tmp_path, monkeypatch):
+    """The zip grades with the term's secret: with none (and public not asked for), nothing is written."""
+    monkeypatch.delenv(term.SECRET_ENV)
+    monkeypatch.setattr(term, "SECRET_FILE", tmp_path / "course.secret")
+    with pytest.raises(term.TermSecretError):
+        gradescope.build(tmp_path / "a.zip", assignment=NAME)
+    assert not (tmp_path / "a.zip").exists()
+
+
+@pytest.mark.slow
+def test_the_zip_carries_the_term_secret_and_run_grades_with_it(tmp_path, monkeypatch):
+    """The instructor's secret (here from its file) is in the zip as term.secret, readable by its owner only, and
+    run() hands that file to autograde; the kit's files in the zip hold no secret."""
+    import zipfile
+    secret = tmp_path / "course.secret"
+    secret.write_text(TEST_SECRET + "\n")
+    zf = zipfile.ZipFile(gradescope.build(tmp_path / "a.zip", term_secret=str(secret), assignment=NAME))
+    assert zf.read(gradescope.SECRET_FILE).decode().strip() == TEST_SECRET
+    assert (zf.getinfo(gradescope.SECRET_FILE).external_attr >> 16) & 0o077 == 0
+    assert not [n for n in zf.namelist() if n != gradescope.SECRET_FILE and TEST_SECRET.encode() in zf.read(n)]
+    root = tmp_path / "autograder"
+    gradescope.unpack(tmp_path / "a.zip", root / "source")
+    (root / "submission").mkdir()
+    (root / "submission" / f"{NAME}.ipynb").write_bytes((ROOT / "notebooks" / f"{NAME}.ipynb").read_bytes())
+    used = {}
+
+    def run(assignment, subs, out, **changes):
+        used.update(changes)
+        raise SystemExit("stop here: the settings are what this test reads")
+    monkeypatch.setattr(autograde, "run", run)
+    assert gradescope.run(root) == 2
+    assert term.secret(used["term_secret"]) == TEST_SECRET.encode()

@@ -5,16 +5,19 @@ sent back the key of the one before; the grading process sorts by the keys it re
 its process for later requests finds none there, and finds them on the old path (the rows in the payload, or
 lab.engine.serving_order called with the whole list), so the search itself works. Nor can it rebuild the trace from
 what has arrived: a key that matches the first arrivals against exercise_trace of small seeds finds the old held-out
-seeds (5, 13) and not the suite's (62-bit). Honest keys of every number type get the same order either way."""
+seeds (5, 13) and not a term's (62-bit, drawn from its secret). Honest keys of every number type get the same order
+either way. The grader here is a term's, with a secret of this test's (grader/term.py), as a class is graded."""
 import pytest
 
-from grader import i18n, masters
+from grader import i18n, masters, term
 from grader.assignment import load
 from grader.grade import Grader
 
 BATCH = "03_batch_scheduling"
 SUITE = load(BATCH).suite
-SEED = SUITE.HELD_OUT_SEEDS[0]
+TERM_SEED = term.seed_for(b"test_online_key's term secret", BATCH)
+HELD_OUT = SUITE.held_out_seeds(TERM_SEED)
+SEED = HELD_OUT[0]
 SAMPLED = 100   # the attacker searches on every 100th request (a search of the whole heap costs milliseconds)
 
 # Searches everything it can reach for request-like things (a RequestInfo, a request's dict, a row of four ints): the
@@ -81,7 +84,7 @@ def slo_key(request):
 
 @pytest.fixture(scope="module")
 def grader():
-    return Grader(BATCH)
+    return Grader(BATCH, seed=TERM_SEED)
 
 
 def _task(grader):
@@ -92,7 +95,7 @@ def _held_out(grader):
     """The held-out rule's scenarios as they travel (named), and the same trace on the old path: rows in the payload."""
     task = _task(grader)
     fed = [sc for sc in grader._named(task) if sc["name"] in grader.feeds]
-    assert len(fed) == len(SUITE.HELD_OUT_SEEDS) and all(sc["ops"] == [["rank"]] for sc in fed), fed
+    assert len(fed) == len(HELD_OUT) and all(sc["ops"] == [["rank"]] for sc in fed), fed
     old = {**{k: v for k, v in SUITE.slo_scenario(SEED).items() if k in ("ops", "cpu_seconds")}, "name": "old path"}
     return task, fed, old
 
@@ -170,7 +173,9 @@ OLD_SEEDS = (5, 13)   # the held-out seeds before they were drawn from 2^62
 
 @pytest.mark.slow
 def test_a_key_that_searches_small_seeds_for_the_trace_it_sees_finds_no_held_out_trace(grader, monkeypatch):
-    assert all(2**40 < seed < 2**62 for seed in SUITE.HELD_OUT_SEEDS), SUITE.HELD_OUT_SEEDS
+    assert all(2**40 < seed < 2**62 for seed in (*HELD_OUT, *SUITE.PUBLIC_HELD_OUT)), (HELD_OUT, SUITE.PUBLIC_HELD_OUT)
+    assert [sc["feed"]["items"] for sc in _task(grader).rules[1].scenarios] == [
+        SUITE.slo_scenario(seed, held_out=True)["feed"]["items"] for seed in HELD_OUT]   # the term's, not the public ones
     task, fed, _ = _held_out(grader)
     # Positive control in the same child: the old seeds' traces, fed the same way, are found.
     controls = []

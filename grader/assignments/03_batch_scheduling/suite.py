@@ -19,6 +19,7 @@ from policybench.fast_engine import FastEngine
 from grader.messages import Joined, Message, Named, error_words
 from grader.schema import error_name, shown
 from grader.suites.base import Rule, seeded
+from grader.term import PUBLIC_SEED, derive
 
 
 
@@ -358,13 +359,19 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
 #   them; the last RECHECKED are then asked again, in reverse, as serving_order asks them (a key that remembers
 #   earlier calls gives other values). This process sorts the requests by the keys it received. So a key cannot read
 #   a held-out trace's future in its process and tune itself to it by simulating.
-# Traces of the same kind the notebook does not name (the master's hidden test repeats them). Aging at whole seconds from 3 to 7 s
-# per level meets them, as it meets traces 0-2; 2.5 s meets 0-2 but misses trace A: a key tuned to the edge.
-# Their seeds are 62-bit, drawn once with secrets.randbits(62) (then kept for that property), so a key cannot
-# find its trace by matching the first arrivals against exercise_trace of small seeds (tests/grader/test_online_key.py):
-# the first arrivals of a seed cost about 18 us (numpy's generator, no trace), so 5.5e4 seeds/s on a core, and
-# 2^62 = 4.6e18 seeds take 8e13 s, 2.6 million core-years; a key has 5 s of CPU per trace (3e5 seeds).
-HELD_OUT_SEEDS = (3651099849820810806, 3528831060266509965)
+# Traces of the same kind the notebook does not name, drawn from the term's secret (grader/term.py): another term,
+# other traces, and the repository names none of them. In public mode (tests, demos) they are PUBLIC_HELD_OUT, the
+# ones this repository always graded on: aging at whole seconds from 3 to 7 s per level meets them, as it meets
+# traces 0-2; 2.5 s meets 0-2 but misses the first (tests/policybench). A term's are the first of its keyed draws on
+# which the reference's rule (aging at 4 s per level) and a second either side of it meet the SLO: the reference
+# meets them, as the notebook says, and not at the edge (some traces no key meets: the notebook's trace 17).
+# Their seeds are 62-bit, so a key cannot find its trace by matching the first arrivals against exercise_trace of
+# small seeds (tests/grader/test_online_key.py): the first arrivals of a seed cost about 18 us (numpy's generator,
+# no trace), so 5.5e4 seeds/s on a core, and 2^62 = 4.6e18 seeds take 8e13 s, 2.6 million core-years; a key has
+# 5 s of CPU per trace (3e5 seeds). Nor can it know them: they are a keyed hash of the secret.
+PUBLIC_HELD_OUT = (3651099849820810806, 3528831060266509965)
+HELD_OUT_COUNT = 2
+VETTING_RATES = (3, 4, 5)   # seconds per level: the reference's key (master, TODO 5) and a second either side
 
 
 KEY_CPU_SECONDS = 5.0  # per trace: 2000 requests and 200 asked again; the notebook tells students to keep keys fast
@@ -450,12 +457,42 @@ def judge_slo(observed, scenario) -> Message | str:
     return Message("slo_misses", {"misses": Joined(tuple(parts))}) if missed else ""
 
 
-def todo5_rules(rng: random.Random) -> list[Rule]:
+def _met_with_margin(seed: int) -> bool:
+    """Aging at each of VETTING_RATES meets the SLO on the trace, run as judge_slo runs a key."""
+    from lab.engine import RequestInfo, serving_order
+
+    trace = _trace(seed)
+    infos = [RequestInfo(r["seq_id"], r["arrival_us"], r["priority"], r["num_prompt_tokens"]) for r in trace]
+    for rate in VETTING_RATES:
+        order = serving_order(lambda r, rate=rate: (r.priority * rate * 1_000_000 + r.arrival_us,), infos)
+        if slo_misses(slo_metrics(FastEngine(policy=ranked_policy(order)).run(trace))):
+            return False
+    return True
+
+
+@lru_cache(maxsize=None)
+def held_out_seeds(seed: int) -> tuple[int, ...]:
+    """The held-out traces of the term whose seed (grader/term.py) is `seed`: PUBLIC_HELD_OUT in public mode, else the
+    first HELD_OUT_COUNT of its keyed draws that the reference meets with a margin (_met_with_margin)."""
+    if seed == PUBLIC_SEED:
+        return PUBLIC_HELD_OUT
+    found: list[int] = []
+    for i in range(200):   # most draws pass (all of 12 tried); 200 failing in a row means the SLO or the engine changed
+        candidate = derive(seed, f"03_batch_scheduling held-out trace {i}")
+        if _met_with_margin(candidate):
+            found.append(candidate)
+            if len(found) == HELD_OUT_COUNT:
+                return tuple(found)
+    raise RuntimeError("no held-out trace of this term meets the SLO under the reference's key: has the SLO changed?")
+
+
+def todo5_rules(seed: int) -> list[Rule]:
     stated = ", ".join(map(str, SLO_EXERCISE["seeds"]))
     return [
         Rule(f"meets the SLO on the notebook's traces {stated}", [slo_scenario(s) for s in SLO_EXERCISE["seeds"]], judge=judge_slo),
         Rule("meets it on two held-out traces of the same kind (not tuned to the three)",
-             [slo_scenario(s, f"held-out trace {'AB'[i]}", held_out=True) for i, s in enumerate(HELD_OUT_SEEDS)], judge=judge_slo),
+             [slo_scenario(s, f"held-out trace {'AB'[i]}", held_out=True) for i, s in enumerate(held_out_seeds(seed))],
+             judge=judge_slo),
     ]
 
 
@@ -507,12 +544,12 @@ VISIBLE_JUDGED = {
 
 
 def build(seed: int) -> dict[str, list[Rule]]:
-    """Each TODO's rules (by its answer cell's grade_id), for one random seed."""
+    """Each TODO's rules (by its answer cell's grade_id), for one term's seed (grader/term.py)."""
     rng = random.Random(seed)
     return {
         "todo1": todo1_rules(rng),
         "todo2": todo2_rules(rng),
         "todo3": todo3_rules(rng),
         "todo4": todo4_rules(rng),
-        "todo5": todo5_rules(rng),
+        "todo5": todo5_rules(seed),
     }
