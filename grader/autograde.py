@@ -124,24 +124,11 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
     `changes`: settings of `config` to change for this run, by name (jobs=2, cell_timeout=10)."""
     config = config.override(**changes)
     assignment = get(assignment)  # an unknown name stops here, with the list of known ones
-    try:  # before anything is written: a class is never graded on the public cases unless that is asked for
-        term.seed(config.term_secret, assignment.name)
-    except term.TermSecretError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    if not submissions.is_dir():
-        raise SystemExit(f"error: {submissions} is not a folder of submissions")
-    paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb" and not p.name.startswith("."))
-    skipped = sorted(p.name for p in submissions.iterdir() if p.is_file() and p.suffix != ".ipynb")
-    if not paths:
-        raise SystemExit(f"error: no <student_id>.ipynb files in {submissions}")
-    try:  # the whole class's times, before the shard is taken: a run on any shard reads them alike
-        policy = deadline.load(assignment.name, config.times, config.extensions, [student_name(p.stem) for p in paths])
-    except deadline.DeadlineError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    if shard is not None:  # a shard may be empty: it still writes (empty) outputs for the merge
-        everyone = len(paths)
-        paths = [p for p in paths if shard_of(p.stem, shard[1]) == shard[0]]
-        say(f"shard {shard[0]}/{shard[1]}: {len(paths)} of {everyone} submission(s)")
+    _refused(lambda: term.seed(config.term_secret, assignment.name))  # never the public cases unless asked for
+    paths, skipped = _notebooks(submissions)
+    # the whole class's times, before the shard is taken: a run on any shard reads them alike
+    policy = _refused(lambda: deadline.load(assignment.name, config.times, config.extensions, [student_name(p.stem) for p in paths]))
+    paths = _shard(paths, shard)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     workers = config.jobs or 2 * (os.cpu_count() or 1)  # a worker mostly waits for its sandboxed runs
@@ -150,13 +137,52 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
         say(f"  skipping files that are not notebooks: {inert(', '.join(skipped))}")
     for line in deadline.summary(policy, [student_name(p.stem) for p in paths]) if policy else []:
         say(line)
-    try:
-        batch = Batch(assignment, out, config, policy)
-    except (NoSandbox, term.TermSecretError) as exc:
-        raise SystemExit(f"error: {exc}") from None
+    batch = _refused(lambda: Batch(assignment, out, config, policy))
     say(f"  sandbox: {batch.grader.sandbox} ({SANDBOX_LEVELS[batch.grader.sandbox]})")
     say(f"  {term.PUBLIC_WARNING}" if batch.head["term"] == term.PUBLIC else f"  term: {batch.head['term']}")
     say(f"  hidden suite ready: {sum(len(t.scenarios) for t in batch.grader.tasks)} scenarios")
+    outcomes = _grade_all(batch, paths, workers, started)
+    g = batch.grader
+    say(f"  verdicts: {g.reused} reused from an identical answer graded earlier in the batch; "
+        f"{g.as_released} TODO verdict(s) of answers left as released (the stub's, graded once when the assignment was built)")
+    say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}"
+        f"\nclass:    {out / 'class-report.html'}")
+    return sorted(outcomes.values(), key=lambda o: o.student_id)
+
+
+def _refused(make):
+    """make()'s value; a run the instructor must set up otherwise (no term secret, no sandbox, a bad deadline) stops
+    with its reason, before anything is graded."""
+    try:
+        return make()
+    except (term.TermSecretError, deadline.DeadlineError, NoSandbox) as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def _notebooks(submissions: Path) -> tuple[list[Path], list[str]]:
+    """The folder's <student_id>.ipynb files, and the names of the other files in it (skipped)."""
+    if not submissions.is_dir():
+        raise SystemExit(f"error: {submissions} is not a folder of submissions")
+    paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb" and not p.name.startswith("."))
+    skipped = sorted(p.name for p in submissions.iterdir() if p.is_file() and p.suffix != ".ipynb")
+    if not paths:
+        raise SystemExit(f"error: no <student_id>.ipynb files in {submissions}")
+    return paths, skipped
+
+
+def _shard(paths: list[Path], shard: tuple[int, int] | None) -> list[Path]:
+    """The submissions of shard k of n (all of them without a shard); a shard may be empty: it still writes (empty)
+    outputs for the merge."""
+    if shard is None:
+        return paths
+    mine = [p for p in paths if shard_of(p.stem, shard[1]) == shard[0]]
+    say(f"shard {shard[0]}/{shard[1]}: {len(mine)} of {len(paths)} submission(s)")
+    return mine
+
+
+def _grade_all(batch: Batch, paths: list[Path], workers: int, started: float) -> dict[Path, Outcome]:
+    """Every submission graded, `workers` at a time, one line each as it ends; grades.csv and the report are written
+    whatever happened, with every student in them (the run's time counted from `started`)."""
     outcomes: dict[Path, Outcome] = {}
     try:
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -169,16 +195,11 @@ def run(assignment: Assignment | str, submissions: Path, out: Path, config: Conf
                 note = inert("; ".join(map(messages.text, filter(None, [o.reason, o.late_note()]))) or "; ".join(map(messages.text, o.warnings)))
                 say(f"  [{done}/{len(paths)}] {inert(o.student_id):<24} {o.total:>5g}/{batch.head['max_total']:g}"
                     f"  {o.status:<6} {o.seconds:5.1f} s  {note}")
-    finally:  # grades.csv and the report are written whatever happened, with every student in them
+    finally:
         listed = [outcomes.get(p) or Outcome(student_name(p.stem), "error", batch.zero_scores(), "not graded: the batch was "
                                              "interrupted", key=student_key(p.stem), late=batch.late_of(p)) for p in paths]
         report.write_outputs(batch.out, batch.head, sorted(listed, key=lambda o: o.student_id), time.perf_counter() - started)
-    g = batch.grader
-    say(f"  verdicts: {g.reused} reused from an identical answer graded earlier in the batch; "
-        f"{g.as_released} TODO verdict(s) of answers left as released (the stub's, graded once when the assignment was built)")
-    say(f"grades:   {out / 'grades.csv'}\nfeedback: {out / 'feedback'}/<student_id>.html\nreport:   {out / 'report.md'}"
-        f"\nclass:    {out / 'class-report.html'}")
-    return sorted(outcomes.values(), key=lambda o: o.student_id)
+    return outcomes
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -338,29 +338,51 @@ def find(answers: dict[str, str], stubs: list[str] = (), threshold: float = THRE
     keep = frozenset().union(*map(bound, stubs))
     stub_forms = [normal_form(s, keep) for s in stubs]
     stub_tokens = tokens(stub_forms[0]) if stub_forms else []
+    groups = _groups({**(published or {}), **answers}, keep, stub_forms)
+    mine = {form: own(tokens(form), stub_tokens) for form in groups}
+    ours = set(published or ())
+    students = {form: [s for s in groups[form] if s not in ours] for form in groups}
+    forms = _ordered([f for f in groups if len(mine[f]) >= min_own], groups, students)
+    pairs = [(first, second) for j, second in enumerate(forms) for first in forms[:j] if students[first] or students[second]]
+    return _findings(forms, groups, students, _near(pairs, mine, threshold))
+
+
+def _findings(forms: list[str], groups: dict[str, list[str]], students: dict[str, list[str]], near: list) -> Findings:
+    """The Findings of the forms compared: students counted, clusters of two names or more, near pairs by name."""
+    found = Findings(compared=sum(len(students[f]) for f in forms))
+    found.clusters = sorted((sorted(groups[f]) for f in forms if len(groups[f]) > 1 and students[f]), key=lambda c: (-len(c), c))
+    found.near = sorted(((r, sorted(groups[x])[0], sorted(groups[y])[0]) for x, y, r in near), key=lambda n: (-n[0], n[1], n[2]))
+    return found
+
+
+def _ordered(forms: list[str], groups: dict[str, list[str]], students: dict[str, list[str]]) -> list[str]:
+    """The forms by their first name, those with a student's answer first (a published answer alone is compared last)."""
+    first = lambda f: sorted(groups[f])[0]  # noqa: E731
+    return sorted((f for f in forms if students[f]), key=first) + sorted(f for f in forms if not students[f])
+
+
+def _groups(answers: dict[str, str], keep: frozenset[str], stub_forms: list[str]) -> dict[str, list[str]]:
+    """{normal form: the students whose answer has it}, answers left as a stub aside."""
     groups: dict[str, list[str]] = {}
-    for student, source in {**(published or {}), **answers}.items():
+    for student, source in answers.items():
         form = normal_form(source, keep)
         if form not in stub_forms:
             groups.setdefault(form, []).append(student)
-    mine = {form: own(tokens(form), stub_tokens) for form in groups}
-    ours = set(published or ())
-    students = lambda form: [s for s in groups[form] if s not in ours]  # noqa: E731
-    forms = sorted((f for f in groups if len(mine[f]) >= min_own and students(f)), key=lambda f: sorted(groups[f])[0])
-    forms += sorted(f for f in groups if len(mine[f]) >= min_own and not students(f))  # published only: compared last
-    found = Findings(compared=sum(len(students(f)) for f in forms))
-    found.clusters = sorted((sorted(groups[f]) for f in forms if len(groups[f]) > 1 and students(f)), key=lambda c: (-len(c), c))
-    for j, second in enumerate(forms):
-        b, b_masks = mine[second], masks(mine[second])
-        for first in forms[:j]:
-            if not students(first) and not students(second):
-                continue
-            a = mine[first]
-            if 2 * min(len(a), len(b)) >= threshold * (len(a) + len(b)):  # else no common part is long enough
-                r = ratio(a, b, b_masks)
-                if r >= threshold:
-                    found.near.append((round(r, 2), sorted(groups[first])[0], sorted(groups[second])[0]))
-    found.near.sort(key=lambda n: (-n[0], n[1], n[2]))
+    return groups
+
+
+def _near(pairs: list[tuple[str, str]], mine: dict[str, list[str]], threshold: float) -> list[tuple[str, str, float]]:
+    """(form, form, ratio rounded to the hundredth) of each pair at `threshold` or above."""
+    found, b_masks = [], {}
+    for first, second in pairs:
+        a, b = mine[first], mine[second]
+        if 2 * min(len(a), len(b)) < threshold * (len(a) + len(b)):  # no common part can be long enough
+            continue
+        if second not in b_masks:
+            b_masks[second] = masks(b)
+        r = ratio(a, b, b_masks[second])
+        if r >= threshold:
+            found.append((first, second, round(r, 2)))
     return found
 
 

@@ -15,7 +15,6 @@ LIMIT = 15
 # other parts), so it was left to that work.
 GRADE = "grader/grade.py: the judging path, reworked with grade.py's own split"
 NOTEBOOK_RUN = "grader/notebook_run.py: the feedback run, reworked with notebook_run.py's own split"
-AUTOGRADE = "grader/autograde.py: the batch run, reworked with autograde.py's own split"
 DIAGNOSE = "grader/diagnose.py: the mistakes catalogue, whose key is being changed at the same time"
 BRIDGE = "grader/runner/bridge.py: the bridge's encode/decode, reworked with bridge.py's own split"
 ASSIGNMENT = "an assignment's master/suite/driver: reworked with the assignments (a change there rebuilds its notebooks)"
@@ -30,7 +29,6 @@ ALLOWED = {
     "grader/notebook_run.py::execute": (37, NOTEBOOK_RUN),
     "grader/notebook_run.py::unread_later": (21, NOTEBOOK_RUN),
     "grader/notebook_run.py::_drawn": (16, NOTEBOOK_RUN),
-    "grader/autograde.py::run": (27, AUTOGRADE),
     "grader/diagnose.py::problems": (23, DIAGNOSE),
     "grader/diagnose.py::_canonical": (19, DIAGNOSE),
     "grader/runner/bridge.py::Bridge.encode": (23, BRIDGE),
