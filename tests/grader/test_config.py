@@ -226,3 +226,27 @@ def test_grader_has_no_import_cycle():
     assert cycles(graph) == []
     graph["grader.shard"] = graph["grader.shard"] | {"grader.autograde"}  # the cycle there once was
     assert ["grader.autograde", "grader.shard", "grader.autograde"] in cycles(graph)
+
+
+def test_the_grader_gets_the_config_and_one_is_built_per_assignment_and_grading_settings(monkeypatch):
+    """pipeline hands the Grader the Config itself (no renamed keywords); settings it does not read share a Grader."""
+    from grader.grade import Grader
+
+    built = []
+
+    class Recording:
+        SETTINGS = Grader.SETTINGS
+
+        def __init__(self, assignment, config):
+            built.append(config)
+
+    monkeypatch.setattr(pipeline, "Grader", Recording)
+    pipeline.forget()
+    try:
+        first = pipeline.grader_for("01_continuous_batching", DEFAULTS.override(cell_timeout=5.0, jobs=3))
+        assert pipeline.grader_for("01_continuous_batching") is first   # the feedback run's settings are not the Grader's
+        assert pipeline.grader_for("01_continuous_batching", DEFAULTS.override(child_wall=8.0)) is not first
+    finally:
+        pipeline.forget()
+    assert built == [DEFAULTS, DEFAULTS.override(child_wall=8.0)]
+    assert set(Grader.SETTINGS) <= {f.name for f in fields(Config)}
