@@ -247,10 +247,16 @@ class Assignment:
         return list(getattr(self._module("mutants"), "OUTSIDE", [])) if (self.folder / "mutants.py").exists() else []
 
     @cached_property
+    def declared(self) -> Figures:
+        """Its assignment.toml as written, read once: a new assignment's defaults for what it leaves out, and no
+        corpus size unless it sets one (`figures` has that; this needs no master, e.g. for zh_allowed)."""
+        return Figures.read(self.folder / FIGURES_FILE)
+
+    @cached_property
     def figures(self) -> Figures:
         """Its assignment.toml: the figures course-wide tests hold it to (plots, printed cells, Chinese characters,
         corpus size, zh terms, headings, tables), with a new assignment's defaults for what it leaves out."""
-        figures = Figures.read(self.folder / FIGURES_FILE)
+        figures = self.declared
         return figures if figures.corpus is not None else replace(figures, corpus=2 * len(self.todos))
 
     @cached_property

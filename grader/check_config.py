@@ -47,6 +47,11 @@ try:
     report["kit"] = f"{lab.__version__} ({grader.__path__[0]})"
 except Exception as exc:
     report["kit_error"] = f"{type(exc).__name__}: {exc}"
+else:
+    try:  # its settings as autograde will read them: a wrong value, or a setting under its old name, stops it there
+        grader.nbgrader_plugin.SandboxedAutograde(config=c)
+    except Exception as exc:
+        report["settings_error"] = str(exc)
 print("\n" + json.dumps(report))
 '''
 
@@ -63,6 +68,9 @@ def verdict(report: dict, course: Path) -> tuple[bool, list[str]]:
     """(loads the kit, the lines to print)."""
     steps, exporter = report.get("autograde", []), report.get("exporter", "")
     loaded = any(s.startswith(PLUGIN + ".SandboxedAutograde") for s in steps) and exporter.startswith(PLUGIN + ".")
+    if loaded and report.get("settings_error"):
+        return False, [f"error: nbgrader in {course} loads the kit, but `nbgrader autograde` would stop on its settings:",
+                       f"  {report['settings_error']}"]
     if loaded:
         return True, [f"ok: nbgrader in {course} loads the decode-scheduling kit {report.get('kit', '?')}",
                       f"  config files: {', '.join(report.get('files', [])) or 'none'}",

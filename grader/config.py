@@ -1,8 +1,9 @@
 """Every grading setting in one place: its default, what it means, and its name on the command line and in nbgrader.
 
 `make autograde` builds a Config from its command line (`parser_arguments`), nbgrader from the traits of
-`SandboxedAutograde` (`traits`); both hand it to grader/pipeline.py, which passes the values to the Grader and
-the feedback run. The table of settings in docs/instructors.md is `markdown_table()`, written there by
+`SandboxedAutograde` (`traits`); both hand it to grader/pipeline.py, which passes it to the Grader and each
+setting to the feedback run and the sanitiser by its own name. A setting has one name everywhere: the field's, which is
+its nbgrader trait and (with dashes) its option; tests/grader/test_config.py checks that no code renames one. The table of settings in docs/instructors.md is `markdown_table()`, written there by
 `python -m grader.docs settings` (tests/grader/test_config.py checks it).
 
     python -m grader.config        # prints that table
@@ -13,9 +14,14 @@ import argparse
 from dataclasses import dataclass, field, fields, replace
 
 
-def setting(default, help: str, *, cli: bool = True, trait: str | None = "", choices: tuple = ()):
-    """A field of Config: `trait` is its nbgrader trait name ('' for the field's own name, None if nbgrader has none)."""
+def setting(default, help: str, *, cli: bool = True, trait: bool = True, choices: tuple = ()):
+    """A field of Config: `trait` says whether nbgrader has it (as a trait named as the field)."""
     return field(default=default, metadata={"help": help, "cli": cli, "trait": trait, "choices": choices})
+
+
+# nbgrader traits that settings had before they took their field's name: set in a course's nbgrader_config.py,
+# the old name stops SandboxedAutograde with the new one (nbgrader would only log it as unknown, and grade without it).
+RENAMED_TRAITS = {"budget": "feedback_wall"}
 
 
 @dataclass(frozen=True)
@@ -28,7 +34,7 @@ class Config:
                                    "or public: the repository's own cases, which anyone can read (tests and demos, never a "
                                    "class). Shards to be merged must share it (docs/instructors.md, Running a term)")
     jobs: int = setting(0, "submissions graded in parallel (0: two per core; a worker mostly waits for its sandboxed runs)",
-                        trait=None)
+                        trait=False)
     sandbox: str = setting("auto", "auto: the strongest sandbox that works here (as root: a uid per student; else "
                                    "bubblewrap in user namespaces), and grading stops where none does; userns: the "
                                    "rootless level even as root; process: no isolation, only when asked for "
@@ -39,15 +45,15 @@ class Config:
     shrink_seconds: float = setting(20.0, "wall seconds a TODO's failing cases may take to be cut down, at most")
     cell_cpu: float = setting(10.0, "CPU seconds per cell of the feedback run before it is interrupted")
     cell_timeout: float = setting(30.0, "wall seconds per cell of the feedback run before it is interrupted")
-    feedback_wall: float = setting(90.0, "wall seconds the feedback run of one notebook may take in all", trait="budget")
+    feedback_wall: float = setting(90.0, "wall seconds the feedback run of one notebook may take in all")
     clean_seconds: float = setting(30.0, "wall seconds for making one notebook's outputs inert; later cells are shown bare")
     outputs_cap: int = setting(4 << 20, "bytes of all outputs one feedback page shows; later outputs are left out")
     page_cap: int = setting(8 << 20, "bytes of one feedback page; a larger page is replaced by the plain one")
     times: str = setting("", "submission times, when course.toml sets a due date (docs/instructors.md, Deadlines): a CSV "
                              "student_id,timestamp, or nbgrader's submitted/ folder with <student>/<assignment>/timestamp.txt "
-                             "(make autograde TIMES=...)", trait=None)
+                             "(make autograde TIMES=...)", trait=False)
     extensions: str = setting("", "a CSV student_id,extension (days added to the due date, or the student's own due date), "
-                                  "added to course.toml's extensions (make autograde EXTENSIONS=...)", trait=None)
+                                  "added to course.toml's extensions (make autograde EXTENSIONS=...)", trait=False)
 
     def override(self, **settings) -> Config:
         """A copy with some settings changed (None leaves a setting as it is)."""
@@ -63,10 +69,6 @@ def _shown(value) -> str:
 
 def _flag(f) -> str:
     return "--" + f.name.replace("_", "-")
-
-
-def _trait_name(f) -> str | None:
-    return f.name if f.metadata["trait"] == "" else f.metadata["trait"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,16 +91,23 @@ def traits() -> dict:
     kinds = {int: Int, float: Float, str: Unicode}
     found = {}
     for f in fields(Config):
-        if (name := _trait_name(f)) is not None:
+        if f.metadata["trait"]:
             help, choices = f.metadata["help"], f.metadata["choices"]
             trait = Enum(choices, f.default, help=help) if choices else kinds[type(f.default)](f.default, help=help)
-            found[name] = trait.tag(config=True)
+            found[f.name] = trait.tag(config=True)
     return found
 
 
 def from_traits(owner) -> Config:
     """The Config of a configured nbgrader preprocessor (its traits from traits())."""
-    return Config(**{f.name: getattr(owner, _trait_name(f)) for f in fields(Config) if _trait_name(f) is not None})
+    return Config(**{f.name: getattr(owner, f.name) for f in fields(Config) if f.metadata["trait"]})
+
+
+def renamed(section) -> list[str]:
+    """Each old name (RENAMED_TRAITS) that `section`, the SandboxedAutograde settings of an nbgrader config, still
+    sets, as a line naming the new one."""
+    return [f"the nbgrader setting c.SandboxedAutograde.{old} is now called c.SandboxedAutograde.{new}: rename it "
+            f"in nbgrader_config.py" for old, new in RENAMED_TRAITS.items() if old in section]
 
 
 def markdown_table() -> str:
@@ -107,7 +116,7 @@ def markdown_table() -> str:
             "|---|---|---|---|---|"]
     for f in fields(Config):
         cli = f"`{_flag(f)}`" if f.metadata["cli"] else ""
-        trait = f"`{_trait_name(f)}`" if _trait_name(f) is not None else ""
+        trait = f"`{f.name}`" if f.metadata["trait"] else ""
         rows.append(f"| `{f.name}` | {cli} | {trait} | {_shown(f.default)} | {f.metadata['help']} |")
     return "\n".join(rows)
 

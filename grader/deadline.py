@@ -174,15 +174,15 @@ class Policy:
     flat: float = 0.0
     max_penalty: float = 1.0
     extensions: dict[str, datetime] = field(default_factory=dict)    # student_id -> the student's own due date
-    times: dict[str, datetime | str] = field(default_factory=dict)    # student_id -> submitted (a str: unreadable)
-    times_from: str = ""                                              # the --times given ("" if none)
+    submitted: dict[str, datetime | str] = field(default_factory=dict)   # student_id -> submitted (a str: unreadable)
+    times: str = ""                                                   # the setting `times` (--times) given ("" if none)
 
     def late_of(self, student: str) -> Late:
         """The lateness of `student` (a student_name())."""
         rule = (self.per_day, self.flat, self.max_penalty)
         own = self.extensions.get(student)
         due, original = (own, self.due) if own is not None and own > self.due else (self.due, None)
-        submitted = self.times.get(student)
+        submitted = self.submitted.get(student)
         if not isinstance(submitted, datetime):
             return Late("no_time", due, rule=rule, original=original, why=submitted or "")
         if submitted <= due:
@@ -195,7 +195,7 @@ class Policy:
     def describe(self) -> dict:
         """report.json's "deadline": the policy the run applied (shards to be merged must agree on it)."""
         return {"due": self.due.isoformat(), "per_day": self.per_day, "flat": self.flat, "max_penalty": self.max_penalty,
-                "extensions": len(self.extensions), "times": self.times_from}
+                "extensions": len(self.extensions), "times": self.times}
 
 
 def settings(assignment: str, toml: Path) -> dict:
@@ -329,9 +329,9 @@ def load(assignment: str, times: str = "", extensions: str = "", students: list[
         path = Path(extensions)
         granted |= {row["student_id"]: _extension(row["extension"], due, f"{path}, line {line}")
                     for line, row in _rows(path, EXTENSION_COLUMNS, assignment)}
-    policy = Policy(assignment, due, extensions=granted, times_from=times, **rule)
+    policy = Policy(assignment, due, extensions=granted, times=times, **rule)
     if times:
-        policy.times = _times(times, assignment, students)
+        policy.submitted = _times(times, assignment, students)
     return policy
 
 
@@ -361,11 +361,11 @@ def summary(policy: Policy, students: list[str]) -> list[str]:
     """The lines `make autograde` prints about the policy before grading."""
     lines = [f"  deadline: due {_shown(policy.due)}; penalty {_percent(policy.per_day)}%/day, {_percent(policy.flat)}% once late, "
              f"at most {_percent(policy.max_penalty)}%; {len(policy.extensions)} extension(s)"]
-    if not policy.times_from:
+    if not policy.times:
         lines.append("  deadline: no submission times given (--times, make autograde TIMES=file or folder): "
                      "no late penalty is applied, and every student is flagged in the report")
     else:
-        missing = [s for s in students if not isinstance(policy.times.get(s), datetime)]
+        missing = [s for s in students if not isinstance(policy.submitted.get(s), datetime)]
         if missing:
             lines.append(f"  deadline: no usable submission time for {len(missing)} student(s): graded with no penalty, flagged in the report")
     return lines

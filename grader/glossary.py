@@ -60,9 +60,9 @@ def _quote(text: str, start: int, end: int) -> str:
 
 
 def allowed(name: str) -> tuple[str, ...]:
-    """The variants one assignment's zh text may use (its assignment.toml's zh_allowed)."""
-    from .assignment import FIGURES_FILE, Figures
-    return Figures.read(assignment_dir(name) / FIGURES_FILE).zh_allowed
+    """The variants one assignment's zh text may use (its assignment.toml's zh_allowed, read once per process)."""
+    from .assignment import load
+    return load(name).declared.zh_allowed
 
 
 def violations(text: str, english: str | None = None, allow: tuple[str, ...] = ()) -> list[str]:

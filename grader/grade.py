@@ -20,7 +20,7 @@ from . import exports, promises, shrink, snippets
 from .messages import Joined, Message, Named, error_words, from_json, kind_name
 from .assignment import Assignment, get
 from .compare import STRICT, by_key, key, loosened, same, same_type
-from .config import DEFAULTS
+from .config import DEFAULTS, Config
 from .diagnose import as_released, fingerprint
 from .runner import (BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, likely_level, run_child, run_pair,
                      sandbox_level, shared)
@@ -30,13 +30,6 @@ from .suites.base import Task
 from .term import PUBLIC_SEED
 from .verdict import Outcome, RuleResult, TaskVerdict
 
-# Defaults of the Grader's settings (described in grader/config.py). After a scenario times out, its TODO's
-# next ones get RETRY_TIMEOUT each: a hang costs 1.4 s, not 3 x 1 s.
-DEFAULT_SEED = PUBLIC_SEED   # a Grader made without a term's seed (tests): the repository's own cases
-SCENARIO_TIMEOUT = DEFAULTS.scenario_cpu
-RETRY_TIMEOUT = DEFAULTS.retry_cpu
-CHILD_TIMEOUT = DEFAULTS.child_wall
-SHRINK_SECONDS = DEFAULTS.shrink_seconds
 LOADED = 0.25           # a child that timed out having waited this share of its time for a CPU was starved: re-run it
 
 
@@ -214,15 +207,20 @@ PRELOADED = {"matplotlib", "numpy", "pandas"}   # what grader/runner/boot.py imp
 
 
 class Grader:
-    """Grades one assignment's TODOs; build once, then call grade() per submission."""
+    """Grades one assignment's TODOs with the SETTINGS of a Config (grader/config.py); build once, then call grade()
+    per submission. After a scenario times out, its TODO's next ones get retry_cpu each: a hang costs 1.4 s, not 3 x 1 s."""
 
-    def __init__(self, assignment: Assignment | str, seed: int = DEFAULT_SEED, child_timeout: float = CHILD_TIMEOUT,
-                 child_stall: float = CHILD.stall, warm: bool = True, scenario_timeout: float = SCENARIO_TIMEOUT,
-                 retry_timeout: float = RETRY_TIMEOUT, shrink_seconds: float = SHRINK_SECONDS):
+    SETTINGS = ("scenario_cpu", "retry_cpu", "child_wall", "shrink_seconds")   # what it reads of its Config
+
+    def __init__(self, assignment: Assignment | str, config: Config = DEFAULTS, *, seed: int = PUBLIC_SEED,
+                 child_stall: float = CHILD.stall, warm: bool = True):
+        """`seed`: the term's (grader/term.py: pipeline.grader_for derives it from config.term_secret); without one, the
+        repository's own cases, as tests and the shipped catalogue use."""
         assignment = get(assignment)  # a name only from a command line or a test
-        self.limits = dataclasses.replace(CHILD, wall=child_timeout, stall=child_stall)   # each grading child's
-        self.scenario_timeout, self.retry_timeout, self.shrink_seconds = scenario_timeout, retry_timeout, shrink_seconds
-        self.assignment, self.seed = assignment, seed
+        self.limits = dataclasses.replace(CHILD, wall=config.child_wall, stall=child_stall)   # each grading child's
+        self.seed, self.scenario_cpu, self.retry_cpu = seed, config.scenario_cpu, config.retry_cpu
+        self.shrink_seconds = config.shrink_seconds
+        self.assignment = assignment
         # Children forked from one warm parent per process (grader/runner/warm.py); warm=False starts each afresh.
         # Started first, before the sandbox is probed: it imports for most of a second while this process probes and
         # reads the assignment. If the probe then finds that bwrap does not work here, it is started again.
@@ -231,7 +229,7 @@ class Grader:
         if warm_parent is not None and warm_parent.level != self.sandbox:
             warm_parent.close()
             warm_parent = shared(self.sandbox).start()
-        self.tasks: list[Task] = assignment.tasks(seed)
+        self.tasks: list[Task] = assignment.tasks(self.seed)
         # Items a scenario's child may see only one at a time (grader/runner/feed.py), by the name the scenario travels under.
         self.feeds = {self._key(task, ri, si): sc["feed"] for task in self.tasks for ri, rule in enumerate(task.rules)
                       for si, sc in enumerate(rule.scenarios) if "feed" in sc}
@@ -271,7 +269,7 @@ class Grader:
 
     def _run(self, cells: list[tuple[str, str]], scenarios: list[dict], timeout: float | None = None) -> ChildRun:
         payload = {"setup": self.setup, "cells": cells, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
-                   "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout}
+                   "scenario_cpu": self.scenario_cpu, "retry_cpu": self.retry_cpu}
         return run_child(payload, self._limits(timeout), self.warm, known=self.known, feeds=self._feeds(scenarios))
 
     def _feeds(self, scenarios: list[dict]) -> dict[str, dict]:
@@ -289,12 +287,12 @@ class Grader:
         scenarios = self._named(task) if scenarios is None else scenarios
         mine = self.exports[task.answer_id]
         others = [e for gid in self.answer_ids if gid != task.answer_id for e in self.exports[gid]]
-        limit = max([self.scenario_timeout, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
-        server = {"setup": self.setup, "checks": self.checks, "driver": "", "scenarios": [], "scenario_timeout": limit, "serve": True,
+        limit = max([self.scenario_cpu, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
+        server = {"setup": self.setup, "checks": self.checks, "driver": "", "scenarios": [], "scenario_cpu": limit, "serve": True,
                   "cells": [(gid, self.stand_ins[gid] if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids],
                   "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0}}
         child = {"setup": self.setup, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
-                 "scenario_timeout": self.scenario_timeout, "retry_timeout": self.retry_timeout,
+                 "scenario_cpu": self.scenario_cpu, "retry_cpu": self.retry_cpu,
                  "cells": [(gid, answer_source if gid == task.answer_id else self.stand_ins[gid]) for gid in self.answer_ids],
                  "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1}}
         return run_pair(child, server, self._limits(timeout), self.warm, self.known, self._feeds(scenarios))

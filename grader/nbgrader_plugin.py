@@ -18,7 +18,8 @@ folder, the sandbox level (autograde) and the feedback template. Then `nbgrader 
 rendering the page in-process.
 
 Each preprocessor is an adapter onto grader/pipeline.py, with the settings of grader/config.py as its traits
-(`c.SandboxedAutograde.term_secret`, `.cell_timeout`, `.budget`, ...): `RepairCellMetadata` runs its repair step,
+named as its fields (`c.SandboxedAutograde.term_secret`, `.cell_timeout`, `.feedback_wall`, ...; a name a setting had
+before, such as `.budget`, stops the preprocessor with the new one): `RepairCellMetadata` runs its repair step,
 `SandboxedAutograde` its steps from grade to score. The gradebook keeps the test cells' full source (its
 checksums hold); the feedback page shows only their visible part.
 """
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 from nbconvert.exporters import HTMLExporter
-from traitlets import Dict, Integer
+from traitlets import Dict, TraitError
 
 from . import config, feedback, messages, pipeline, sanitize
 from .paths import assignment_names
@@ -57,6 +58,13 @@ class SandboxedAutograde(_Settings):
     """nbgrader preprocessor, in place of `Execute`: sandboxed per-TODO scores and a sandboxed feedback run."""
 
     assignment_map = Dict(help="nbgrader assignment name -> our assignment (default: the same name)").tag(config=True)
+
+    def _load_config(self, cfg, section_names=None, traits=None):
+        # A setting under its old name would only be logged as unknown by traitlets, and grading would go on without it.
+        renamed = config.renamed(self._find_my_config(cfg))
+        if renamed:
+            raise TraitError("; ".join(renamed))
+        super()._load_config(cfg, section_names, traits)
 
     def assignment(self, resources) -> pipeline.Prepared:
         """Our assignment for the one nbgrader is grading, prepared with these settings."""
@@ -103,8 +111,7 @@ class FeedbackTodoExporter(HTMLExporter):
     own config section so that formgrader's HTMLExporter keeps its own, and the page made inert as `make autograde`
     makes its pages (grader/sanitize.py:clean_page: no script, no remote resource, a Content-Security-Policy)."""
 
-    page_cap = Integer(config.DEFAULTS.page_cap, help="bytes of one feedback page; a larger page is replaced by the "
-                       "plain one").tag(config=True)
+    page_cap = config.traits()["page_cap"]   # the setting's own trait (its default and help): c.FeedbackTodoExporter.page_cap
 
     def from_notebook_node(self, nb, resources=None, **kw):
         announce(self, f"feedback pages made inert (no script, no remote resource, a CSP); page cap {self.page_cap} bytes")

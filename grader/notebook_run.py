@@ -1,8 +1,8 @@
 """The feedback run: a submission executed top to bottom in a fork of the warm parent (grader/runner/warm.py).
 
-One budget per notebook, not one per cell: each cell may use `cell_cpu` CPU seconds and `cell_wall`
-wall seconds before it is interrupted (SIGINT, from outside), and the whole notebook `budget` wall
-seconds. Once a TODO has hung, the later cells that use it are not run into the same limit again:
+One budget per notebook, not one per cell: each cell may use `cell_cpu` CPU seconds and `cell_timeout`
+wall seconds before it is interrupted (SIGINT, from outside), and the whole notebook `feedback_wall` wall
+seconds (the settings of grader/config.py, by their names there). Once a TODO has hung, the later cells that use it are not run into the same limit again:
 neither when its grading already timed out (they are skipped up front), nor after the cell that hung
 here. Every cell not run says so on the page, with the reason.
 
@@ -27,9 +27,6 @@ from .safe_text import inert
 from .runner import CPU_MARGIN, Limits, Warm, Watcher
 from .sanitize import clean_output
 
-CELL_CPU = DEFAULTS.cell_cpu        # the heaviest cell of a solved notebook (03's TODO 5 check) needs about 2 s
-CELL_WALL = DEFAULTS.cell_timeout   # wall seconds per cell (a sleep uses no CPU)
-BUDGET = DEFAULTS.feedback_wall     # wall seconds for the whole notebook
 GRACE = 2.0            # seconds a cell has to stop after SIGINT before the run is ended
 NOT_RUN = "[not run] "
 LIMITS = Limits(memory_bytes=4 << 30, processes=512)   # a feedback run's rlimits: IPython, pandas and plots need more
@@ -77,8 +74,8 @@ def dependents(nb, answer_ids: list[str]) -> dict[int, list[int]]:
 class CellLimits(Watcher):
     """Interrupts the running cell past its CPU or wall limit; ends the run past the budget or the grace."""
 
-    def __init__(self, cell_cpu: float, cell_wall: float, budget: float):
-        self.cell_cpu, self.cell_wall, self.budget = cell_cpu, cell_wall, budget
+    def __init__(self, cell_cpu: float, cell_timeout: float, feedback_wall: float):
+        self.cell_cpu, self.cell_timeout, self.feedback_wall = cell_cpu, cell_timeout, feedback_wall
         self.started = time.monotonic()
         self.current: tuple[int, float, float] | None = None   # (cell index, wall at start, cpu at start)
         self.cpu = 0.0
@@ -94,8 +91,8 @@ class CellLimits(Watcher):
 
     def tick(self, now: float, cpu: float) -> str | None:
         self.cpu = cpu
-        if now - self.started > self.budget:
-            self.stopped = f"the notebook's {self.budget:g} s budget was used up"
+        if now - self.started > self.feedback_wall:
+            self.stopped = f"the notebook's {self.feedback_wall:g} s budget was used up"
             return "kill"
         if self.current is None:
             return None
@@ -105,8 +102,8 @@ class CellLimits(Watcher):
                 self.stopped = f"cell {index} did not stop when interrupted"
                 return "kill"
             return None
-        if cpu - cpu0 > self.cell_cpu or now - wall0 > self.cell_wall:
-            limit = f"{self.cell_cpu:g} s of CPU time" if cpu - cpu0 > self.cell_cpu else f"{self.cell_wall:g} s"
+        if cpu - cpu0 > self.cell_cpu or now - wall0 > self.cell_timeout:
+            limit = f"{self.cell_cpu:g} s of CPU time" if cpu - cpu0 > self.cell_cpu else f"{self.cell_timeout:g} s"
             self.interrupted[index] = f"ran past its limit of {limit} and was interrupted"
             self.interrupted_at = now
             return "interrupt"
@@ -299,7 +296,8 @@ class Publishing(Watcher):
 
 
 def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *, unneeded: frozenset[str] = frozenset(),
-            prefix: tuple[str, ...] = (), cell_cpu: float = CELL_CPU, cell_wall: float = CELL_WALL, budget: float = BUDGET) -> list[str]:
+            prefix: tuple[str, ...] = (), cell_cpu: float = DEFAULTS.cell_cpu, cell_timeout: float = DEFAULTS.cell_timeout,
+            feedback_wall: float = DEFAULTS.feedback_wall) -> list[str]:
     """Run `nb` in place (outputs filled in); `hung`: answer grade_id -> why it is known to hang; `unneeded`: grade_ids
     of cells whose outputs the page replaces anyway, left out (without a note) when no later cell uses them;
     `prefix`: release_prefix() of the release: a figure of its worked examples is drawn once per process (_DRAWN).
@@ -324,8 +322,8 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
                    "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
                    "labels": {str(i): todo_name(masters.grade_id(nb.cells[i])) for i in deps},
                    "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
-        limits = CellLimits(cell_cpu, cell_wall, budget)
-        run_limits = dataclasses.replace(LIMITS, wall=budget + 2 * GRACE, cpu_seconds=int(budget) + CPU_MARGIN)
+        limits = CellLimits(cell_cpu, cell_timeout, feedback_wall)
+        run_limits = dataclasses.replace(LIMITS, wall=feedback_wall + 2 * GRACE, cpu_seconds=int(feedback_wall) + CPU_MARGIN)
         done = warm.run("notebook", payload, run_limits, watcher=Publishing(limits, claimed, set(code)))
     finally:
         _done_drawing(claimed)

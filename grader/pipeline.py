@@ -66,10 +66,8 @@ class Prepared:
 
 
 @functools.lru_cache(maxsize=None)
-def _grader(assignment: Assignment, seed: int, scenario_cpu: float, retry_cpu: float, child_wall: float,
-            shrink_seconds: float) -> Grader:
-    return Grader(assignment, seed=seed, child_timeout=child_wall, scenario_timeout=scenario_cpu,
-                  retry_timeout=retry_cpu, shrink_seconds=shrink_seconds)
+def _grader(assignment: Assignment, config: Config, seed: int) -> Grader:
+    return Grader(assignment, config, seed=seed)
 
 
 @functools.lru_cache(maxsize=None)
@@ -78,11 +76,12 @@ def _prefix(assignment: Assignment, language: str) -> tuple[str, ...]:
 
 
 def grader_for(assignment: Assignment | str, config: Config = DEFAULTS) -> Grader:
-    """One Grader per assignment and grading settings in a process (its set-up takes seconds)."""
+    """One Grader per assignment and grading settings (Grader.SETTINGS) in a process (its set-up takes seconds)."""
+    grading = DEFAULTS.override(**{name: getattr(config, name) for name in Grader.SETTINGS})   # the rest is not its
     with _LOCK:  # the first call builds the suite; later calls share it
         assignment = get(assignment)
         seed = term.seed(config.term_secret, assignment.name)   # raises TermSecretError where there is no secret
-        return _grader(assignment, seed, config.scenario_cpu, config.retry_cpu, config.child_wall, config.shrink_seconds)
+        return _grader(assignment, grading, seed)
 
 
 @functools.lru_cache(maxsize=None)
@@ -219,7 +218,7 @@ def execute(a: Prepared, w: Work, c: Config) -> None:
     full = frozenset(v.test_id for v in w.verdicts if v.score == v.points) if not w.nbgrader else frozenset()
     try:
         w.notes += notebook_run.execute(a.grader.warm, w.nb, a.answer_ids, hung, unneeded=full, prefix=a.prefix(w.language),
-                                        cell_wall=c.cell_timeout, cell_cpu=c.cell_cpu, budget=c.feedback_wall)
+                                        cell_cpu=c.cell_cpu, cell_timeout=c.cell_timeout, feedback_wall=c.feedback_wall)
         w.notes += disagreements(w.nb, w.verdicts)
     except Exception as exc:  # noqa: BLE001 - the verdicts stand; only the feedback run is lost
         w.ran = False
@@ -240,7 +239,7 @@ def disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
 
 def sanitise(a: Prepared, w: Work, c: Config) -> None:
     """Outputs reduced to inert data, prose not the release's cleaned; grading errors noted for a re-run."""
-    w.notes += sanitize.clean_notebook(w.nb, a.trusted_markdown, c.clean_seconds, c.outputs_cap)
+    w.notes += sanitize.clean_notebook(w.nb, a.trusted_markdown, clean_seconds=c.clean_seconds, outputs_cap=c.outputs_cap)
     w.notes += [f"{v.test_id}: {v.note}" for v in w.verdicts if v.status == Outcome.GRADING_ERROR]
 
 
@@ -274,7 +273,7 @@ def render(a: Prepared, w: Work, c: Config) -> None:
         w.notes.append(messages.plain_page(exc))
 
 
-def page_of(a: Prepared, w: Work, cap: int) -> str:
+def page_of(a: Prepared, w: Work, page_cap: int) -> str:
     """The graded notebook (executed in the sandbox, inert, redacted) as nbgrader's feedback page, cleaned."""
     page = feedback.render(w.nb, a.name, w.verdicts, w.late, w.language)
     # A verdict's failing case is shown on purpose (built from scenario data) and may coincide with a line of a
@@ -283,7 +282,7 @@ def page_of(a: Prepared, w: Work, cap: int) -> str:
     seen = feedback.visible_text(page)
     if [line for line in a.hidden_snippets if line not in on_purpose and line in seen]:
         raise RuntimeError("the page would show hidden test code")  # the kernel never holds them: never publish
-    page, why = sanitize.clean_page(page, cap)
+    page, why = sanitize.clean_page(page, page_cap)
     if page is None:
         raise RuntimeError(why)
     return page

@@ -18,13 +18,10 @@ import nbformat
 
 from .config import DEFAULTS
 
-PAGE_CAP = DEFAULTS.page_cap          # bytes of one feedback page
-OUTPUTS_CAP = DEFAULTS.outputs_cap    # bytes of all outputs of one notebook
 TEXT_CAP = 20_000             # characters of one text output
 IMAGE_CAP = 2 << 20           # bytes (base64) of one image
 SOURCES_CAP = 2 << 20         # characters of Markdown, and of code, on one page (both cost time per character)
 NOT_SHOWN = f"[not shown: a page shows {SOURCES_CAP >> 20} MiB of cell sources at most]"
-CLEAN_SECONDS = DEFAULTS.clean_seconds   # for clean_notebook; an honest notebook needs well under a second
 KEPT_MIMES = ("text/plain", "image/png", "image/jpeg")
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
        "base-uri 'none'; form-action 'none'")
@@ -81,20 +78,20 @@ def clean_markdown(source: str) -> str:
                         protocols=["http", "https", "mailto"], strip=False, strip_comments=True)
 
 
-def clean_notebook(nb, trusted_markdown: frozenset[str] = frozenset(), seconds: float = CLEAN_SECONDS,
-                   outputs_cap: int = OUTPUTS_CAP) -> list[str]:
+def clean_notebook(nb, trusted_markdown: frozenset[str] = frozenset(), clean_seconds: float = DEFAULTS.clean_seconds,
+                   outputs_cap: int = DEFAULTS.outputs_cap) -> list[str]:
     """Reduce an executed notebook (in place) to inert content; returns notes on what was cut.
 
     Markdown cells whose source is in `trusted_markdown` (the release's own prose) are kept as written.
-    Past `seconds`, the remaining cells keep neither outputs nor prose (a budget, so cleaning stays cheap).
+    Past `clean_seconds` (an honest notebook needs well under a second), the remaining cells keep neither outputs nor prose (a budget, so cleaning stays cheap).
     """
     notes, budget, prose, late = [], outputs_cap, SOURCES_CAP, False
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + clean_seconds
     nb.metadata.pop("widgets", None)
     for index, cell in enumerate(nb.cells):
         if not late and time.monotonic() > deadline:
             late = True
-            notes.append(f"cell {index} and later: no outputs or prose shown, cleaning the page took over {seconds:g} s")
+            notes.append(f"cell {index} and later: no outputs or prose shown, cleaning the page took over {clean_seconds:g} s")
         cell.pop("attachments", None)
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
         if not re.fullmatch(r"[A-Za-z0-9_-]{0,64}", str(grade_id)):  # the page's table of contents prints it raw
@@ -149,8 +146,8 @@ class _Audit(HTMLParser):
     handle_startendtag = handle_starttag
 
 
-def clean_page(page: str, cap: int = PAGE_CAP) -> tuple[str | None, str]:
-    """(the inert page, '') or (None, why it was refused)."""
+def clean_page(page: str, page_cap: int = DEFAULTS.page_cap) -> tuple[str | None, str]:
+    """(the inert page, '') or (None, why it was refused: over `page_cap` bytes, or active content)."""
     page = re.sub(r"<script\b.*?</script\s*>", "", page, flags=re.S | re.I)
     page = re.sub(r"<link\b[^>]*>", "", page, flags=re.I)
     page = re.sub(r"<head\b[^>]*>", lambda m: m.group(0) + f'\n<meta http-equiv="Content-Security-Policy" content="{CSP}">',
@@ -158,8 +155,8 @@ def clean_page(page: str, cap: int = PAGE_CAP) -> tuple[str | None, str]:
     if "Content-Security-Policy" not in page:
         page = f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n' + page
     size = len(page.encode("utf-8"))
-    if size > cap:
-        return None, f"the page would be {size >> 20} MiB, above the {cap >> 20} MiB cap"
+    if size > page_cap:
+        return None, f"the page would be {size >> 20} MiB, above the {page_cap >> 20} MiB cap"
     audit = _Audit()
     audit.feed(page)
     audit.close()

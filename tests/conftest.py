@@ -192,6 +192,23 @@ def needs_level(*levels: str):
         f"level {level} unavailable ({sandbox_levels()[level]})" for level in missing))
 
 
+@pytest.fixture
+def no_sandbox(monkeypatch):
+    """A machine (or Gradescope image) without bubblewrap: what the probe finds, as on a laptop where nobody installed it."""
+    from grader import pipeline   # imported late: the run's uid range is chosen first
+    from grader.runner import cold
+
+    monkeypatch.setenv("GRADER_SANDBOX", "auto")   # recorded, so that what use_sandbox() sets is undone after the test
+    monkeypatch.setattr(cold, "tool", lambda name: None)
+    cold.sandbox_level.cache_clear()
+    pipeline.forget()
+    yield
+    monkeypatch.undo()
+    cold.sandbox_level.cache_clear()
+    pipeline.forget()
+    assert os.environ.get("GRADER_SANDBOX") != "process" or not levels_here(), "the process level leaked out of the test"
+
+
 def pytest_configure(config):
     """Where no level isolates, outside CI the suite runs at the process level it then asks for (and says so at the
     end); in CI (CI=true) a missing bwrap, user namespace or seccomp filter fails the run at once, unless the run is

@@ -1,7 +1,8 @@
 # Bootstrap of a grading child process. The sandbox passes this file's text to `python -I -c`;
 # it imports nothing from grader/, so a child never needs (or sees) instructor files.
 #
-# stdin:  JSON {setup: [src], cells: [[grade_id, src]], checks: [src], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_timeout,
+# stdin:  JSON {setup: [src], cells: [[grade_id, src]], checks: [src], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_cpu,
+#                retry_cpu (grader/config.py's settings of those names),
 #                bridge: {source, owned: [export], parity}, serve: bool}
 # fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}
 # fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (bridge.py, beside this file) to the reference server. The child holds the
@@ -150,15 +151,15 @@ def grade(payload, emit):
     for index, src in enumerate(payload["setup"]):
         exec(compile(_strip_magics(src), f"<given cell {index}>", "exec"), namespace)
     signal.signal(SIGNAL, _on_alarm)
-    errors = _run_cells(payload.pop("cells"), namespace, payload["scenario_timeout"])
+    errors = _run_cells(payload.pop("cells"), namespace, payload["scenario_cpu"])
     # The check cells' definitions (helpers and test functions of the visible checks, no student code), on both sides
     # of the bridge: a case of a visible check is a scenario (grader/suites/visible.py). Their errors are the cases'.
-    _run_cells([(f"check {i}", src) for i, src in enumerate(payload.pop("checks", []))], namespace, payload["scenario_timeout"])
+    _run_cells([(f"check {i}", src) for i, src in enumerate(payload.pop("checks", []))], namespace, payload["scenario_cpu"])
     emit({"kind": "cells", "errors": errors})
     if bridge is not None:
         _own(bridge, namespace, owned)
         if payload.get("serve"):
-            bridge.serve_forever(payload["scenario_timeout"], TIMER)
+            bridge.serve_forever(payload["scenario_cpu"], TIMER)
             emit({"kind": "done"})
             return
     consecutive_timeouts = 0
@@ -167,8 +168,8 @@ def grade(payload, emit):
             emit({"kind": "scenario", "name": scenario["name"], "obs": "skipped after 3 timeouts in a row"})
             continue
         # After a timeout the next scenarios get a short limit: honest code needs milliseconds, a hang costs little.
-        limit = scenario.get("cpu_seconds", payload["scenario_timeout"])  # a suite may give a big scenario more
-        signal.setitimer(TIMER, limit if not consecutive_timeouts else payload.get("retry_timeout", 0.25))
+        limit = scenario.get("cpu_seconds", payload["scenario_cpu"])  # a suite may give a big scenario more
+        signal.setitimer(TIMER, limit if not consecutive_timeouts else payload.get("retry_cpu", payload["scenario_cpu"]))
         feed.scenario = scenario["name"]
         try:
             observed = observe(namespace, scenario["ops"])

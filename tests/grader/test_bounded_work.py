@@ -73,7 +73,7 @@ def test_cleaning_past_its_budget_keeps_no_more_prose_or_outputs(monkeypatch):
     monkeypatch.setattr(sanitize, "clean_markdown", lambda source: calls.append(source) or "clean")
     nb = markdown_notebook(50, 100)
     nb.cells.append(nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output("stream", name="stdout", text="x")]))
-    notes = sanitize.clean_notebook(nb, seconds=-1)
+    notes = sanitize.clean_notebook(nb, clean_seconds=-1)
     assert calls == [] and nb.cells[-1].outputs == [] and {c.source for c in nb.cells[:-1]} == {sanitize.NOT_SHOWN}
     assert notes == ["cell 0 and later: no outputs or prose shown, cleaning the page took over -1 s"]
     nb = markdown_notebook(50, sanitize.SOURCES_CAP // 20)  # 2.5 times the prose a page shows

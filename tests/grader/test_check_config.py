@@ -104,6 +104,16 @@ def test_the_check_passes_where_the_kit_is_importable(tmp_path):
     assert result.returncode == 0 and "SandboxedAutograde in place of Execute" in result.stdout, result.stderr
 
 
+def test_the_check_fails_on_a_setting_under_its_old_name(tmp_path):
+    """nbgrader would load the kit and then stop `nbgrader autograde` on c.SandboxedAutograde.budget: said here first."""
+    text = COURSE_CONFIG + PLUGIN_LINES + "\nc.SandboxedAutograde.budget = 45.0\n"
+    result = check(sys.executable, course(tmp_path / "course", text), PYTHONPATH=str(ROOT))
+    assert result.returncode == 1 and "would stop on its settings" in result.stderr, result.stdout + result.stderr
+    assert "c.SandboxedAutograde.budget is now called c.SandboxedAutograde.feedback_wall" in result.stderr
+    fixed = check(sys.executable, course(tmp_path / "fixed", text.replace(".budget", ".feedback_wall")), PYTHONPATH=str(ROOT))
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
 def test_the_check_refuses_a_folder_that_is_not_one(tmp_path):
     result = check(sys.executable, tmp_path, PYTHONPATH=str(ROOT))
     assert result.returncode == 1  # an empty folder: no config file

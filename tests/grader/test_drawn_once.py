@@ -169,7 +169,7 @@ def test_runs_that_start_together_draw_a_figure_once_and_need_not_wait_for_the_w
     slow = examples.filled(name, reference)
     slow.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(12)"))
     first, others = [], []
-    claimer = _execute_in_thread(name, slow, first, cell_wall=60)
+    claimer = _execute_in_thread(name, slow, first, cell_timeout=60)
     while not left_out:   # the first run has claimed the figures and is running
         time.sleep(0.05)
     nbs = [examples.filled(name, reference) for _ in range(2)]

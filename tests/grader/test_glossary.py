@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from grader import glossary, translation
+from grader import assignment, glossary, translation  # assignment imports jupytext, which starts pandoc: not in a test
 
 # (planted text, what fix() makes of it): one per forbidden concept of the issue
 PLANTED = [
@@ -232,3 +232,18 @@ def test_an_assignment_may_allow_a_variant_for_a_concept_of_its_own(tmp_path, mo
     assert any("时间片" in p for p in diagnose.problems(name, said))
     monkeypatch.setattr(glossary, "allowed", lambda n: ("时间片",))
     assert not any("时间片" in p for p in diagnose.problems(name, said))
+
+
+def test_assignment_toml_is_read_once_not_per_text(monkeypatch):
+    """The zh texts of a mistakes file are checked against its assignment's zh_allowed, read once (the Assignment's
+    figures), not once per text: each read parsed assignment.toml again."""
+    name = "02_decode_scheduling"
+    monkeypatch.setattr(assignment.load(name), "__dict__", {k: v for k, v in assignment.load(name).__dict__.items()
+                                                             if k != "declared"})   # this process has not read it yet
+    reads, read = [], assignment.Figures.read.__func__
+    monkeypatch.setattr(assignment.Figures, "read", classmethod(lambda cls, path: reads.append(path) or read(cls, path)))
+    checked = []
+    violations = glossary.violations
+    monkeypatch.setattr(glossary, "violations", lambda text, *a, **kw: checked.append(text) or violations(text, *a, **kw))
+    assert glossary.mistakes_problems(name) == []
+    assert len(checked) > 10 and len(reads) == 1, (len(checked), reads)

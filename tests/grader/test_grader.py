@@ -7,6 +7,7 @@ import pytest
 from conftest import FORMS, ROOT, as_saved
 from grader import i18n, masters, reference
 from grader.assignment import load
+from grader.config import DEFAULTS
 from grader.grade import Grader, explain, first_diff
 from grader.mutants import MUTANTS, mutated_answers
 from grader.verdict import Outcome
@@ -79,7 +80,7 @@ def test_a_hang_costs_only_its_todo_and_is_reported(grader):
 @pytest.mark.slow
 def test_a_sleeping_hang_is_ended_by_the_wall_clock():
     """time.sleep uses no CPU, so the per-scenario CPU alarm never fires; the child's wall-clock limit does."""
-    quick = Grader(NAME, child_timeout=8)
+    quick = Grader(NAME, DEFAULTS.override(child_wall=8))
     answers = masters.reference_answers(NAME)
     lines = answers["todo1"].splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if '"""' in line) + 1
@@ -120,7 +121,7 @@ def test_the_child_cannot_see_instructor_files():
             "    listing = lambda p: sorted(os.listdir(p)) if p.exists() else []  # absent or empty: both hide it\n"
             "    return [listing(root / 'grader'), listing(root / 'solutions'), os.getuid(), os.listdir('/tmp')]\n")
     run = run_child({"setup": [], "cells": [["c", cell]], "driver": driver,
-                     "scenarios": [{"name": "probe", "ops": []}], "scenario_timeout": 5}, dataclasses.replace(CHILD, wall=30))
+                     "scenarios": [{"name": "probe", "ops": []}], "scenario_cpu": 5}, dataclasses.replace(CHILD, wall=30))
     assert run.status == "ok", run
     grader_listing, solutions_listing, uid, tmp = run.records[1]["obs"]
     assert grader_listing == [] and solutions_listing == [] and UID_BASE <= uid < UID_BASE + UID_COUNT

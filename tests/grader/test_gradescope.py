@@ -225,21 +225,6 @@ def test_docs_hold_the_settings_table():
     assert gradescope.settings_table() in (ROOT / "docs" / "instructors.md").read_text()
 
 
-@pytest.fixture
-def no_sandbox(monkeypatch):
-    """A Gradescope image where bubblewrap does not work (as tests/grader/runner/test_levels.py makes one)."""
-    from grader import pipeline
-    from grader.runner import cold
-    monkeypatch.setenv("GRADER_SANDBOX", "auto")   # recorded: what gradescope.run sets is undone after the test
-    monkeypatch.setattr(cold, "tool", lambda name: None)
-    cold.sandbox_level.cache_clear()
-    pipeline.forget()
-    yield
-    monkeypatch.undo()
-    cold.sandbox_level.cache_clear()
-    pipeline.forget()
-
-
 def gradescope_root(tmp: Path, **settings) -> Path:
     """A Gradescope root whose source/ holds only the settings and the term's secret (public: this process's kit
     grades), a blank 01 submitted."""

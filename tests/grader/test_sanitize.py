@@ -35,7 +35,7 @@ def test_a_notebook_is_cleaned_in_place_and_trusted_prose_is_kept_as_written():
     assert nb.cells[0].source == "<b onclick=x>ours</b>" and "<b onclick" not in nb.cells[1].source
     assert nb.cells[2].outputs[0]["data"] == {"text/plain": "p"}
     late = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output("stream", text="t")])])
-    assert sanitize.clean_notebook(late, seconds=-1)[0].startswith("cell 0 and later") and late.cells[0].outputs == []
+    assert sanitize.clean_notebook(late, clean_seconds=-1)[0].startswith("cell 0 and later") and late.cells[0].outputs == []
 
 
 def test_a_page_gets_a_policy_and_is_refused_if_anything_could_still_run():
@@ -45,5 +45,5 @@ def test_a_page_gets_a_policy_and_is_refused_if_anything_could_still_run():
                    "<iframe></iframe>", '<meta http-equiv="refresh" content="0">'):
         page, why = sanitize.clean_page(f"<html><head></head><body>{active}</body></html>")
         assert page is None and why.startswith("active content left on the page"), active
-    page, why = sanitize.clean_page("<p>" + "x" * 2048 + "</p>", cap=1024)
+    page, why = sanitize.clean_page("<p>" + "x" * 2048 + "</p>", page_cap=1024)
     assert page is None and "cap" in why

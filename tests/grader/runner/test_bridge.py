@@ -524,7 +524,7 @@ def test_a_cell_cannot_swap_the_driver_or_read_the_sources_from_the_payload():
     """Step 6: the attacker's cell replaced payload["driver"] (still unread when the cells ran) by one that reported
     the stolen code. The driver is loaded before the cells now, and the payload no longer holds it or the cells."""
     payload = {"setup": [], "cells": [["c", SWAP]], "driver": "def observe(namespace, ops):\n    return namespace.get('seen')\n",
-               "scenarios": [{"name": "p", "ops": []}], "scenario_timeout": 5}
+               "scenarios": [{"name": "p", "ops": []}], "scenario_cpu": 5}
     run = runner.run_child(payload, dataclasses.replace(runner.CHILD, wall=60), runner.shared())
     assert run.status == "ok" and run.records[0] == {"kind": "cells", "errors": {}}, run
     obs = run.records[1]["obs"]
@@ -554,9 +554,9 @@ def test_a_reference_server_ends_with_its_child_and_its_cpu_counts_as_the_childs
     if runner.sandbox_level() != "bwrap":
         pytest.skip("processes that leave their session are ended by uid: that needs the bwrap level")
     pair_ = runner.Pair()
-    server = {"setup": [], "cells": [["s", SPIN_IN_FOUR]], "driver": "", "scenarios": [], "scenario_timeout": 1000}
+    server = {"setup": [], "cells": [["s", SPIN_IN_FOUR]], "driver": "", "scenarios": [], "scenario_cpu": 1000}
     child = {"setup": [], "cells": [["c", "import time\ntime.sleep(300)\n"]], "driver": "def observe(ns, ops):\n    return 0\n",
-             "scenarios": [], "scenario_timeout": 1000}
+             "scenarios": [], "scenario_cpu": 1000}
     warm, done = runner.shared(), {}
     thread = threading.Thread(target=lambda: done.update(server=runner.run_child(server, runner.Limits(wall=300), warm,
                                                                                   watcher=pair_.server)))
@@ -593,7 +593,7 @@ while True:
     pass
 '''
     payload = {"setup": [], "cells": [["c", cell]], "driver": "def observe(ns, ops):\n    return 0\n", "scenarios": [],
-               "scenario_timeout": 1000}
+               "scenario_cpu": 1000}
     done = runner.shared().run("grade", payload, runner.Limits(wall=30, stall=1.0, cpu_seconds=60))
     assert done.timed_out and done.why == "stall", done.why
 

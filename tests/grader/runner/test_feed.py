@@ -170,7 +170,7 @@ def test_a_sandboxed_child_reads_its_feed_through_either_runner(kind):
     """The feed's fds reach the child at the sandbox level found here, from a fresh interpreter and from the warm parent;
     a scenario without a feed of its own gets a refusal."""
     from grader import runner
-    payload = {"setup": [], "cells": [], "driver": DRIVER, "scenario_timeout": 5,
+    payload = {"setup": [], "cells": [], "driver": DRIVER, "scenario_cpu": 5,
                "scenarios": [{"name": "fed", "ops": []}, {"name": "other", "ops": []}]}
     feeds = {"fed": {"items": ROWS, "again": [1, 0]}}
     run = runner.run_child(payload, runner.Limits(wall=120), runner.Cold() if kind == "cold" else runner.shared(), feeds=feeds)

@@ -4,25 +4,11 @@ import os
 
 import pytest
 
-from conftest import levels_here, needs_level
-from grader import autograde, examples, masters, pipeline
+from conftest import needs_level
+from grader import autograde, examples, masters
 from grader.runner import LEVELS, NoSandbox, cold
 
 NAME = "01_continuous_batching"
-
-
-@pytest.fixture
-def no_sandbox(monkeypatch):
-    """A machine without bubblewrap: what the probe finds, as on a laptop where nobody installed it."""
-    monkeypatch.setenv("GRADER_SANDBOX", "auto")   # recorded, so that what use_sandbox() sets is undone after the test
-    monkeypatch.setattr(cold, "tool", lambda name: None)
-    cold.sandbox_level.cache_clear()
-    pipeline.forget()
-    yield
-    monkeypatch.undo()
-    cold.sandbox_level.cache_clear()
-    pipeline.forget()
-    assert os.environ.get("GRADER_SANDBOX") != "process" or not levels_here(), "the process level leaked out of the test"
 
 
 def one_submission(tmp_path):

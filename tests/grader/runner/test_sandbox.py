@@ -22,6 +22,7 @@ from grader import autograde, masters, safe_io, safe_text, sanitize, schema
 from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.assignment import load
+from grader.config import DEFAULTS
 from grader.compare import same
 from grader.runner import (UID_BASE, UID_COUNT, ChildRun, Limits, Protocol, expected_lines, leftovers, python_view, run_sandboxed,
                            sandbox_level)
@@ -276,7 +277,7 @@ def test_feedback_pages_are_inert():
         assert sanitize.clean_page(page)[0] is None, page
     page, why = sanitize.clean_page("<html><head><script src='x'></script></head><body><p>fine</p></body></html>")
     assert why == "" and "<script" not in page and "Content-Security-Policy" in page
-    assert sanitize.clean_page("<html><head></head><body>" + "z" * (sanitize.PAGE_CAP + 1) + "</body></html>")[0] is None
+    assert sanitize.clean_page("<html><head></head><body>" + "z" * (DEFAULTS.page_cap + 1) + "</body></html>")[0] is None
 
 
 # --- cause 2 (parent side) and 6: reading by value, names, judges, limits ------------------------------
@@ -307,7 +308,7 @@ def test_a_huge_workload_is_refused_before_it_is_simulated():
 @pytest.mark.slow
 def test_cancelling_the_cpu_alarm_does_not_hold_a_worker():
     """The hog turns off its own CPU alarm; the parent's no-progress limit (not the 10-minute wall) stops it."""
-    grader = Grader(NAME, child_timeout=600, child_stall=5)
+    grader = Grader(NAME, DEFAULTS.override(child_wall=600), child_stall=5)
     answers = masters.reference_answers(NAME)
     answers["todo1"] = hostile.HOG + answers["todo1"]
     verdicts = {v.answer_id: v for v in grader.grade(answers)}
@@ -481,7 +482,7 @@ def test_hostile_batch_pages_are_inert_and_capped(hostile_batch):
     for page in (out / "feedback").glob("*.html"):
         text = page.read_text()
         assert sanitize.clean_page(text)[0] is not None, page.name  # the audit finds nothing active
-        assert len(text.encode()) <= sanitize.PAGE_CAP
+        assert len(text.encode()) <= DEFAULTS.page_cap
     xavier = (out / "feedback" / "xavier_scripts.html").read_text()
     assert "<script" not in xavier and "data:image/png" in xavier and "Content-Security-Policy" in xavier
     shown = visible_text(xavier)  # the HTML, JavaScript and SVG outputs appear as their plain-text form only

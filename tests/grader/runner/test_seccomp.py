@@ -244,7 +244,7 @@ def probe_cold(level: str | None = None) -> dict:
 
 def grade_payload(cell: str, driver: str = "def observe(ns, ops):\n    return ns['probe']()\n") -> dict:
     return {"setup": [], "cells": [["c", cell]], "driver": driver, "scenarios": [{"name": "p", "ops": []}],
-            "scenario_timeout": 60}
+            "scenario_cpu": 60}
 
 
 def run_grade(zygote: Warm, cell: str, timeout: float = 120):

@@ -44,7 +44,7 @@ def probe():
 
 def probe(zygote, cell, limits=Limits(wall=60, cpu_seconds=60)):
     payload = {"setup": [], "cells": [["c", cell]], "driver": DRIVER, "scenarios": [{"name": "p", "ops": []}],
-               "scenario_timeout": 5}
+               "scenario_cpu": 5}
     done = zygote.run("grade", payload, limits)
     records = [json.loads(line) for line in done.output.splitlines()]
     assert records[0] == {"kind": "cells", "errors": {}}, records
@@ -74,7 +74,7 @@ def test_nothing_a_fork_leaves_reaches_the_next(zygote):
 def test_a_hung_fork_is_stopped_from_outside(zygote):
     """A run that spins without reporting is ended by the stall limit, and the warm parent goes on serving."""
     payload = {"setup": [], "cells": [["c", "import signal\nsignal.setitimer(signal.ITIMER_PROF, 0)\nwhile True:\n    pass\n"]],
-               "driver": DRIVER, "scenarios": [], "scenario_timeout": 1000}
+               "driver": DRIVER, "scenarios": [], "scenario_cpu": 1000}
     done = zygote.run("grade", payload, Limits(wall=60, stall=1.0, cpu_seconds=60))
     assert done.timed_out and done.why == "stall"
     assert probe(zygote, LOOK)["tmp"] is False
@@ -102,7 +102,7 @@ def test_a_cold_and_a_warm_run_take_the_same_call_and_report_the_same_cells(zygo
     The same watcher interrupts the spinning cell in both (SIGINT from outside), and the run goes on to the next cell."""
     seen = {}
     for name, runner in (("cold", Cold(zygote.level)), ("warm", zygote)):
-        watcher = notebook_run.CellLimits(cell_cpu=1.0, cell_wall=30, budget=120)
+        watcher = notebook_run.CellLimits(cell_cpu=1.0, cell_timeout=30, feedback_wall=120)
         seen[name] = cells(runner.run("notebook", NOTEBOOK, Limits(wall=120), watcher=watcher))
         assert list(watcher.interrupted) == [3], (name, watcher.interrupted)
     assert seen["cold"] == seen["warm"], seen
@@ -134,7 +134,7 @@ while True:
 def test_one_watcher_stops_a_run_that_only_writes_noise(zygote, kind):
     """Only a record is progress, cold or warm: a run that spins while it writes lines that are no record is stalled."""
     cell = NOISE
-    payload = {"setup": [], "cells": [["c", cell]], "driver": DRIVER, "scenarios": [], "scenario_timeout": 1000}
+    payload = {"setup": [], "cells": [["c", cell]], "driver": DRIVER, "scenarios": [], "scenario_cpu": 1000}
     runner = Cold(zygote.level) if kind == "cold" else zygote
     done = runner.run("grade", payload, Limits(wall=60, stall=1.0, cpu_seconds=60))
     assert done.timed_out and done.why == "stall", (done.why, done.output[:200])
