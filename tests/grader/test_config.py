@@ -237,7 +237,7 @@ def test_the_grader_gets_the_config_and_one_is_built_per_assignment_and_grading_
     class Recording:
         SETTINGS = Grader.SETTINGS
 
-        def __init__(self, assignment, config):
+        def __init__(self, assignment, config, seed):
             built.append(config)
 
     monkeypatch.setattr(pipeline, "Grader", Recording)
