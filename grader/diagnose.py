@@ -132,12 +132,12 @@ def problems(assignment: str, said: dict | None = None) -> list[str]:
 
 # The version of what the catalogue stores. Bump it when a change alters what a verdict or its signature holds
 # for the same run: how a signature is made (fingerprint, _canonical, signature, DIGITS, how a rule's first failing
-# scenario and its departure are found, grader/compare.py's same), what a judge decides or says, how a stub's failing
-# case is written (the Message's values, its snippet, grader/snippets.py and the assignment's cases.py, shrink.py),
-# or what a run of unchanged code observes (grader/runner, the drivers' encoding, lab/ code the reference does not
-# exercise the same way). Then run `python -m grader.build mistakes`. Everything else that a verdict depends on is
-# in _key itself, and a comment or any change that alters none of this needs neither: the drift test
-# (tests/grader/test_diagnose.py, test_the_shipped_catalogue_is_what_grading_gives_now) fails on a forgotten bump.
+# scenario and its departure are found, grader/compare.py's same), what a judge decides or puts in its Message (not
+# its words: they are not kept), how a stub's failing case is written (the values in its Message, its snippet:
+# grader/snippets.py, the assignment's cases.py, shrink.py), or what a run of unchanged code observes (grader/runner,
+# the drivers' encoding, lab/ code the reference does not exercise the same way); then run `python -m grader.build
+# mistakes`. Everything else a verdict depends on is data in _key itself, and a comment or a change that alters none
+# of this needs neither. The drift guard (drift(), tested in tests/grader/test_diagnose.py) fails on a forgotten bump.
 CATALOGUE_VERSION = 1
 
 
@@ -279,7 +279,7 @@ def drift(grader) -> list[str]:
     except (OSError, ValueError) as exc:
         return [f"no shipped catalogue ({exc})"]
     if data.get("key") != _key(grader):
-        return ["its key is not this grader's: the assignment's data changed since it was made"]
+        return ["its key is not this grader's: the data it is keyed on changed since it was made (run python -m grader.build mistakes)"]
     (found, missed), (stubs, unmade) = _compute(grader), _compute_released(grader)
     problems = [f"could not be graded: {what}" for what in missed + unmade]
     for gid in sorted(set(found) | set(data.get("catalogue", {}))):
