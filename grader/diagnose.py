@@ -8,7 +8,8 @@ mutant's is named after it; any other answer gets no diagnosis (precision before
 
 The commonest mistake of all is a TODO left as released: its answer cell is the release's stub (the same code,
 comments aside). The verdict of each edition's stub is graded once, beside the mutants', and shipped in the same
-file, so a blank TODO costs a class no run (as_released).
+file, so a blank TODO costs a class no run (as_released). The file is keyed on the data these depend on and on
+CATALOGUE_VERSION, never on source text (_key); a code change that alters them bumps the version.
 
 What each mistake is and a hint (the idea missed, never the code) are in
 grader/assignments/<name>/mistakes.yml, keyed by mutant name:
@@ -130,26 +131,37 @@ def problems(assignment: str, said: dict | None = None) -> list[str]:
     return found
 
 
+# The version of what the catalogue stores. Bump it when a change alters what a verdict or its signature holds
+# for the same run: how a signature is made (fingerprint, _canonical, signature, DIGITS, how a rule's first failing
+# scenario and its departure are found, grader/compare.py's same), what a judge decides or puts in its Message (not
+# its words: they are not kept), how a stub's failing case is written (the values in its Message, its snippet:
+# grader/snippets.py, the assignment's cases.py, shrink.py), or what a run of unchanged code observes (grader/runner,
+# the drivers' encoding, lab/ code the reference does not exercise the same way); then run `python -m grader.build
+# mistakes`. Everything else a verdict depends on is data in _key itself, and a comment or a change that alters none
+# of this needs neither. The drift guard (drift(), tested in tests/grader/test_diagnose.py) fails on a forgotten bump.
+CATALOGUE_VERSION = 2
+
+
 @lru_cache(maxsize=None)
 def _key(grader) -> str:
-    """A digest of everything a mutant's signature and a stub's verdict depend on: a change to any of it computes
-    them again (a stub's verdict takes its task's ids, points and quotes afresh: grade.Grader._stored).
+    """A digest of the data a mutant's signature and a stub's verdict depend on, and CATALOGUE_VERSION for the code:
+    the assignment and seed, the given cells, the driver and the visible checks' helpers, the reference, the
+    reference's observations of every scenario (the child's lines, exactly), each task's ids and rules (names,
+    allowances, whether judged, and every scenario), the mutants and the released stubs. No source text: an edit that
+    changes no verdict (a comment, unrelated code) leaves it as it is. Points are not in it: a stored stub verdict
+    takes its task's ids, points and quotes afresh (grade.Grader._stored), and a signature holds none of them.
 
-    Once per Grader (it is fixed once built): it reads the sources that make a verdict and hashes every scenario,
-    and each failing TODO of every student asks for it under the lock."""
-    suite = Path(grader.assignment.suite.__file__)
-    here = Path(__file__).parent   # what a verdict's text is made with, besides grade.py
-    sources = [Path(__file__), here / "grade.py", here / "schema.py", here / "snippets.py", here / "shrink.py", here / "compare.py",
-               here / "suites" / "visible.py", here / "observed.py", suite, suite.with_name("cases.py")]
-    parts = [grader.assignment.name, grader.seed, grader.reference, grader.expected,
-             [(t.answer_id, t.task_id, t.test_id, t.points, [(r.name, sorted(r.allows), [(sc["ops"], sc.get("feed")) for sc in r.scenarios])
-              for r in t.rules])
+    Once per Grader (it is fixed once built): it hashes every scenario, and each failing TODO of every student asks
+    for it under the lock."""
+    parts = [CATALOGUE_VERSION, grader.assignment.name, grader.seed, grader.setup, grader.checks, grader.driver,
+             grader.reference,
+             sorted((name, line.decode("utf-8", "surrogateescape")) for name, (line, _) in grader.known.items()),
+             [(t.answer_id, t.task_id, t.test_id,
+               [(r.name, sorted(r.allows), r.judge is not None, r.scenarios) for r in t.rules])
               for t in grader.tasks],
              [(m.answer_id, m.name, m.find, m.replace) for m in grader.assignment.mutants],
-             sorted((gid, sorted(stubs)) for gid, stubs in released_stubs(grader.assignment).items()),
-             [p.read_text(encoding="utf-8") for p in sources if p.exists()],
-             grader.driver, grader.checks]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+             sorted((gid, sorted(stubs)) for gid, stubs in released_stubs(grader.assignment).items())]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 def _compute(grader) -> tuple[dict[str, list], list[str]]:
@@ -195,10 +207,22 @@ def released_stubs(assignment) -> dict[str, dict[str, str]]:
     return stubs
 
 
-def _compute_released(grader) -> tuple[dict[str, dict], list[str]]:
-    """({answer_id: {code digest: verdict as JSON}}, stubs that could not be graded): each stub graded on its TODO."""
-    from dataclasses import asdict
+def stored_form(verdict) -> dict:
+    """What the catalogue keeps of a stub's verdict: what the stub did, not what is read afresh (grade.Grader._stored
+    takes the task's ids, points and quotes as they are now, and words each Message afresh: no English text is kept
+    of a rule that has one)."""
+    from dataclasses import asdict, is_dataclass
 
+    rules = []
+    for rule in verdict.rules:
+        kept = {"name": rule.name, "passed": rule.passed, "seen": rule.seen, "snippet": rule.snippet}
+        rules.append({**kept, "message": asdict(rule.message)} if rule.message is not None else {**kept, "detail": rule.detail})
+    note = asdict(verdict.note) if is_dataclass(verdict.note) else verdict.note   # a Message as data, worded afresh
+    return {"rules": rules, "note": note, "hung": verdict.hung, "status": verdict.status.value}
+
+
+def _compute_released(grader) -> tuple[dict[str, dict], list[str]]:
+    """({answer_id: {code digest: stored_form of its verdict}}, stubs that could not be graded): each stub graded on its TODO."""
     tasks = {t.answer_id: t for t in grader.tasks}
     found: dict[str, dict] = {}
     missed = []
@@ -208,7 +232,7 @@ def _compute_released(grader) -> tuple[dict[str, dict], list[str]]:
             if verdict.hung or not verdict.status.ran:
                 missed.append(f"{gid} as released: {verdict.note or 'ran past its time limit'}")
                 continue
-            found.setdefault(gid, {})[digest] = {**asdict(verdict), "mistake": {}}
+            found.setdefault(gid, {})[digest] = stored_form(verdict)
     return found, missed
 
 
@@ -226,7 +250,7 @@ def _shipped(grader, key: str, part: str) -> dict | None:
 
 
 def shipped_is_current(grader) -> bool:
-    """The assignment's shipped catalogue was made under this grader's scenarios and code (else a class computes it)."""
+    """The assignment's shipped catalogue was made under this grader's data and CATALOGUE_VERSION (else a class computes it)."""
     return _shipped(grader, _key(grader), "catalogue") is not None
 
 
@@ -240,6 +264,45 @@ def write_shipped(grader) -> Path:
     data = {"key": _key(grader), "catalogue": found, "released": stubs}
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
+
+
+def _cut_down(rule: dict) -> bool:
+    """A stored rule whose failing case was cut down (grade.Grader._shrink, within a time budget: it may be cut less)."""
+    scenario = (rule.get("message") or {}).get("params", {}).get("scenario")
+    return isinstance(scenario, dict) and scenario.get("key") == "cut_down"
+
+
+def drift(grader) -> list[str]:
+    """How the assignment's shipped catalogue differs from what grading its mutants and stubs gives now ([] if it does
+    not): a change that alters a verdict or a signature without changing _key's data needs CATALOGUE_VERSION bumped.
+    A failing case that was cut down is compared by its rule's verdict and signature only (cutting is timed)."""
+    try:
+        data = json.loads(shipped(grader.assignment).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"no shipped catalogue ({exc})"]
+    if data.get("key") != _key(grader):
+        return ["its key is not this grader's: the data it is keyed on changed since it was made (run python -m grader.build mistakes)"]
+    (found, missed), (stubs, unmade) = _compute(grader), _compute_released(grader)
+    problems = [f"could not be graded: {what}" for what in missed + unmade]
+    for gid in sorted(set(found) | set(data.get("catalogue", {}))):
+        now, then = dict(map(tuple, found.get(gid, []))), dict(map(tuple, data["catalogue"].get(gid, [])))
+        problems += [f"{gid}: the signature of {name!r} is not the shipped one" for name in sorted(set(now) | set(then))
+                     if now.get(name) != then.get(name)]
+    for gid in sorted(set(stubs) | set(data.get("released", {}))):
+        now, then = stubs.get(gid, {}), data["released"].get(gid, {})
+        for digest in sorted(set(now) | set(then)):
+            mine, theirs = now.get(digest), then.get(digest)
+            if mine is None or theirs is None or len(mine["rules"]) != len(theirs["rules"]):
+                problems.append(f"{gid} as released ({digest[:8]}): {'not shipped' if theirs is None else 'not graded now' if mine is None else 'other rules'}")
+                continue
+            for a, b in zip(mine["rules"], theirs["rules"]):
+                if _cut_down(a) or _cut_down(b):
+                    a, b = ({k: rule[k] for k in ("name", "passed", "seen")} for rule in (a, b))
+                if a != b:
+                    problems.append(f"{gid} as released ({digest[:8]}): rule {b['name']!r} is not the shipped one")
+            if (mine["note"], mine["hung"], mine.get("status")) != (theirs["note"], theirs["hung"], theirs.get("status")):
+                problems.append(f"{gid} as released ({digest[:8]}): its note is not the shipped one")
+    return problems
 
 
 def _load(grader, part: str, memory: dict, compute, what: str, then: str) -> dict:

@@ -375,7 +375,7 @@ class Grader:
                     verdict = judged(rule.judge, observed[name], {**scenario, "fed": run.fed.get(name)} if "feed" in scenario else scenario)
                     # a judge's own words are English only: then so is the whole detail (grader/i18n.py reads it)
                     detail = labelled(label, verdict) if verdict else ""
-                    seen = fingerprint(si, None, str(verdict)) if verdict else ""
+                    seen = fingerprint(si, None, asdict(verdict) if isinstance(verdict, Message) else verdict) if verdict else ""  # not its wording
                 elif not same(self.expected[name], observed[name], rule.allows):
                     cases[ri] = (label, *up_to_departure(scenario["ops"], self.expected[name], observed[name], rule.allows),
                                  rule.allows)
@@ -463,8 +463,11 @@ class Grader:
         afresh (None when the stored rules are no longer the task's: then the answer is run)."""
         if [rule["name"] for rule in data["rules"]] != [rule.name for rule in task.rules]:
             return None
-        results = [RuleResult(r["name"], r["passed"], r["detail"], r["snippet"], {} if r["passed"] else self._quotes(task, r["name"]),
-                              r["seen"], from_json(r.get("message"))) for r in data["rules"]]
+        results = []
+        for r in data["rules"]:   # diagnose.stored_form: a Message is worded afresh
+            message = from_json(r.get("message"))
+            results.append(RuleResult(r["name"], r["passed"], str(message) if message is not None else r.get("detail", ""), r["snippet"],
+                                      {} if r["passed"] else self._quotes(task, r["name"]), r["seen"], message))
         score = score_of(task.points, sum(r.passed for r in results), len(results))
         return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, data["note"], data["hung"],
                            status=data.get("status", Outcome.GRADED))

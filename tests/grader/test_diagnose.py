@@ -167,7 +167,8 @@ def test_a_mutant_that_cannot_be_graded_is_left_out_and_nothing_is_cached(tmp_pa
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", NAMES)
 def test_the_shipped_catalogue_is_current_and_spares_a_class_the_mutants_runs(assignment, tmp_path, monkeypatch):
-    """make notebooks writes <name>/mistakes.signatures.json; a change to the suite, mutants or code makes it stale."""
+    """make notebooks writes <name>/mistakes.signatures.json; a change to what diagnose._key holds (the suite, the
+    mutants, the reference, CATALOGUE_VERSION...) makes it stale."""
     grader = grader_for(assignment)
     data = json.loads(diagnose.shipped(assignment).read_text(encoding="utf-8"))
     assert data["key"] == diagnose._key(grader), "stale: run make notebooks (python -m grader.build mistakes)"
@@ -270,3 +271,102 @@ def test_a_stored_stub_verdict_is_read_on_the_task_as_it_is_now():
     assert grader._stored(task, data).rules[0].detail != verdict.rules[0].detail, "each student gets objects of their own"
     renamed = dict(data, rules=[dict(data["rules"][0], name="a rule the task no longer has"), *data["rules"][1:]])
     assert grader._stored(task, renamed) is None
+
+
+class Built:
+    """What diagnose._key reads of a Grader, without its reference run (which starts a process): its observations made up."""
+
+    def __init__(self, name, **changed):
+        from grader.grade import DEFAULT_SEED
+        assignment = load(name)
+        self.assignment, self.seed = assignment, DEFAULT_SEED
+        self.setup, self.checks, self.driver = assignment.setup, assignment.check_definitions, assignment.driver_source
+        self.reference, self.tasks = assignment.reference, assignment.tasks(DEFAULT_SEED)
+        self.known = {f"{t.answer_id}|0|{i}": (f'{{"obs": [{i}]}}'.encode(), [i]) for t in self.tasks for i in range(3)}
+        self.__dict__.update(changed)
+
+
+def key(grader) -> str:
+    return diagnose._key.__wrapped__(grader)   # not the per-Grader cache
+
+
+def test_the_catalogue_key_holds_no_source_text(monkeypatch):
+    """A comment in grade.py (or any edit to the grader's code) leaves the shipped catalogue current: the key is the
+    data a verdict depends on and CATALOGUE_VERSION, which a change of what a verdict holds bumps (see drift below)."""
+    from pathlib import Path
+    name = "02_decode_scheduling"
+    before = key(Built(name))
+    read = Path.read_text
+
+    def commented(path, *args, **kwargs):
+        text = read(path, *args, **kwargs)
+        return text + "\n# a comment\n" if path.name in ("grade.py", "diagnose.py", "snippets.py", "suite.py", "cases.py") else text
+
+    monkeypatch.setattr(Path, "read_text", commented)
+    assert key(Built(name)) == before
+
+
+def test_the_catalogue_key_changes_with_a_scenario_an_observation_a_mutant_a_stub_or_the_version(monkeypatch):
+    import dataclasses
+    name = "02_decode_scheduling"
+    base = Built(name)
+    before = key(base)
+    task, rule = base.tasks[0], base.tasks[0].rules[0]
+    scenario = dict(rule.scenarios[0], ops=rule.scenarios[0]["ops"][:-1])
+    moved = [dataclasses.replace(task, rules=[dataclasses.replace(rule, scenarios=[scenario, *rule.scenarios[1:]]), *task.rules[1:]]),
+             *base.tasks[1:]]
+    assert key(Built(name, tasks=moved)) != before, "a scenario"
+    renamed = dict(rule.scenarios[0], name="another name")   # a stub's stored message names its scenario
+    assert key(Built(name, tasks=[dataclasses.replace(task, rules=[dataclasses.replace(rule, scenarios=[renamed, *rule.scenarios[1:]]),
+                                                                   *task.rules[1:]]), *base.tasks[1:]])) != before
+    first = next(iter(base.known))
+    assert key(Built(name, known={**base.known, first: (b'{"obs": [7]}', [7])})) != before, "an expected observation"
+    assert key(Built(name, driver=base.driver + "\nX = 1\n")) != before, "the driver"
+    assert key(Built(name, seed=base.seed + 1)) != before
+    assert key(Built(name, tasks=[dataclasses.replace(task, test_id="other_tests"), *base.tasks[1:]])) != before
+    points = key(Built(name, tasks=[dataclasses.replace(task, points=task.points + 1), *base.tasks[1:]]))
+    assert points == before, "points are read afresh (Grader._stored): a change of them keeps the catalogue"
+    mutant = base.assignment.mutants[0]
+    monkeypatch.setitem(base.assignment.__dict__, "mutants",
+                        [Mutant(mutant.answer_id, mutant.name, mutant.find, mutant.replace + " "), *base.assignment.mutants[1:]])
+    assert key(base) != before, "a mutant"
+    monkeypatch.undo()
+    assert key(base) == before
+    stubs = diagnose.released_stubs(base.assignment)
+    gid = next(iter(stubs))
+    monkeypatch.setattr(diagnose, "released_stubs", lambda a: {**stubs, gid: {"another digest": "pass", **stubs[gid]}})
+    assert key(base) != before, "a released stub"
+    monkeypatch.undo()
+    monkeypatch.setattr(diagnose, "CATALOGUE_VERSION", diagnose.CATALOGUE_VERSION + 1)
+    assert key(base) != before, "the version"
+
+
+DRIFT = "the shipped catalogue is not what grading gives now: bump CATALOGUE_VERSION and run python -m grader.build mistakes"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", NAMES)
+def test_the_shipped_catalogue_is_what_grading_gives_now(assignment):
+    """The drift guard: the key holds data only, so a change of code that alters a signature or a stub's verdict
+    (grader/diagnose.py's CATALOGUE_VERSION says which) is caught here, by grading every mutant and stub again."""
+    found = diagnose.drift(grader_for(assignment))
+    assert found == [], f"{DRIFT}: {found[:5]}"
+
+
+@pytest.mark.slow
+def test_the_drift_guard_catches_a_change_of_signature_logic_without_a_bump(monkeypatch):
+    """A planted change of how a departure is fingerprinted (another op index), the version unchanged: the key is the
+    same, so only the drift guard sees that every shipped signature is stale; a change of what a stub's page says too."""
+    from grader import grade as grade_module
+    name = "01_continuous_batching"
+    grader = Grader(name)   # its own: verdicts graded here are not kept for the other tests
+    real = diagnose.fingerprint
+    monkeypatch.setattr(grade_module, "fingerprint", lambda scenario, *rest, **kw: real(scenario + 1, *rest, **kw))
+    found = diagnose.drift(grader)
+    assert diagnose.shipped_is_current(grader), "the key does not see it"
+    assert any("the signature of" in f for f in found) and any("as released" in f for f in found), found
+    monkeypatch.undo()
+    grader._known.clear()
+    monkeypatch.setattr(grade_module.snippets, "snippet", lambda *a, **k: "another way to show the case")
+    found = diagnose.drift(grader)
+    assert found and all("as released" in f for f in found), found
