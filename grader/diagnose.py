@@ -284,24 +284,37 @@ def drift(grader) -> list[str]:
         return ["its key is not this grader's: the data it is keyed on changed since it was made (run python -m grader.build mistakes)"]
     (found, missed), (stubs, unmade) = _compute(grader), _compute_released(grader)
     problems = [f"could not be graded: {what}" for what in missed + unmade]
-    for gid in sorted(set(found) | set(data.get("catalogue", {}))):
-        now, then = dict(map(tuple, found.get(gid, []))), dict(map(tuple, data["catalogue"].get(gid, [])))
+    problems += _catalogue_drift(found, data.get("catalogue", {}))
+    for gid in sorted(set(stubs) | set(data.get("released", {}))):
+        problems += _stub_drift(gid, stubs.get(gid, {}), data["released"].get(gid, {}))
+    return problems
+
+
+def _catalogue_drift(found: dict, shipped_: dict) -> list[str]:
+    """The mutants whose signature now is not the shipped one."""
+    problems = []
+    for gid in sorted(set(found) | set(shipped_)):
+        now, then = dict(map(tuple, found.get(gid, []))), dict(map(tuple, shipped_.get(gid, [])))
         problems += [f"{gid}: the signature of {name!r} is not the shipped one" for name in sorted(set(now) | set(then))
                      if now.get(name) != then.get(name)]
-    for gid in sorted(set(stubs) | set(data.get("released", {}))):
-        now, then = stubs.get(gid, {}), data["released"].get(gid, {})
-        for digest in sorted(set(now) | set(then)):
-            mine, theirs = now.get(digest), then.get(digest)
-            if mine is None or theirs is None or len(mine["rules"]) != len(theirs["rules"]):
-                problems.append(f"{gid} as released ({digest[:8]}): {'not shipped' if theirs is None else 'not graded now' if mine is None else 'other rules'}")
-                continue
-            for a, b in zip(mine["rules"], theirs["rules"]):
-                if _cut_down(a) or _cut_down(b):
-                    a, b = ({k: rule[k] for k in ("name", "passed", "seen")} for rule in (a, b))
-                if a != b:
-                    problems.append(f"{gid} as released ({digest[:8]}): rule {b['name']!r} is not the shipped one")
-            if (mine["note"], mine["hung"], mine.get("status")) != (theirs["note"], theirs["hung"], theirs.get("status")):
-                problems.append(f"{gid} as released ({digest[:8]}): its note is not the shipped one")
+    return problems
+
+
+def _stub_drift(gid: str, now: dict, then: dict) -> list[str]:
+    """How the stored verdicts of one TODO's stubs ({digest: stored_form}) now differ from the shipped ones."""
+    problems = []
+    for digest in sorted(set(now) | set(then)):
+        mine, theirs = now.get(digest), then.get(digest)
+        if mine is None or theirs is None or len(mine["rules"]) != len(theirs["rules"]):
+            problems.append(f"{gid} as released ({digest[:8]}): {'not shipped' if theirs is None else 'not graded now' if mine is None else 'other rules'}")
+            continue
+        for a, b in zip(mine["rules"], theirs["rules"]):
+            if _cut_down(a) or _cut_down(b):
+                a, b = ({k: rule[k] for k in ("name", "passed", "seen")} for rule in (a, b))
+            if a != b:
+                problems.append(f"{gid} as released ({digest[:8]}): rule {b['name']!r} is not the shipped one")
+        if (mine["note"], mine["hung"], mine.get("status")) != (theirs["note"], theirs["hung"], theirs.get("status")):
+            problems.append(f"{gid} as released ({digest[:8]}): its note is not the shipped one")
     return problems
 
 

@@ -277,7 +277,7 @@ class Built:
     """What diagnose._key reads of a Grader, without its reference run (which starts a process): its observations made up."""
 
     def __init__(self, name, **changed):
-        from grader.grade import DEFAULT_SEED
+        from grader.term import PUBLIC_SEED as DEFAULT_SEED
         assignment = load(name)
         self.assignment, self.seed = assignment, DEFAULT_SEED
         self.setup, self.checks, self.driver = assignment.setup, assignment.check_definitions, assignment.driver_source
