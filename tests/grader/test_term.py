@@ -112,9 +112,11 @@ def test_the_mistakes_catalogue_is_keyed_by_the_term():
     assignment = get(BATCH)
     shipped = json.loads(diagnose.shipped(assignment).read_text())["key"]
 
-    def key(seed):
-        fake = SimpleNamespace(assignment=assignment, seed=seed, reference=assignment.reference, expected=None,
-                               tasks=assignment.tasks(seed), driver="", checks=[])
+    def key(seed):   # what diagnose._key reads of a Grader; the reference's observations made up, the same for each
+        tasks = assignment.tasks(seed)
+        fake = SimpleNamespace(assignment=assignment, seed=seed, reference=assignment.reference, tasks=tasks,
+                               setup=assignment.setup, checks=assignment.check_definitions, driver=assignment.driver_source,
+                               known={f"{t.answer_id}|0|0": (b'{"obs": [0]}', [0]) for t in tasks})
         return diagnose._key.__wrapped__(fake)
     public, a, b = key(term.PUBLIC_SEED), key(term.seed_for(SECRET_A.encode(), BATCH)), key(term.seed_for(SECRET_B.encode(), BATCH))
     assert len({public, a, b}) == 3 and shipped not in (a, b)
