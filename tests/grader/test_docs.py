@@ -86,3 +86,11 @@ def test_the_command_line_checks_this_checkout():
 def test_summaries_are_first_sentences():
     assert docs._first_sentence("Synthetic workloads, from a `seed`. Lengths are assumptions.") == "Synthetic workloads, from a `seed`."
     assert docs._first_sentence("One step (e.g. a batch) and\nits time.\n\nMore.") == "One step (e.g. a batch) and its time."
+
+
+def test_the_readme_stays_a_users_guide():
+    """README.md is for students and instructors, about 250 lines and at most 300: design goes in docs/."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines: move design and reference text to docs/"
+    headings = [line for line in lines if line.startswith("## ")]
+    assert any("student" in h.lower() for h in headings) and any("instructor" in h.lower() for h in headings), headings
