@@ -93,7 +93,17 @@ def _fraction(value, what: str) -> float:
 
 
 def _extension(value, due: datetime, what: str) -> datetime:
-    """A student's own due date: `value` days after `due`, or the date and time `value` names."""
+    """A student's own due date: `value` days after `due`, or the date and time `value` names, never before `due`
+    (an extension moves a due date later only: an earlier one is refused, not silently ignored)."""
+    own = _own_due(value, due, what)
+    if own < due:
+        raise DeadlineError(f"{what}: {_shown(own)} is before the due date {_shown(due)}; an extension can only move "
+                            "the due date later (give the days added, or a later date and time)")
+    return own
+
+
+def _own_due(value, due: datetime, what: str) -> datetime:
+    """The date and time an extension's `value` names: a number of days after `due`, or a date and time."""
     if isinstance(value, str):
         try:
             value = float(value)

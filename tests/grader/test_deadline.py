@@ -149,6 +149,9 @@ def test_nbgrader_submitted_folder(tmp_path):
     (PER_DAY, "", "student_id,extension\nalice,soon\n", "ext.csv, line 2: 'soon' is not a date and time"),
     (PER_DAY, "student_id;timestamp\nalice;2026-12-02T00:00:00Z\n", "", "times.csv is separated by ';', not by commas"),
     (PER_DAY, "", "student_id,extension\nalice,-3\n", "-3.0 days is not an extension"),
+    # an extension to a date before the due date was ignored without a word: refused
+    (PER_DAY, "", "student_id,extension\nalice,2026-11-30T23:59:00+08:00\n", "is before the due date"),
+    (PER_DAY + f"[deadline.{NAME}.extensions]\nalice = 2026-11-30T23:59:00+08:00\n", "", "", "extension of alice: "),
 ])
 def test_bad_input_is_a_clear_error(tmp_path, toml, times, extensions, message):
     with pytest.raises(DeadlineError, match=None) as caught:
