@@ -193,26 +193,6 @@ def note(text, language: str = "en") -> str:
     return messages.worded(text, language) if text else ""
 
 
-NOT_RUN_ZH = _patterns([
-    (r"not run: (TODO \d+|\S+) ran past its time limit when graded, and this cell uses it", "{0} 在评分时超出了时间限制，而这个单元格用到了它"),
-    (r"not run: (.+?) ran past its time limit, and this cell uses it", "{0} 超出了时间限制，而这个单元格用到了它"),
-    (r"not run: the notebook's (\S+) s budget was used up", "整个 notebook 的 {0} 秒时间预算已经用完"),
-    (r"not run: cell (\d+) did not stop when interrupted", "单元格 {0} 被中断后没有停下"),
-    (r"not run: the run ended early", "运行提前结束"),
-    (r"not run: the run was stopped", "运行被终止"),
-])
-
-
-def not_run(text: str, language: str = "en") -> str:
-    """The line a cell the feedback run skipped shows ('[not run] not run: why'), in `language`."""
-    prefix = "[not run] "
-    if language == "en" or not text.startswith(prefix):
-        return text
-    why = text[len(prefix):].rstrip("\n")
-    zh = _first(why, NOT_RUN_ZH)
-    return f"[未运行] {zh}\n" if zh else text
-
-
 # The English comments in the code of a failing case and their Chinese (each assignment's names_zh.COMMENTS).
 CODE_COMMENTS_ZH = {en: zh for assignment in assignment_names()
                     for en, zh in getattr(load(assignment).names_zh, "COMMENTS", {}).items()}

@@ -54,6 +54,14 @@ TEXT = {
         # op as code, a path's keys) are params, shown as Python prints them in every language, never translated.
         "no_answer_cell": "no answer cell",
         "grading_error": "not graded: grading error",
+        # grader/notebook_run.py: a cell the feedback run did not run, and why
+        "skipped_cell": "[not run] not run: {why}",
+        "why_uses_graded_hang": "{todo} ran past its time limit when graded, and this cell uses it",
+        "why_uses_hang": "{todo} ran past its time limit, and this cell uses it",
+        "why_budget": "the notebook's {seconds} s budget was used up",
+        "why_no_stop": "cell {index} did not stop when interrupted",
+        "why_ended": "the run ended early",
+        "why_stopped": "the run was stopped",
         # grader/grade.py: a TODO's note (TaskVerdict.note), beside its Outcome
         "cell_raised": "your {task} cell raised {error}",
         "child_ended": "grading child {status}: {detail}",
@@ -154,6 +162,13 @@ TEXT = {
         "late_bad_time": "无法读取提交时间 {time}（截止时间 {due}）：按不扣迟交分评分；请人工核对提交时间",
         "no_answer_cell": "没有答题单元格",
         "grading_error": "未评分：评分出错",
+        "skipped_cell": "[未运行] {why}",
+        "why_uses_graded_hang": "{todo} 在评分时超出了时间限制，而这个单元格用到了它",
+        "why_uses_hang": "{todo} 超出了时间限制，而这个单元格用到了它",
+        "why_budget": "整个 notebook 的 {seconds} 秒时间预算已经用完",
+        "why_no_stop": "单元格 {index} 被中断后没有停下",
+        "why_ended": "运行提前结束",
+        "why_stopped": "运行被终止",
         "cell_raised": "你的 {task} 单元格抛出了 {error}",
         "child_ended": "评分子进程{status}：{detail}",
         "answer_cell_missing": "缺少答题单元格",

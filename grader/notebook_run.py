@@ -23,12 +23,12 @@ import nbformat
 
 from . import exports, masters
 from .config import DEFAULTS
+from .messages import Message
 from .safe_text import inert
 from .runner import CPU_MARGIN, Limits, Warm, Watcher
 from .sanitize import clean_output
 
 GRACE = 2.0            # seconds a cell has to stop after SIGINT before the run is ended
-NOT_RUN = "[not run] "
 LIMITS = Limits(memory_bytes=4 << 30, processes=512)   # a feedback run's rlimits: IPython, pandas and plots need more
 
 
@@ -81,7 +81,7 @@ class CellLimits(Watcher):
         self.cpu = 0.0
         self.interrupted_at: float | None = None
         self.interrupted: dict[int, str] = {}
-        self.stopped = ""
+        self.stopped: Message | None = None   # why the whole run was stopped, if it was
 
     def record(self, record: dict) -> None:
         if record.get("kind") == "start" and type(record.get("index")) is int:
@@ -92,14 +92,14 @@ class CellLimits(Watcher):
     def tick(self, now: float, cpu: float) -> str | None:
         self.cpu = cpu
         if now - self.started > self.feedback_wall:
-            self.stopped = f"the notebook's {self.feedback_wall:g} s budget was used up"
+            self.stopped = Message("why_budget", {"seconds": f"{self.feedback_wall:g}"})
             return "kill"
         if self.current is None:
             return None
         index, wall0, cpu0 = self.current
         if self.interrupted_at is not None:
             if now - self.interrupted_at > GRACE:
-                self.stopped = f"cell {index} did not stop when interrupted"
+                self.stopped = Message("why_no_stop", {"index": index})
                 return "kill"
             return None
         if cpu - cpu0 > self.cell_cpu or now - wall0 > self.cell_timeout:
@@ -295,20 +295,21 @@ class Publishing(Watcher):
         return self.limits.tick(now, cpu)
 
 
-def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None = None, *, unneeded: frozenset[str] = frozenset(),
+def execute(warm: Warm, nb, answer_ids: list[str], hung: set[str] | frozenset[str] = frozenset(), *, unneeded: frozenset[str] = frozenset(),
             prefix: tuple[str, ...] = (), cell_cpu: float = DEFAULTS.cell_cpu, cell_timeout: float = DEFAULTS.cell_timeout,
-            feedback_wall: float = DEFAULTS.feedback_wall) -> list[str]:
-    """Run `nb` in place (outputs filled in); `hung`: answer grade_id -> why it is known to hang; `unneeded`: grade_ids
-    of cells whose outputs the page replaces anyway, left out (without a note) when no later cell uses them;
+            feedback_wall: float = DEFAULTS.feedback_wall, language: str = "en") -> list[str]:
+    """Run `nb` in place (outputs filled in); `hung`: grade_ids of the answers known to hang (graded past their time
+    limit); `unneeded`: grade_ids of cells whose outputs the page replaces anyway, left out (without a note) when no later cell uses them;
     `prefix`: release_prefix() of the release: a figure of its worked examples is drawn once per process (_DRAWN).
 
-    Returns one note per cell that was interrupted or not run."""
+    A cell not run says why in `language` (the page's); the notes returned, one per cell that was interrupted or
+    not run, are in English (report.md)."""
     deps = dependents(nb, answer_ids)
     by_gid = {masters.grade_id(c): i for i, c in enumerate(nb.cells) if masters.grade_id(c)}
-    skip: dict[int, str] = {}
-    for gid, why in (hung or {}).items():
+    skip: dict[int, Message | str] = {}   # why a cell is left out ('' for none the page shows)
+    for gid in hung or {}:
         for later in deps.get(by_gid.get(gid, -1), []):
-            skip.setdefault(later, f"not run: {todo_name(gid)} {why}, and this cell uses it")
+            skip.setdefault(later, Message("why_uses_graded_hang", {"todo": todo_name(gid)}))
     quiet = {i for gid, i in by_gid.items()
              if gid in unneeded and i not in skip and nb.cells[i].cell_type == "code" and unused_later(nb, i)}
     skip.update({i: "" for i in quiet})
@@ -319,7 +320,7 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
         numbers = {i: n for n, i in enumerate([i for i in code if i not in skip], 1)}
         skip.update({i: "" for i in reused})
         payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
-                   "skip": {str(i): why for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
+                   "skip": {str(i): bool(why) for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
                    "labels": {str(i): todo_name(masters.grade_id(nb.cells[i])) for i in deps},
                    "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
         limits = CellLimits(cell_cpu, cell_timeout, feedback_wall)
@@ -335,14 +336,10 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
             cell.outputs, cell.execution_count = [], None
         elif index in reused:
             cell.outputs, cell.execution_count = [nbformat.from_dict(o) for o in reused[index]], numbers[index]
-        elif rec is None:
-            why = limits.stopped or ("the run ended early" if not done.timed_out else "the run was stopped")
-            cell.outputs, cell.execution_count = [_note(f"not run: {why}")], None
+        elif rec is None or rec["status"] == "skipped":
+            why = skip.get(index) or _why(rec, limits, done.timed_out, set(payload["labels"].values()))
+            cell.outputs, cell.execution_count = [_note(why, language)], None
             not_run.setdefault(f"not run: {why}", []).append(_label(nb, index, short=True))
-        elif rec["status"] == "skipped":
-            why = str(rec.get("why", "not run"))[:300]
-            cell.outputs, cell.execution_count = [_note(why)], None
-            not_run.setdefault(why, []).append(_label(nb, index, short=True))
         else:
             cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
             cell.execution_count = numbers[index]
@@ -355,8 +352,19 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: dict[str, str] | None =
     return notes + [f"{', '.join(cells)} {why}" for why, cells in not_run.items()]
 
 
-def _note(text: str):
-    return nbformat.v4.new_output("stream", name="stdout", text=NOT_RUN + text + "\n")
+def _why(rec: dict | None, limits: CellLimits, timed_out: bool, labels: set[str]) -> Message:
+    """Why a cell did not run: the run stopped before it (no record), or the child left it out because a cell it
+    uses ran past its time limit in this run (the child names that cell; any other name is not shown)."""
+    if rec is None:
+        return limits.stopped or Message("why_stopped" if timed_out else "why_ended")
+    uses = rec.get("why", {}).get("uses") if isinstance(rec.get("why"), dict) else None
+    named = uses in labels or (isinstance(uses, str) and re.fullmatch(r"cell \d+", uses) is not None)
+    return Message("why_uses_hang", {"todo": uses}) if named else Message("why_ended")
+
+
+def _note(why: Message, language: str):
+    """The output a cell not run shows on the page, in `language`."""
+    return nbformat.v4.new_output("stream", name="stdout", text=Message("skipped_cell", {"why": why}).text(language) + "\n")
 
 
 def _records(output: bytes, code: set[int]) -> dict[int, dict]:

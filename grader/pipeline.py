@@ -213,12 +213,13 @@ def strip_hidden(a: Prepared, w: Work, c: Config) -> None:
 
 def execute(a: Prepared, w: Work, c: Config) -> None:
     """The notebook run for feedback in a fork of the warm sandboxed parent; known hangs are skipped."""
-    hung = {v.answer_id: "ran past its time limit when graded" for v in w.verdicts if v.hung}
+    hung = {v.answer_id for v in w.verdicts if v.hung}
     # A test cell's outputs become its verdict (redact), and at full marks there is no disagreement to flag: not run.
     full = frozenset(v.test_id for v in w.verdicts if v.score == v.points) if not w.nbgrader else frozenset()
     try:
         w.notes += notebook_run.execute(a.grader.warm, w.nb, a.answer_ids, hung, unneeded=full, prefix=a.prefix(w.language),
-                                        cell_cpu=c.cell_cpu, cell_timeout=c.cell_timeout, feedback_wall=c.feedback_wall)
+                                        cell_cpu=c.cell_cpu, cell_timeout=c.cell_timeout, feedback_wall=c.feedback_wall,
+                                        language=w.language)
         w.notes += disagreements(w.nb, w.verdicts)
     except Exception as exc:  # noqa: BLE001 - the verdicts stand; only the feedback run is lost
         w.ran = False

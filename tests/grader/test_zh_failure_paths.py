@@ -433,13 +433,20 @@ def test_a_value_that_reads_like_the_grader_s_english_is_shown_as_it_is():
 
 
 def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
-    assert i18n.not_run("[not run] not run: TODO 4 ran past its time limit when graded, and this cell uses it\n", "zh") == \
-        "[未运行] TODO 4 在评分时超出了时间限制，而这个单元格用到了它\n"   # a TODO as the student knows it, not its id todo4
-    for why in ["TODO 1 ran past its time limit when graded, and this cell uses it", "TODO 2 ran past its time limit, and this cell uses it",
-                "the notebook's 90 s budget was used up", "cell 12 did not stop when interrupted", "the run ended early",
-                "the run was stopped"]:
-        text = f"[not run] not run: {why}\n"
-        assert chinese(i18n.not_run(text, "zh")) and i18n.not_run(text, "en") == text
+    """A cell the feedback run left out says why in the page's language: a Message worded where the output is made
+    (grader/notebook_run.py), never student output read back by its words."""
+    from grader import notebook_run
+    graded = Message("why_uses_graded_hang", {"todo": "TODO 4"})   # a TODO as the student knows it, not its id todo4
+    assert notebook_run._note(graded, "zh")["text"] == "[未运行] TODO 4 在评分时超出了时间限制，而这个单元格用到了它\n"
+    assert notebook_run._note(graded, "en")["text"] == "[not run] not run: TODO 4 ran past its time limit when graded, and this cell uses it\n"
+    for why in [graded, Message("why_uses_hang", {"todo": "TODO 2"}), Message("why_budget", {"seconds": "90"}),
+                Message("why_no_stop", {"index": 12}), Message("why_ended"), Message("why_stopped")]:
+        assert chinese(notebook_run._note(why, "zh")["text"]) and english_sentences(notebook_run._note(why, "zh")["text"]) == []
+    limits = notebook_run.CellLimits(1.0, 30.0, 90.0)
+    labels = {"TODO 1"}
+    assert str(notebook_run._why({"why": {"uses": "TODO 1"}}, limits, False, labels)) == "TODO 1 ran past its time limit, and this cell uses it"
+    assert str(notebook_run._why({"why": {"uses": "<b>forged</b>"}}, limits, False, labels)) == "the run ended early"  # a name it never gave
+    assert str(notebook_run._why(None, limits, True, labels)) == "the run was stopped"
 
 
 def test_the_summary_a_zh_page_shows_is_chinese():
