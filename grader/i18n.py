@@ -143,7 +143,7 @@ def scenario_name(name: str) -> str:
 
 def _scenario(match: re.Match) -> str:
     name = match["name"]
-    zh = SCENARIOS_ZH.get(name) or re.sub(r"^held-out trace ", "保留轨迹 ", re.sub(r"^trace ", "轨迹 ", name))
+    zh = SCENARIOS_ZH.get(name) or re.sub(r"^held-out trace ", "未公开轨迹 ", re.sub(r"^trace ", "轨迹 ", name))
     policy = {", static": "，静态", ", continuous": "，连续"}.get(match["policy"] or "", "")
     number = re.sub(r" \((\d+)\)", r"（\1）", match["number"] or "")
     prefix = {"worked example: ": "算例：", "visible check: ": "可见检查："}.get(match["example"] or "", "")

@@ -294,7 +294,7 @@ def test_every_hidden_scenario_has_a_chinese_name():
     for name in every_scenario_name():
         zh = i18n.scenario_name(name)
         assert english_sentences(zh) == [] and (zh != name or re.fullmatch(r"vLLM test_\w+( \(chunked=\w+\))?|\w+\(\)", name)), name
-    assert i18n.scenario_name("held-out trace B") == "保留轨迹 B" and i18n.scenario_name("tight KV #3") == "KV 紧张 #3"
+    assert i18n.scenario_name("held-out trace B") == "未公开轨迹 B" and i18n.scenario_name("tight KV #3") == "KV 紧张 #3"
     assert i18n.scenario_name("worked example: A-E, continuous") == "算例：A 至 E，连续"
 
 
@@ -394,12 +394,12 @@ def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
         said = labelled("held-out trace A", explain([op], [exp], [act], cases))
         en, zh = str(said), i18n.detail(said, "zh")
         shown = snippets.describe(cases, op)
-        assert f"held-out trace A: step 1, {shown}: " in en and zh.startswith(f"保留轨迹 A：第 1 步，{shown}：") and shown.count(":") > 1, (en, zh)
+        assert f"held-out trace A: step 1, {shown}: " in en and zh.startswith(f"未公开轨迹 A：第 1 步，{shown}：") and shown.count(":") > 1, (en, zh)
         assert all(value in zh for value in values) and english_sentences(zh) == [], (en, zh)
         assert "step" not in zh and ", got" not in zh.replace("'a: expected b, got c'", ""), zh
     said = labelled("held-out trace A", first_diff({"s: t": 1}, {"s: t": 2}, path=(Message("path_returned"),)))
     assert str(said) == "held-out trace A: returned['s: t']: expected 1, got 2"
-    assert i18n.detail(said, "zh") == "保留轨迹 A：返回值['s: t']：应为 1，实际为 2"
+    assert i18n.detail(said, "zh") == "未公开轨迹 A：返回值['s: t']：应为 1，实际为 2"
     # 03's `run` op holds ': ' outside brackets ("for _ in range(120): if ..."): the cut is after the whole op
     cases03 = load("03_batch_scheduling").cases
     run = ["run", 120]
@@ -410,7 +410,7 @@ def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
                            ({"value": 1}, {"error": "KeyError"}, "KeyError")]:
         said = labelled("held-out trace A", explain([run], [exp], [act], cases03))
         en, zh = str(said), i18n.detail(said, "zh")
-        assert zh.startswith(f"保留轨迹 A：第 1 步，{shown}：") and what in zh, (en, zh)
+        assert zh.startswith(f"未公开轨迹 A：第 1 步，{shown}：") and what in zh, (en, zh)
         assert english_sentences(zh.replace(shown, "")) == [] and "returned" not in zh and "state " not in zh, (en, zh)
 
 
@@ -457,7 +457,7 @@ def test_the_summary_a_zh_page_shows_is_chinese():
                                                                 "detail": Named("stopped after 120 s", "run_detail")})))],
         note=Message("cell_raised", {"task": "TODO 5", "error": "NameError"}), status=Outcome.RAISED)
     zh = i18n.summary(verdict, "zh")
-    assert chinese(zh) and "TODO 5 的单元格里没有 slo_key 函数" in zh and "保留轨迹 A：未运行（超时" in zh
+    assert chinese(zh) and "TODO 5 的单元格里没有 slo_key 函数" in zh and "未公开轨迹 A：未运行（超时" in zh
     assert "there is no slo_key function" in i18n.summary(verdict)
 
 

@@ -15,7 +15,7 @@ RULES = {
     "no_gain_case: a valid, non-trivial workload where continuous gains nothing":
         "no_gain_case：合法、非平凡，且连续批处理毫无收益的工作负载",
     "double_gain_case: a valid workload where static takes at least 2x the ticks":
-        "double_gain_case：合法，且静态批处理所需的 tick 数至少是连续批处理 2 倍的工作负载",
+        "double_gain_case：合法的工作负载，静态批处理所需的 tick 数至少是连续批处理的 2 倍",
     "the worked examples": "算例",
     "static: each group lasts as long as its longest job": "静态：每组持续到组内最长的作业结束",
     "continuous: a freed slot takes the next job at once": "连续：槽位一空出，下一个作业立即补上",

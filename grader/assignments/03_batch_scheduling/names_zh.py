@@ -34,12 +34,12 @@ RULES = {
     "edges: single-token requests only, one request, SLO boundaries": "边界：只有单词元请求、只有一个请求、恰在 SLO 边界上",
     "meets the SLO on the notebook's traces 0, 1, 2": "在 notebook 给出的轨迹 0、1、2 上满足 SLO",
     "meets it on two held-out traces of the same kind (not tuned to the three)":
-        "在两条同类的保留轨迹上也满足（不是只针对那三条调出来的）",
+        "在两条未公开的同类轨迹上也满足（不是只针对那三条调出来的）",
 }
 
 # The hidden scenarios' names, without their " #k" or " (k)" number and ", static" / ", continuous" suffix.
 SCENARIOS = {
-    "priority: the victim stood before the request that made room": "priority 策略：被抢占者排在腾出空间的请求之前",
+    "priority: the victim stood before the request that made room": "priority 策略：被抢占者原先排在请求空间的那个请求之前",
     "priority, victim ahead": "priority 策略，被抢占者在前",
     "SLO met exactly": "恰好满足 SLO", "ample KV": "KV 充足", "blocks needed": "所需块数", "engine run": "引擎运行",
     "fcfs victims": "FCFS 下的被抢占者", "freeing": "释放", "growth": "增长", "head-of-line": "队头阻塞",
