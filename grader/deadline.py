@@ -36,7 +36,8 @@ KEYS = {
     "flat": "fraction of the raw score taken once from any late submission (0.2: 20%), added to per_day's",
     "max_penalty": "the largest fraction taken in all (1: the whole score)",
     "extensions": "a table student_id = days added to the due date (a number), or = the student's own due date; "
-                  "late within it costs nothing (--extensions FILE adds to it and wins)",
+                  "never before the due date (an earlier one is refused); late within it costs nothing (--extensions FILE "
+                  "adds to it and wins)",
 }
 DEFAULTS = {"per_day": 0.0, "flat": 0.0, "max_penalty": 1.0}
 TIMES_COLUMNS = ("student_id", "timestamp")
