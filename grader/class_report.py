@@ -440,7 +440,9 @@ def look_at(summary: dict) -> list:
         blocks += [("h3", task), ("p", f"{found.compared} answers compared; {len(found.clusters)} group(s) of the same code, "
                                        f"{len(found.near)} pair(s) nearly the same.")]
         for group in found.clusters[:SHOWN_SIDE]:
-            blocks += [("p", f"The same code apart from names, comments, strings and layout ({len(group)} students): "
+            students = [s for s in group if s != similarity.SOLVED]   # the solved edition is named, never counted
+            also = ", and the solved edition's answer" if len(students) < len(group) else ""
+            blocks += [("p", f"The same code apart from names, comments, strings and layout ({len(students)} students{also}): "
                              + ", ".join(map(inert, group)) + "."), side(group[0], group[1], gid)]
         for ratio, a, b in found.near[:SHOWN_SIDE]:
             blocks += [("p", f"Nearly the same code (similarity {ratio:.2f}): {inert(a)} and {inert(b)}."), side(a, b, gid)]

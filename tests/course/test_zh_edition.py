@@ -271,7 +271,7 @@ def test_a_comment_translation_is_applied():
     """03's worked example explains itself in a two-line comment; the solved edition's TODO 1 in trailing ones."""
     en, zh = masters.read_master("03_batch_scheduling"), masters.read_master("03_batch_scheduling", "zh")
     en_cell, cell = zh_cell(en, "code-worked-batch"), zh_cell(zh, "code-worked-batch")
-    assert cell.source.startswith("# 算例的三步，照上面的表格手工录入（这里没有运行调度器）。TODO 1 完成后，\n# 它的检查下方")
+    assert cell.source.startswith("# 算例的三步，照上面的表格手工录入（这里没有运行调度器）。TODO 1 完成后，\n# 紧跟在它的检查之后的单元格")
     assert "typed in by hand" in en_cell.source and "typed in by hand" not in cell.source
     assert cell.source.split("\n")[2:] == en_cell.source.split("\n")[2:]  # the code itself, byte for byte
     solved = edition_cell("solutions", "03_batch_scheduling", "todo1").source
