@@ -24,6 +24,12 @@
 # are one cell each, followed by a cell of visible checks. Your grade comes from hidden tests that replay each
 # TODO on its own with many more cases, so keep each TODO cell self-contained: it may use the names the set-up
 # cell imports, and nothing another cell defines.
+#
+# **What layout changes cost.** Only the TODO cells are graded, found by the `grade_id` that nbgrader keeps in
+# each cell's metadata, not by a cell `id`: code in any other cell is not. Scratch cells, moved cells, and a check
+# cell deleted, duplicated or edited cost nothing: the course's own checks are used. If a TODO cell appears twice,
+# the copy further down is graded (the kernel ran it last). A deleted TODO cell, or a TODO function renamed,
+# scores zero on that TODO only.
 
 # %% [markdown] key="md-glossary"
 # **Glossary | 术语表.** The terms of this notebook and those of its Chinese edition.

@@ -123,3 +123,9 @@ def test_the_scaffold_passes_every_test_of_its_own(tmp_path):
     print(f"\n{NAME}'s own tests in the scaffold: {summary}")
     passed = int(re.search(r"(\d+) passed", summary).group(1))
     assert passed >= 40 and "failed" not in summary and "error" not in summary, summary   # its tests ran, and all held
+    # Course-wide tests that read every assignment: a trial assignment made from the template failed this one in
+    # `make test` (its introduction did not state what layout changes cost, as every student text must).
+    course_wide = subprocess.run([str(copy / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                  "tests/grader/test_submission.py::test_every_student_text_states_the_same_layout_costs"],
+                                 cwd=copy, capture_output=True, text=True, env=env | {"PYTHONPATH": str(copy)}, timeout=600)
+    assert course_wide.returncode == 0, course_wide.stdout[-4000:]
