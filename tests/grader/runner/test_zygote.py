@@ -180,6 +180,7 @@ def probe():
 """
 
 
+@pytest.mark.slow
 def test_the_graders_own_processes_do_not_count_against_a_runs_process_limit(zygote):
     """userns: with 40 processes of the grader's uid running outside, a run limited to 20 processes, cold or warm,
     still forks up to its limit less what its user namespace already holds. The limit is set inside the run's own user
