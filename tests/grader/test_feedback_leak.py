@@ -17,6 +17,9 @@ from grader.paths import assignment_names
 from grader.runner import ChildRun, Protocol
 
 MIN_RUN = 5   # a run of this many characters copied from the child's values counts (shorter ones may be ours)
+# ... if it holds a letter (Latin or CJK): quotes, commas, braces, spaces and digits are how every rendering of every value
+# is written, ours too (a case's `['r17', 'r3']` shares "7', '" with the ascii of ['..\u6587', '..'], a nested dict's
+# `': {'` with any other), and carry none of the child's content; a run that does hold a letter counts in full.
 # Terminal and markup controls, in words no message of ours contains: a hyperlink, a forged line, an image.
 CONTROL = "\x1b[2J\x1b]8;;http://qzx.jk/\x07qzx\x1b]8;;\x07\r[3/3] qzxjk 12/12 qzx\n<img src=x onerror=qzx(1)>"
 
@@ -103,16 +106,17 @@ def renderings(parts: list) -> str:
 
 
 def copied(line: str, sources: str) -> int:
-    """How many characters of `line` lie in runs of at least MIN_RUN copied from `sources`."""
+    """How many characters of `line` lie in runs of at least MIN_RUN copied from `sources` that hold a letter."""
     count, i = 0, 0
     while i < len(line):
         j = i + MIN_RUN
         if j <= len(line) and line[i:j] in sources:
             while j < len(line) and line[i:j + 1] in sources:
                 j += 1
-            count, i = count + j - i, j
-        else:
-            i += 1
+            if any(c.isalpha() for c in line[i:j]):
+                count, i = count + j - i, j
+                continue
+        i += 1   # syntax and digits only: a run that starts later may still hold a letter
     return count
 
 
@@ -204,3 +208,17 @@ def test_the_count_finds_a_value_shown_in_full():
     old = f"the scenario did not finish: {value}"[:400]
     assert copied(old, renderings([value])) > 3 * schema.FEEDBACK_BUDGET
     assert copied(f"got {schema.shown(value)}", renderings([value])) <= schema.FEEDBACK_BUDGET
+
+
+def test_the_count_leaves_out_runs_of_syntax_and_digits_only():
+    """The trial assignment 05_round_robin's cases were counted as leaked: `['r17', 'r3']` shares "7', '" with the
+    ascii of the attack's strings that end in \u6587, and `{'r1': {'` shares "': {'" with its nested dicts. Such
+    runs are every value's syntax, not the child's content; a run of the child's letters still counts, in full."""
+    rng = random.Random(1)
+    value = [[text(rng) for _ in range(40)] for _ in range(3)] + [{text(rng): {text(rng): text(rng)}}]
+    sources = renderings([value])
+    assert "7', '" in sources and "': {'" in sources    # the two runs the old count took for the child's
+    assert copied("pick_next(dict(queue=['r17', 'r3'], remaining={'r1': {'tokens': 3}}))", sources) == 0
+    leaked = ascii(value[0][5])[1:-1]   # one of the child's strings, as an escaped repr would write it
+    assert copied(f"got ['r17', '{leaked}']", sources) >= len(leaked)
+    assert copied(f"got {value[0][5][:MIN_RUN]} here", sources) == MIN_RUN   # five of its letters are enough
