@@ -140,7 +140,11 @@ def _replace_strings(source: str, strings: dict[str, str], key: str) -> str:
 
 
 def check_entry(cell, entry: dict | None, key: str) -> None:
-    """Raise unless `entry` exists and was translated from this cell's current English."""
+    """Raise unless `entry` exists and was translated from this cell's current English. A code cell with no string
+    literals has nothing a translation depends on: it needs no entry (a set-up cell left as the template wrote it,
+    `setup_imports:` with nothing under it), unless the entry translates its comments."""
+    if not entry and cell.cell_type == "code" and not string_tokens(cell.source):
+        return
     if entry is None:
         raise TranslationError(f"cell {key!r} has no translation: add it to the catalogue")
     if "en" not in entry:
@@ -206,6 +210,7 @@ def translate(nb, name: str, language: str, catalogue: dict | None = None):
             raise TranslationError(f"{name}: cell {index} has no key (add key=\"...\" to its # %% header)")
         entry = catalogue.get(key)
         check_entry(cell, entry, key)
+        entry = entry or {}   # a code cell with nothing to translate
         if cell.cell_type == "markdown":
             cell.source = subtitled(entry["markdown"].rstrip("\n"), cell.source, key)
         elif entry.get("strings"):

@@ -161,6 +161,32 @@ def test_a_cell_with_no_translation_fails():
         translation.translate(master("02_decode_scheduling"), "02_decode_scheduling", "zh", catalogue)
 
 
+def test_a_code_cell_with_nothing_to_translate_needs_no_entry():
+    """The template's zh.yml leaves its set-up cell blank (`setup_imports:`): it has no string to translate. make
+    new-assignment stamps it, but the trial assignment's author wrote zh.yml anew from the template's layout, and
+    translation status then said the untouched set-up cell "has no translation". Such a cell needs no entry; one
+    given a string literal does."""
+    from grader.new_assignment import TEMPLATE
+
+    template = jupytext.read(TEMPLATE / "master.py")
+    blank = [key for key, entry in translation.load_catalogue("", "zh", TEMPLATE / "zh.yml").items() if not entry]
+    assert blank == ["setup_imports"]
+    cell = next(c for c in template.cells if translation.cell_key(c) == "setup_imports")
+    assert cell.cell_type == "code" and translation.comment_blocks(cell.source)   # comments, translated or not
+    translation.check_entry(cell, None, "setup_imports")
+    cell.source += '\nprint("ready")'
+    with pytest.raises(translation.TranslationError, match="'setup_imports' has no translation"):
+        translation.check_entry(cell, None, "setup_imports")
+    name = "01_continuous_batching"   # a whole edition translates alike without the entries of such cells
+    catalogue = translation.load_catalogue(name, "zh")
+    nothing = [translation.cell_key(c) for c in master(name).cells
+               if c.cell_type == "code" and not translation.string_tokens(c.source) and "comments" not in catalogue[translation.cell_key(c)]]
+    assert nothing
+    without = {key: entry for key, entry in catalogue.items() if key not in nothing}
+    assert ([c.source for c in translation.translate(master(name), name, "zh", without).cells]
+            == [c.source for c in translation.translate(master(name), name, "zh", catalogue).cells])
+
+
 def test_a_new_master_cell_without_a_key_fails():
     nb = master("01_continuous_batching")
     nb.cells.insert(3, nbformat.v4.new_markdown_cell("A new paragraph"))
