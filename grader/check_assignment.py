@@ -1,4 +1,4 @@
-"""`make check-assignment NAME=<name>`: what one assignment still lacks, as a checklist of ✓/✗ lines, then its tests.
+"""`make check-assignment NAME=<name>`: what one assignment lacks, as a checklist of ✓/✗ (! advice) lines, then its tests.
 
     python -m grader.check_assignment 01_continuous_batching [--no-tests]
 
@@ -10,12 +10,14 @@ Each item runs its check directly and reads the check's own result (verdicts, li
   every problem grader.promises.problems finds (tests/grader/test_promises.py), those rules among them;
 - mutants: each must lose points on its own TODO and fail no rule of another (the per-notebook tests of
   tests/grader/test_grader.py); and each needs a mistake and a hint in both languages (grader.diagnose.problems);
+  a mutant that fails more than one rule of its own TODO is listed as advice ('!', not a failure: one bug should
+  fail one rule, docs/authoring.md, but a mistake in a value every rule reads fails them all);
 - the corpus: at least as many notebooks as its assignment.toml's `corpus` figure (tests/grader/test_diagnose.py);
 - translations: `python -m grader.translation status NAME` (grader.translation.status), per language;
 - its tests: pytest over every test parametrised with this assignment (tests/conftest.py's --assignment), those
   marked slow aside; each failing test is an item, read from pytest's JUnit XML report.
 
-It exits 1 when an item fails, 0 when every one holds.
+It exits 1 when an item fails, 0 when every one holds (advice aside).
 """
 from __future__ import annotations
 
@@ -69,13 +71,17 @@ def unquoted_rules(assignment) -> list[str]:
             if not recorded.get(task.task_id, {}).get(rule.name, {}).get(language)]
 
 
-def leaky_mutants(grader) -> list[str]:
-    """Each mutant that keeps full marks on its own TODO, or fails a rule of another TODO, and how."""
+def mutant_grades(grader) -> list[tuple]:
+    """(mutant, the verdicts of the reference answers with it applied) for each mutant of the assignment."""
     from .mutants import mutated_answers
 
+    return [(mutant, grader.grade(mutated_answers(grader.assignment, mutant))) for mutant in grader.assignment.mutants]
+
+
+def leaky_mutants(grader, graded: list | None = None) -> list[str]:
+    """Each mutant that keeps full marks on its own TODO, or fails a rule of another TODO, and how."""
     found = []
-    for mutant in grader.assignment.mutants:
-        verdicts = grader.grade(mutated_answers(grader.assignment, mutant))
+    for mutant, verdicts in mutant_grades(grader) if graded is None else graded:
         own = next(v for v in verdicts if v.answer_id == mutant.answer_id)
         if own.score >= own.points:
             found.append(f"{mutant.answer_id} {mutant.name!r}: keeps full marks on its own TODO")
@@ -83,6 +89,18 @@ def leaky_mutants(grader) -> list[str]:
             failed = [r.name for r in v.rules if not r.passed]
             if v.answer_id != mutant.answer_id and (failed or v.score < v.points):
                 found.append(f"{mutant.answer_id} {mutant.name!r}: fails {v.task_id}'s {failed or 'points'}")
+    return found
+
+
+def mutants_failing_several_rules(grader, graded: list | None = None) -> list[str]:
+    """Each mutant that fails more than one rule of its own TODO, and which: one mistake should fail one rule
+    (docs/authoring.md, "Keeping rules independent"), or the rule that should hold needs narrower scenarios."""
+    found = []
+    for mutant, verdicts in mutant_grades(grader) if graded is None else graded:
+        own = next(v for v in verdicts if v.answer_id == mutant.answer_id)
+        failed = [r.name for r in own.rules if not r.passed]
+        if len(failed) > 1:
+            found.append(f"{mutant.answer_id} {mutant.name!r}: fails {len(failed)} rules of {own.task_id}: {failed}")
     return found
 
 
@@ -126,13 +144,19 @@ class Item:
     title: str
     missing: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    advice: bool = False   # what it lists is worth a look, not a failure: marked '!', the exit code stays 0
 
     @property
     def ok(self) -> bool:
         return not self.missing
 
+    @property
+    def fails(self) -> bool:
+        return not self.ok and not self.advice
+
     def lines(self, shown: int = 12) -> list[str]:
-        head = f"{'✓' if self.ok else '✗'} {self.title}" + (f"  ({self.seconds:.0f} s)" if self.seconds >= 1 else "")
+        mark = "✓" if self.ok else "!" if self.advice else "✗"
+        head = f"{mark} {self.title}" + (f"  ({self.seconds:.0f} s)" if self.seconds >= 1 else "")
         more = [f"    ... and {len(self.missing) - shown} more"] if len(self.missing) > shown else []
         return [head, *(f"    - {line}" for line in self.missing[:shown]), *more]
 
@@ -147,13 +171,13 @@ def checklist(name: str, tests: bool = True, pytest_args: list[str] | None = Non
     grader = Grader(name)
     items = []
 
-    def check(title, compute):
+    def check(title, compute, advice=False):
         start = time.monotonic()
         try:
-            missing = list(compute())
+            missing, broke = list(compute()), False
         except Exception as exc:   # a check that cannot run is an item that fails, and says why
-            missing = [f"the check raised {type(exc).__name__}: {exc}"]
-        items.append(Item(title, missing, time.monotonic() - start))
+            missing, broke = [f"the check raised {type(exc).__name__}: {exc}"], True
+        items.append(Item(title, missing, time.monotonic() - start, advice and not broke))
         for line in items[-1].lines():
             say(line)
 
@@ -161,7 +185,16 @@ def checklist(name: str, tests: bool = True, pytest_args: list[str] | None = Non
     check("every rule quotes a sentence of its TODO's text (promises.yml)", lambda: unquoted_rules(assignment))
     check("promises.yml passes grader.promises.problems: quotes in their editions, allowances, no stale rule "
           "(unquoted rules again)", lambda: promises.problems(assignment))
-    check("every mutant loses points on its own TODO and fails no rule of another", lambda: leaky_mutants(grader))
+    graded = []   # the mutants are graded once, for the two items that read their verdicts
+
+    def mutants():
+        graded[:] = graded or mutant_grades(grader)
+        return graded
+
+    check("every mutant loses points on its own TODO and fails no rule of another", lambda: leaky_mutants(grader, mutants()))
+    # Advice only: in 01-03 a mistake such as "flow forgets the + 1" breaks every rule of its TODO, by design.
+    check("one bug fails one rule: every mutant fails one rule of its own TODO (docs/authoring.md)",
+          lambda: mutants_failing_several_rules(grader, mutants()), advice=True)
     check("every mutant has a mistake and a hint in both languages (mistakes.yml)", lambda: diagnose.problems(name))
     try:   # the title's number is assignment.toml's: a file that cannot be read is this item's failure, said below
         wanted = f"at least {assignment.figures.corpus}"
@@ -192,9 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     assignment_dir(args.name)   # an unknown name stops here, with the known ones
     start = time.monotonic()
     items = checklist(args.name, tests=not args.no_tests, pytest_args=pytest_args)
-    failed = [item for item in items if not item.ok]
+    failed, advice = [item for item in items if item.fails], [item for item in items if item.advice and not item.ok]
     print(f"{args.name}: {len(items) - len(failed)} of {len(items)} items hold ({time.monotonic() - start:.0f} s)"
-          + ("" if not failed else "; still missing: " + "; ".join(item.title for item in failed)))
+          + ("" if not failed else "; still missing: " + "; ".join(item.title for item in failed))
+          + ("" if not advice else "; worth a look: " + "; ".join(item.title for item in advice)))
     return 1 if failed else 0
 
 

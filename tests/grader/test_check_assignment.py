@@ -53,6 +53,40 @@ def test_an_item_holds_only_without_anything_missing():
     assert not item.ok and item.lines()[:2] == ["✗ x", "    - rule 0"] and item.lines()[-1] == "    ... and 3 more"
 
 
+def _verdict(answer_id, failed=(), held=("kept",), points=4):
+    rules = [SimpleNamespace(name=n, passed=False) for n in failed] + [SimpleNamespace(name=n, passed=True) for n in held]
+    return SimpleNamespace(answer_id=answer_id, task_id=f"TODO {answer_id[-1]}", rules=rules, points=points,
+                           score=points * sum(r.passed for r in rules) / len(rules))
+
+
+def test_the_mutant_items_list_a_leak_into_another_todo_and_a_bug_failing_several_rules():
+    """One bug fails one rule (docs/authoring.md, "Keeping rules independent"): a mutant that fails two rules of its
+    own TODO is listed, as advice; one that fails a rule of another TODO, or keeps full marks, fails the item."""
+    graded = [
+        (SimpleNamespace(answer_id="todo1", name="one rule"), [_verdict("todo1", ["a"]), _verdict("todo2")]),
+        (SimpleNamespace(answer_id="todo1", name="two rules"), [_verdict("todo1", ["a", "b"]), _verdict("todo2")]),
+        (SimpleNamespace(answer_id="todo2", name="leaks"), [_verdict("todo1", ["a"]), _verdict("todo2", ["c"])]),
+        (SimpleNamespace(answer_id="todo2", name="harmless"), [_verdict("todo1"), _verdict("todo2")]),
+    ]
+    several = check_assignment.mutants_failing_several_rules(None, graded)
+    assert several == ["todo1 'two rules': fails 2 rules of TODO 1: ['a', 'b']"]
+    assert check_assignment.leaky_mutants(None, graded) == ["todo2 'leaks': fails TODO 1's ['a']",
+                                                            "todo2 'harmless': keeps full marks on its own TODO"]
+    advice = check_assignment.Item("one bug fails one rule", ["todo1 'two rules': ..."], advice=True)
+    assert not advice.ok and not advice.fails and advice.lines()[0] == "! one bug fails one rule"
+    assert check_assignment.Item("x", ["y"]).fails and not check_assignment.Item("x", advice=True).fails
+
+
+def test_advice_is_said_and_does_not_fail_the_checklist(monkeypatch, capsys):
+    monkeypatch.setattr(check_assignment, "assignment_dir", lambda name: None)
+    monkeypatch.setattr(check_assignment, "checklist", lambda name, **kw: [
+        check_assignment.Item("holds"), check_assignment.Item("one bug fails one rule", ["m"], advice=True)])
+    assert check_assignment.main(["01_x", "--no-tests"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "01_x: 2 of 2 items hold (0 s); worth a look: one bug fails one rule"
+    monkeypatch.setattr(check_assignment, "checklist", lambda name, **kw: [check_assignment.Item("broken", ["x"])])
+    assert check_assignment.main(["01_x", "--no-tests"]) == 1
+
+
 def test_failing_tests_are_read_from_the_junit_report(tmp_path):
     report = tmp_path / "junit.xml"
     report.write_text('<testsuites><testsuite><testcase classname="tests.a" name="ok[01]"/>'
@@ -86,7 +120,8 @@ def test_a_bad_assignment_toml_is_a_failing_item_not_a_crash(monkeypatch):
     monkeypatch.setattr(assignment.Assignment, "figures", property(bad))
     monkeypatch.setattr(grade, "Grader", lambda name: None)
     for module, name in ((check_assignment, "passing_rules"), (check_assignment, "unquoted_rules"),
-                         (check_assignment, "leaky_mutants"), (promises, "problems"), (diagnose, "problems"),
+                         (check_assignment, "leaky_mutants"), (check_assignment, "mutant_grades"),
+                         (promises, "problems"), (diagnose, "problems"),
                          (translation, "status")):
         monkeypatch.setattr(module, name, lambda *args: [])
     items = check_assignment.checklist("02_decode_scheduling", tests=False, say=lambda line: None)
