@@ -179,8 +179,8 @@ def test_a_code_cell_with_nothing_to_translate_needs_no_entry():
         translation.check_entry(cell, None, "setup_imports")
     name = "01_continuous_batching"   # a whole edition translates alike without the entries of such cells
     catalogue = translation.load_catalogue(name, "zh")
-    nothing = [translation.cell_key(c) for c in master(name).cells
-               if c.cell_type == "code" and not translation.string_tokens(c.source) and "comments" not in catalogue[translation.cell_key(c)]]
+    nothing = [key for c in master(name).cells if c.cell_type == "code" and not translation.string_tokens(c.source)
+               and "comments" not in catalogue[key := translation.cell_key(c)]]
     assert nothing
     without = {key: entry for key, entry in catalogue.items() if key not in nothing}
     assert ([c.source for c in translation.translate(master(name), name, "zh", without).cells]
