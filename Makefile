@@ -144,12 +144,12 @@ notebooks: $(STAMP)
 	$(PY) -m grader.build all $(ASSIGNMENTS)
 	$(PY) -m grader.build mistakes $(ASSIGNMENTS)
 
-# lab's CJK subset (lab.fonts), from the full Noto Sans CJK SC or Source Han Sans SC (SIL OFL 1.1). Without the font
+# lab's CJK subset (lab.font_subset), from the full Noto Sans CJK SC or Source Han Sans SC (SIL OFL 1.1). Without the font
 # installed: apt-get download fonts-noto-cjk && dpkg-deb -x fonts-noto-cjk_*.deb x, then CJK_SOURCE=x/usr/share/...
 CJK_SOURCE ?= /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
 cjk-font: $(STAMP)
 	@test -f "$(CJK_SOURCE)" || { echo "no $(CJK_SOURCE): make cjk-font CJK_SOURCE=NotoSansCJKsc-Regular.otf (or NotoSansCJK-Regular.ttc)"; exit 2; }
-	$(PY) -m lab.fonts subset "$(CJK_SOURCE)"
+	$(PY) -m lab.font_subset "$(CJK_SOURCE)"
 
 release: $(STAMP)
 	$(PY) -m grader.build release

@@ -9,7 +9,7 @@ Each item runs its check directly and reads the check's own result (verdicts, li
 - quoted sentences: a rule of the suite with no sentence of its TODO's text in promises.yml, per edition; then
   every problem grader.promises.problems finds (tests/grader/test_promises.py), those rules among them;
 - mutants: each must lose points on its own TODO and fail no rule of another (the per-notebook tests of
-  tests/grader/test_grader.py); and each needs a mistake and a hint in both languages (grader.diagnose.problems);
+  tests/grader/test_grader.py); and each needs a mistake and a hint in both languages (mistakes_file_problems);
   a mutant that fails more than one rule of its own TODO is listed as advice ('!', not a failure: one bug should
   fail one rule, docs/authoring.md, but a mistake in a value every rule reads fails them all);
 - the corpus: at least as many notebooks as its assignment.toml's `corpus` figure (tests/grader/test_diagnose.py);
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from .paths import ROOT, assignment_dir
 
+JARGON = re.compile(r"\b(?:seeds?|issues?)\b|种子", re.I)   # a student knows no seed or issue of this repository
 TRIVIAL = ("pass", "return None", "return True", "return False", "return 0", "return []", "return {}", "return ()",
            "raise ValueError", "raise NotImplementedError")
 
@@ -163,7 +165,7 @@ class Item:
 
 def checklist(name: str, tests: bool = True, pytest_args: list[str] | None = None, say=print) -> list[Item]:
     """Every item for assignment `name`, each said as soon as it is known."""
-    from . import diagnose, promises, translation
+    from . import promises, translation
     from .assignment import load
     from .grade import Grader
 
@@ -195,7 +197,7 @@ def checklist(name: str, tests: bool = True, pytest_args: list[str] | None = Non
     # Advice only: in 01-03 a mistake such as "flow forgets the + 1" breaks every rule of its TODO, by design.
     check("one bug fails one rule: every mutant fails one rule of its own TODO (docs/authoring.md)",
           lambda: mutants_failing_several_rules(grader, mutants()), advice=True)
-    check("every mutant has a mistake and a hint in both languages (mistakes.yml)", lambda: diagnose.problems(name))
+    check("every mutant has a mistake and a hint in both languages (mistakes.yml)", lambda: mistakes_file_problems(name))
     try:   # the title's number is assignment.toml's: a file that cannot be read is this item's failure, said below
         wanted = f"at least {assignment.figures.corpus}"
     except ValueError:
@@ -215,6 +217,44 @@ def checklist(name: str, tests: bool = True, pytest_args: list[str] | None = Non
         for line in items[-1].lines(shown=50):
             say(line)
     return items
+
+
+def mistakes_file_problems(assignment: str, said: dict | None = None) -> list[str]:
+    """What is wrong with an assignment's mistakes.yml (`said`: its parsed text): a mutant without an entry, a stale
+    entry, a language or field missing, a hint or description that quotes the mutant's code, Chinese off the glossary."""
+    from .assignment import get
+    from .diagnose import LANGUAGES, _name, texts
+
+    said = texts(_name(assignment)) if said is None else said
+    mutants = get(assignment).mutants
+    found = [f"{m.name}: no entry" for m in mutants if m.name not in said]
+    found += [f"{name}: no such mutant" for name in said if name not in {m.name for m in mutants}]
+    for m in (m for m in mutants if m.name in said):
+        found += _mutant_problems(m, said[m.name], _name(assignment), LANGUAGES)
+    return found
+
+
+def _mutant_problems(m, said, name: str, languages) -> list[str]:
+    """The problems of one mutant's entry `said` ({language: {"mistake": ..., "hint": ...}})."""
+    code = {line.strip() for line in (m.find + "\n" + m.replace).splitlines() if len(line.strip()) >= 12}
+    found = []
+    for lang in languages:
+        entry = said.get(lang) if isinstance(said, dict) else None
+        for part in ("mistake", "hint"):
+            text = entry.get(part) if isinstance(entry, dict) else None
+            found += _text_problems(f"{m.name}: ", f"{lang} {part}", text, code, name if lang == "zh" else None)
+    return found
+
+
+def _text_problems(head: str, what: str, text, code: set[str], zh_of: str | None) -> list[str]:
+    """One mistake or hint text's problems (`zh_of`: its assignment, when the text is Chinese)."""
+    from .glossary import allowed, violations
+
+    if not isinstance(text, str) or not text.strip():
+        return [f"{head}no {what}"]
+    found = [f"{head}the {what} gives the code {line!r}" for line in code if line in text]
+    found += [f"{head}{what}: {v}" for v in (violations(text, allow=allowed(zh_of)) if zh_of else [])]
+    return found + ([f"{head}the {what} uses the course's internal jargon"] if JARGON.search(text) else [])
 
 
 def main(argv: list[str] | None = None) -> int:

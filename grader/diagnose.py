@@ -24,7 +24,6 @@ import ast
 import hashlib
 import json
 import os
-import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -40,7 +39,6 @@ from .verdict import Outcome
 LANGUAGES = ("en", "zh")
 CACHE_DIR = BUILD_DIR / "cache" / "mistakes"
 DIGITS = 9   # floats are compared at this many significant digits (grader/compare.py's tolerance is 1e-9)
-JARGON = re.compile(r"\b(?:seeds?|issues?)\b|种子", re.I)
 _LOCK = threading.Lock()
 _CATALOGUES: dict[str, dict[str, list]] = {}
 _RELEASED: dict[str, dict[str, dict]] = {}
@@ -103,32 +101,6 @@ def texts(assignment) -> dict[str, dict[str, dict[str, str]]]:
     """{mutant name: {language: {"mistake": ..., "hint": ...}}} ({} when the assignment has no file)."""
     file = path(assignment)
     return (yaml.safe_load(file.read_text(encoding="utf-8")) or {}) if file.exists() else {}
-
-
-def problems(assignment: str, said: dict | None = None) -> list[str]:
-    """What is wrong with an assignment's mistakes file: a mutant without an entry, a stale entry, a language or
-    field missing, a hint or description that quotes the mutant's code, a Chinese text off the glossary."""
-    from .assignment import get
-    from .glossary import allowed, violations
-
-    said = texts(_name(assignment)) if said is None else said
-    mutants = get(assignment).mutants
-    found = [f"{m.name}: no entry" for m in mutants if m.name not in said]
-    found += [f"{name}: no such mutant" for name in said if name not in {m.name for m in mutants}]
-    for m in (m for m in mutants if m.name in said):
-        code = {line.strip() for line in (m.find + "\n" + m.replace).splitlines() if len(line.strip()) >= 12}
-        for lang in LANGUAGES:
-            entry = said[m.name].get(lang) if isinstance(said[m.name], dict) else None
-            for part in ("mistake", "hint"):
-                text = entry.get(part) if isinstance(entry, dict) else None
-                if not isinstance(text, str) or not text.strip():
-                    found.append(f"{m.name}: no {lang} {part}")
-                    continue
-                found += [f"{m.name}: the {lang} {part} gives the code {line!r}" for line in code if line in text]
-                found += [f"{m.name}: {lang} {part}: {v}" for v in (violations(text, allow=allowed(_name(assignment))) if lang == "zh" else [])]
-                if JARGON.search(text):  # a student knows no seed or issue of this repository
-                    found.append(f"{m.name}: the {lang} {part} uses the course's internal jargon")
-    return found
 
 
 # The version of what the catalogue stores. Bump it when a change alters what a verdict or its signature holds

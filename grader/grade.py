@@ -527,10 +527,6 @@ def up_to_departure(ops: list, expected, actual, allow: frozenset = STRICT) -> t
     return (ops, expected, actual) if at is None else (ops[: at + 1], expected[: at + 1], actual[: at + 1])
 
 
-def quote_marks(text: str, language: str) -> str:
-    return f"“{text}”" if language == "zh" else f'"{text}"'
-
-
 def grading_fault(run: ChildRun, server: ChildRun) -> Message | None:
     """Why a bridged run says nothing about the answer (None if it does): its reference server failed, or the
     machine was so loaded that the child ran out of wall time waiting for a CPU."""

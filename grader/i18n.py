@@ -15,10 +15,10 @@ from lab.i18n import ZH as LAB_ZH
 
 from .assignment import load
 from .diagnose import advice
-from .grade import TaskVerdict, quote_marks
 from . import messages
 from .messages import Message
 from .paths import assignment_names
+from .verdict import TaskVerdict
 
 RULES_ZH = {name: zh for assignment in assignment_names() for name, zh in load(assignment).names_zh.RULES.items()}
 
@@ -222,6 +222,11 @@ SUMMARY = {
            "paste": "         想亲自复现，把下面的代码粘贴到一个草稿单元格里运行：",
            "manual": "{task}：人工评分 {score:g} / {points:g} 分，以此为准；隐藏规则给出 {auto:g} 分"},
 }
+
+
+def quote_marks(text: str, language: str) -> str:
+    """A quoted sentence in the page's language's quotation marks."""
+    return f"“{text}”" if language == "zh" else f'"{text}"'
 
 
 def summary(verdict: TaskVerdict, language: str = "en") -> str:

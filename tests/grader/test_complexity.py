@@ -29,7 +29,6 @@ ALLOWED = {
     "grader/notebook_run.py::execute": (37, NOTEBOOK_RUN),
     "grader/notebook_run.py::unread_later": (21, NOTEBOOK_RUN),
     "grader/notebook_run.py::_drawn": (16, NOTEBOOK_RUN),
-    "grader/diagnose.py::problems": (23, DIAGNOSE),
     "grader/diagnose.py::_canonical": (19, DIAGNOSE),
     "grader/runner/bridge.py::Bridge.encode": (23, BRIDGE),
     "grader/runner/bridge.py::Bridge.decode": (23, BRIDGE),

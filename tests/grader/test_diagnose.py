@@ -6,6 +6,7 @@ import nbformat
 import pytest
 
 from grader import diagnose, i18n
+from grader.check_assignment import mistakes_file_problems
 from grader.grade import Grader, RuleResult, TaskVerdict
 from grader.mutants import MUTANTS, Mutant, mutated_answers
 from grader.assignment import load
@@ -49,7 +50,7 @@ def fresh(tmp_path_factory):
 @pytest.mark.parametrize("assignment", NAMES)
 def test_every_mutant_has_a_mistake_and_a_hint_in_both_languages(assignment):
     assert diagnose.path(assignment).exists()
-    assert diagnose.problems(assignment) == []
+    assert mistakes_file_problems(assignment) == []
     assert len({m.name for m in MUTANTS[assignment]}) == len(MUTANTS[assignment]), "mutant names are the keys"
 
 
@@ -62,7 +63,7 @@ def test_the_mistakes_check_catches_a_bad_file():
     said["admits at enqueue"]["en"]["hint"] = "write admitted=True, after preemptible=preemptible,"
     said["swaps the two lengths"]["zh"]["hint"] = "检查每个阶段的延迟"
     said["serves the largest key first"]["en"]["mistake"] = "it fails the seed test"
-    found = "\n".join(diagnose.problems(name, said))
+    found = "\n".join(mistakes_file_problems(name, said))
     for expected in ("forgets preemptible: no entry", "no such thing: no such mutant", "drops the deadline: no zh mistake",
                      "admits at enqueue: the en hint gives the code", "swaps the two lengths: zh hint",
                      "serves the largest key first: the en mistake uses the course's internal jargon"):

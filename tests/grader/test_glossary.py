@@ -212,6 +212,7 @@ def test_an_assignment_may_allow_a_variant_for_a_concept_of_its_own(tmp_path, mo
     """A round-robin assignment's 时间片 (a time quantum) is its own concept, where the course glossary forbids the word
     as a name for a tick: its assignment.toml's zh_allowed lets it pass there, and only there (a new instructor's trial)."""
     from grader import diagnose
+    from grader.check_assignment import mistakes_file_problems
     from grader.assignment import Figures
 
     text = "每个请求用完一个时间片后回到队尾"
@@ -229,9 +230,9 @@ def test_an_assignment_may_allow_a_variant_for_a_concept_of_its_own(tmp_path, mo
     said = copy.deepcopy(diagnose.texts(name))  # texts() is cached: editing it in place would reach later tests
     mutant = next(iter(said))
     said[mutant]["zh"]["hint"] += "（一个时间片）"
-    assert any("时间片" in p for p in diagnose.problems(name, said))
+    assert any("时间片" in p for p in mistakes_file_problems(name, said))
     monkeypatch.setattr(glossary, "allowed", lambda n: ("时间片",))
-    assert not any("时间片" in p for p in diagnose.problems(name, said))
+    assert not any("时间片" in p for p in mistakes_file_problems(name, said))
 
 
 def test_assignment_toml_is_read_once_not_per_text(monkeypatch):

@@ -236,9 +236,9 @@ def message_of(node: ast.Raise) -> ast.expr | None:
 # Raises whose text a wrong answer never reaches: lab's own misuse by the course (a bad language, a missing
 # attribute of the package, a malformed worked-example script).
 NOT_REACHABLE = {("lab/i18n.py", "ValueError"), ("lab/__init__.py", "AttributeError"), ("lab/engine/__init__.py", "AttributeError"),
-                 ("lab/examples.py", "ValueError"), ("lab/fonts.py", "SystemExit")}
+                 ("lab/examples.py", "ValueError"), ("lab/font_subset.py", "SystemExit")}
 # functions only a maintainer's command runs (`make cjk-font`): their messages are for the maintainer, in English
-MAINTAINER_ONLY = {("lab/fonts.py", "_source_face"), ("lab/fonts.py", "main")}
+MAINTAINER_ONLY = {("lab/font_subset.py", "_source_face"), ("lab/font_subset.py", "main")}
 
 
 def translated(text: ast.expr) -> bool:
@@ -272,8 +272,8 @@ def test_every_message_lab_raises_or_prints_goes_through_tr():
     assert found == []
     # the check can fail
     assert untranslated("lab/x.py", 'raise ValueError(f"bad {x}")\nprint("done")\nraise ValueError(tr("ok"))') == ["lab/x.py:1", "lab/x.py:2"]
-    # a maintainer's command is left out by its name only: the same print elsewhere in lab/fonts.py is caught
-    assert untranslated("lab/fonts.py", 'def main():\n    print("wrote")\ndef subset():\n    print("wrote")') == ["lab/fonts.py:4"]
+    # a maintainer's command is left out by its name only: the same print elsewhere in lab/font_subset.py is caught
+    assert untranslated("lab/font_subset.py", 'def main():\n    print("wrote")\ndef subset():\n    print("wrote")') == ["lab/font_subset.py:4"]
 
 
 def test_example_and_scenario_names_have_chinese_names():

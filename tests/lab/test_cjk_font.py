@@ -1,6 +1,6 @@
 """lab's shipped CJK subset (lab/cjk_font/, Noto Sans CJK SC under the SIL OFL 1.1): it covers every character a zh
 figure draws, it ships with its licence, and it draws the zh figures where no CJK font is installed or they are hidden
-(LAB_HIDE_CJK_FONTS=1). After a change to lab.i18n's Chinese strings: `make cjk-font` (see lab/fonts.py)."""
+(LAB_HIDE_CJK_FONTS=1). After a change to lab.i18n's Chinese strings: `make cjk-font` (see lab/font_subset.py)."""
 import ast
 import json
 import os
@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, font_env
 from grader import masters
 from grader.paths import assignment_names
-from lab import fonts
+from lab import font_subset, fonts
 from lab import i18n as lab_i18n
 
 PLANTED = "时钟龘"   # 龘 (U+9F98): a character no label uses, so not in the subset
@@ -47,12 +47,12 @@ def figure_strings() -> list[str]:
 def test_the_subset_covers_every_character_a_zh_figure_draws(monkeypatch):
     templates = label_templates()
     assert {"slot {slot}", "Who waits under each policy", "engine step", "TTFT (ms, log scale)"} <= templates  # lab, 02, 03
-    assert fonts.subset_missing(strings=figure_strings()) == []
-    assert fonts.subset_missing() == []
+    assert font_subset.subset_missing(strings=figure_strings()) == []
+    assert font_subset.subset_missing() == []
     # the check can fail: a label with a character the subset lacks is named, by the file's cmap
-    assert fonts.subset_missing(strings=[*figure_strings(), PLANTED]) == ["龘"]
+    assert font_subset.subset_missing(strings=[*figure_strings(), PLANTED]) == ["龘"]
     monkeypatch.setitem(lab_i18n.ZH, "tick", PLANTED)
-    assert fonts.subset_missing(strings=figure_strings()) == ["龘"] and fonts.subset_missing() == ["龘"]
+    assert font_subset.subset_missing(strings=figure_strings()) == ["龘"] and font_subset.subset_missing() == ["龘"]
 
 
 def test_the_font_ships_with_its_licence_and_is_small():
