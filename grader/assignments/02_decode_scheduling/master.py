@@ -18,16 +18,16 @@
 #
 # **Level:** intermediate (TODO 3 carries most of the reasoning; the other three TODOs are short) · **Runs on:** CPU only · **Tags:** inference, decoding, scheduling
 #
-# So far each request was generated on its own. A serving engine holds many at once: some have just
-# finished reading their prompt (*prefill*), some are producing one token per step (*decode*), some are
-# about to finish. A **decode scheduler** decides, step by step, which request moves next, and what to do
-# when the one it wants does not fit in the KV cache.
+# Notebook 01 served many requests at once and gave each free slot to the next request in arrival order.
+# But the requests an engine holds are not alike: some have just finished reading their prompt (*prefill*),
+# some are producing one token per step (*decode*), some are about to finish. A **decode scheduler** decides,
+# step by step, which request moves next, and what to do when the one it wants does not fit in the KV cache.
 #
 # In this notebook you build `DecodeSchedulerSim`, a small simulator that answers two questions:
 #
 # 1. **Ordering.** Under a fixed priority, under *aging* and under *deadlines*, who is served first, who
 #    waits, and who starves?
-# 2. **Capacity.** When the most urgent request has no KV blocks, may the scheduler *preempt* another, and
+# 2. **Capacity.** When a more urgent request has no KV blocks, may the scheduler *preempt* a less urgent one, and
 #    how does the victim resume without losing its progress?
 #
 # **Before you start** you should know two things. *Prefill* reads the whole prompt in one pass and fills
@@ -107,7 +107,8 @@ fig = lab.plot_slots(example.jobs, example.slots)
 # differ in phase, cache hits, business priority and deadlines, that choice is a policy of its own, and
 # it changes waits, completion order and fairness. That is this notebook's subject.
 #
-# > **Teaching model.** Here one scheduler step advances exactly **one** request by one unit of work.
+# > **Teaching model.** Here one scheduler step advances exactly **one** request by one unit of work
+# > (in notebook 01, a tick served every request in a slot).
 # > Real engines (vLLM, SGLang, nano-vllm) advance a whole batch per step under budgets on sequences and
 # > batched tokens. The ordering and preemption rules you write are the same kind of decision they make;
 # > the step counts are not hardware time.
@@ -186,12 +187,14 @@ print("remaining steps:", sim._remaining_steps(demo), "(1 prefill + 3 tokens)")
 #
 # A negative slack means the deadline can no longer be met; the event records it as `deadline_missed`.
 #
-# **Preemption rule.** When the request at the front of the order needs more KV blocks than are free, the
-# scheduler may preempt **one** admitted request, and only if it is `preemptible`, has a **lower effective
-# priority** than the challenger, and makes room: its blocks, added to the free ones, cover the challenger's
-# need. Among several such victims it takes the lowest effective priority, then the one holding the most
-# blocks, then the lowest id. A victim keeps its phase and its `generated_len`: when it is admitted again, it
-# resumes where it stopped.
+# **Preemption rule.** The scheduler tries the candidates in key order until one is admitted (TODO 4). When
+# the candidate being admitted, the *challenger*, needs more KV blocks than are free, the scheduler may
+# preempt **one** admitted request, and only if it is `preemptible`, has a **lower effective priority** than
+# the challenger, and makes room: its blocks, added to the free ones, cover the challenger's need. So the
+# challenger need not be the first in the order: a later candidate may preempt when none before it could be
+# admitted. Among several such victims the scheduler takes the lowest effective priority, then the one holding
+# the most blocks, then the lowest id. A victim keeps its phase and its `generated_len`: when it is admitted
+# again, it resumes where it stopped.
 #
 # - **Which engine does this.** Preempting a running request to admit a more urgent *waiting* one is what
 #   SGLang's priority scheduling does: `PrefillAdder.preempt_to_schedule` in
@@ -1007,7 +1010,7 @@ fig.tight_layout()
 #
 # **TODO 3: admission and safe preemption.** An admitted request is never charged twice. If the blocks fit,
 # admit. Otherwise the only legal victims are admitted, unfinished, `preemptible` requests with a strictly
-# lower effective priority, and only one whose blocks, added to the free ones, make room. Preemption changes
+# lower effective priority, and of those only the ones whose blocks, added to the free ones, make room. Preemption changes
 # `admitted`, `status`, `preemptions` and the block ledger, never `phase` or `generated_len`: that is what
 # makes the resume lossless in this model.
 #
