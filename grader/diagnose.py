@@ -33,7 +33,7 @@ import yaml
 
 from .compare import STRICT, same
 from .exports import parse
-from .observed import Instance, is_numpy
+from .observed import Instance, NoValue, is_numpy
 from .paths import ASSIGNMENTS_DIR, BUILD_DIR
 from .verdict import Outcome
 
@@ -65,6 +65,8 @@ def _canonical(value):
         return {"$" + kind.__name__: items if kind is tuple else sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
     if kind is Instance:
         return {"$obj": [value.type_name, _canonical(value.base)]}
+    if kind is NoValue:   # a tag no value has: a crash is never the string a function returned
+        return {"$novalue": [value.how, value.detail]}
     if is_numpy(value):
         return {"$numpy": [kind.__name__, _canonical(value.item())]}
     return repr(value)
@@ -139,7 +141,7 @@ def problems(assignment: str, said: dict | None = None) -> list[str]:
 # the drivers' encoding, lab/ code the reference does not exercise the same way); then run `python -m grader.build
 # mistakes`. Everything else a verdict depends on is data in _key itself, and a comment or a change that alters none
 # of this needs neither. The drift guard (drift(), tested in tests/grader/test_diagnose.py) fails on a forgotten bump.
-CATALOGUE_VERSION = 2
+CATALOGUE_VERSION = 3
 
 
 @lru_cache(maxsize=None)

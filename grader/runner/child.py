@@ -164,23 +164,25 @@ def grade(payload, emit):
             return
     consecutive_timeouts = 0
     for scenario in scenarios:
+        # A scenario that gave no value says how in "ended" ([how, detail]), never in "obs": a returned value is only ever a value.
         if consecutive_timeouts >= 3:  # a hang is not worth waiting for again and again
-            emit({"kind": "scenario", "name": scenario["name"], "obs": "skipped after 3 timeouts in a row"})
+            emit({"kind": "scenario", "name": scenario["name"], "ended": ["skipped", ""]})
             continue
         # After a timeout the next scenarios get a short limit: honest code needs milliseconds, a hang costs little.
         limit = scenario.get("cpu_seconds", payload["scenario_cpu"])  # a suite may give a big scenario more
         signal.setitimer(TIMER, limit if not consecutive_timeouts else payload.get("retry_cpu", payload["scenario_cpu"]))
         feed.scenario = scenario["name"]
+        ended = None
         try:
             observed = observe(namespace, scenario["ops"])
         except ScenarioTimeout:
-            observed = "timeout"
+            ended = ["timeout", ""]
         except BaseException as exc:  # noqa: BLE001
-            observed = f"crash: {type(exc).__name__}"
+            ended = ["crash", type(exc).__name__]
         finally:
             signal.setitimer(TIMER, 0)
-        consecutive_timeouts = consecutive_timeouts + 1 if observed == "timeout" else 0
-        emit({"kind": "scenario", "name": scenario["name"], "obs": observed})
+        consecutive_timeouts = consecutive_timeouts + 1 if ended and ended[0] == "timeout" else 0
+        emit({"kind": "scenario", "name": scenario["name"], **({"ended": ended} if ended else {"obs": observed})})
     emit({"kind": "done"})
 
 

@@ -23,7 +23,7 @@ from grader.messages import Joined, Message, Named, error_words
 from grader.schema import CELL_TIMEOUT
 from grader.verdict import Outcome
 from grader.mutants import MUTANTS
-from grader.observed import Instance
+from grader.observed import CRASH, SKIPPED, TIMEOUT, Instance, NoValue
 from grader.paths import assignment_names
 from lab import __version__
 from lab.engine import LLMEngine, ScheduledBatch, Sequence, serving_order
@@ -304,7 +304,7 @@ def judge_messages() -> list[Message | str]:
     ops = [["new", {}], ["enqueue", {"request_id": 1, "prompt_len": 2}], ["step"]]
     exp = [{"value": None, "state": {"clock": 0}}, {"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
     messages = [
-        explain(ops, exp, "timeout", DECODE), explain(ops, exp, "skipped after 3 timeouts in a row", DECODE), explain(ops, exp, "crash: MemoryError", DECODE),
+        explain(ops, exp, NoValue(TIMEOUT), DECODE), explain(ops, exp, NoValue(SKIPPED), DECODE), explain(ops, exp, NoValue(CRASH, "MemoryError"), DECODE),
         explain(ops, exp, exp[:2], DECODE),
         explain(ops, exp, exp[:2] + [{"error": "ValueError", "state": {"clock": 1}}], DECODE),
         explain(ops, exp, exp[:2] + [{"error": "an error", "state": {"clock": 1}}], DECODE),
@@ -322,7 +322,7 @@ def judge_messages() -> list[Message | str]:
         judged(lambda o, s: 1 / 0, [1], {}), judged(lambda o, s: "", {"a": "x" * 10**6}, {}),
     ]
     judge = continuous_batching._judge_workload
-    messages += [judge("timeout", None), judge([{"value": 3}], None), judge([{"value": ([{"id": 0, "arrival": 0, "tokens": 0}], 2)}], None),
+    messages += [judge(NoValue(TIMEOUT), None), judge([{"value": 3}], None), judge([{"value": ([{"id": 0, "arrival": 0, "tokens": 0}], 2)}], None),
                  judge([{"value": ([{"id": i, "arrival": 0, "tokens": 2} for i in range(3)], 2)}], None),
                  judge([{"value": ([{"id": i, "arrival": 0, "tokens": 1 + i} for i in range(3)], 2)}], None),
                  judge([{"value": ([{"id": 0, "arrival": 0, "tokens": 2}, {"id": 1, "arrival": 0, "tokens": 3}], 1)}], 2),
@@ -334,7 +334,7 @@ def judge_messages() -> list[Message | str]:
     slo = batch_scheduling.judge_slo
     scenario = batch_scheduling.slo_scenario(0)
     fcfs = [r["seq_id"] for r in batch_scheduling._trace(0)]
-    messages += [slo("timeout", scenario), slo("crash: X", scenario), slo([{"error": "NameError"}], scenario),
+    messages += [slo(NoValue(TIMEOUT), scenario), slo(NoValue(CRASH, "X"), scenario), slo([{"error": "NameError"}], scenario),
                  slo([{"error": "AttributeError"}], scenario), slo([{"value": [1, 2]}], scenario), slo([{"value": fcfs}], scenario)]
     return [m for m in messages if m]
 

@@ -17,6 +17,7 @@ from policybench.exercise import ranked_policy
 from policybench.fast_engine import FastEngine
 
 from grader.messages import Joined, Message, Named, error_words
+from grader.observed import TIMEOUT, NoValue
 from grader.schema import error_name, shown
 from grader.suites.base import Rule, seeded
 from grader.term import PUBLIC_SEED, derive
@@ -435,7 +436,7 @@ def _part(value):
 
 def judge_slo(observed, scenario) -> Message | str:
     """'' when the order the key gave meets the SLO on the scenario's trace, else what it missed (a Message)."""
-    if observed == "timeout":
+    if type(observed) is NoValue and observed.how == TIMEOUT:
         return Message("slo_key_slow", {"seconds": f"{KEY_CPU_SECONDS:g}", "count": 2000})
     if not isinstance(observed, list) or len(observed) != 1 or not isinstance(observed[0], dict):
         return Message("slo_key_not_run", {"value": shown(observed)})
