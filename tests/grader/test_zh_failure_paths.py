@@ -228,8 +228,10 @@ def test_the_stuck_scheduler_reads_as_a_sentence():
 
 
 def message_of(node: ast.Raise) -> ast.expr | None:
-    """The message a raise statement builds (its exception's first argument), if any."""
+    """The message a raise statement builds (its exception's first argument; lab.i18n.refused(...) itself), if any."""
     exc = node.exc
+    if isinstance(exc, ast.Call) and getattr(exc.func, "id", "") == "refused":
+        return exc   # a ValueError of tr(template, **fields)
     return exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
 
 
@@ -245,7 +247,7 @@ def translated(text: ast.expr) -> bool:
     """tr(...), or a check's `rule` (the notebook's own text, in its edition's language), or a choice of them."""
     if isinstance(text, ast.IfExp):
         return translated(text.body) and translated(text.orelse)
-    return (isinstance(text, ast.Call) and getattr(text.func, "id", "") == "tr") or (isinstance(text, ast.Name) and text.id == "rule")
+    return (isinstance(text, ast.Call) and getattr(text.func, "id", "") in ("tr", "refused")) or (isinstance(text, ast.Name) and text.id == "rule")
 
 
 def untranslated(path, source: str) -> list[str]:
@@ -271,7 +273,7 @@ def test_every_message_lab_raises_or_prints_goes_through_tr():
     found = [f for p in sorted((ROOT / "lab").rglob("*.py")) for f in untranslated(str(p.relative_to(ROOT)), p.read_text())]
     assert found == []
     # the check can fail
-    assert untranslated("lab/x.py", 'raise ValueError(f"bad {x}")\nprint("done")\nraise ValueError(tr("ok"))') == ["lab/x.py:1", "lab/x.py:2"]
+    assert untranslated("lab/x.py", 'raise ValueError(f"bad {x}")\nprint("done")\nraise ValueError(tr("ok"))\nraise refused("ok")') == ["lab/x.py:1", "lab/x.py:2"]
     # a maintainer's command is left out by its name only: the same print elsewhere in lab/fonts.py is caught
     assert untranslated("lab/fonts.py", 'def main():\n    print("wrote")\ndef subset():\n    print("wrote")') == ["lab/fonts.py:4"]
 

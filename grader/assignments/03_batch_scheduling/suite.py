@@ -12,11 +12,11 @@ import random
 from fractions import Fraction
 from functools import lru_cache
 
-from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
+from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_miss_phrases, slo_misses
 from policybench.exercise import ranked_policy
 from policybench.fast_engine import FastEngine
 
-from grader.messages import Joined, Message, Named, error_words
+from grader.messages import Joined, Message, error_words, lab_text
 from grader.observed import TIMEOUT, NoValue
 from grader.schema import error_name, shown
 from grader.suites.base import Rule, seeded
@@ -452,9 +452,9 @@ def judge_slo(observed, scenario) -> Message | str:
     if (not isinstance(ranking, list) or not all(type(seq_id) is int for seq_id in ranking)
             or sorted(ranking) != sorted(r["seq_id"] for r in trace)):
         return Message("slo_order_invalid")
-    missed = slo_misses(slo_metrics(FastEngine(policy=ranked_policy(ranking)).run(trace)))
-    # lab's messages (numbers of ours only), worded by lab's own Chinese templates (grader/i18n.py)
-    parts = [part for i, miss in enumerate(missed) for part in [Message("semicolon")] * bool(i) + [Named(miss, "lab")]]
+    missed = slo_miss_phrases(slo_metrics(FastEngine(policy=ranked_policy(ranking)).run(trace)))
+    # lab's messages (numbers of ours only) as their templates and fields, worded by lab's own Chinese templates
+    parts = [part for i, miss in enumerate(missed) for part in [Message("semicolon")] * bool(i) + [lab_text(miss)]]
     return Message("slo_misses", {"misses": Joined(tuple(parts))}) if missed else ""
 
 
