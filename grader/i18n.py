@@ -66,6 +66,7 @@ _PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that 
     (r"something that is not a result record", "不是结果记录的内容"), (r"a malformed result record", "格式错误的结果记录"),
     (r"an unexpected record where the end belongs", "本应结束处的意外记录"), (r"a malformed cells record", "格式错误的单元格记录"),
     (r"an unexpected record where a scenario belongs", "本应是场景处的意外记录"),
+    (r"a malformed end of a scenario", "格式错误的场景结束记录"),
 ])
 _RUN_DETAIL = _patterns([
     (r"stopped after (\S+) s", "运行 {0} 秒后被终止"),

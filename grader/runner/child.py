@@ -4,7 +4,8 @@
 # stdin:  JSON {setup: [src], cells: [[grade_id, src]], checks: [src], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_cpu,
 #                retry_cpu (grader/config.py's settings of those names),
 #                bridge: {source, owned: [export], parity}, serve: bool}
-# fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}
+# fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}; a
+# scenario's record holds what it observed ("obs"), or how it gave no value ("ended": ["timeout" | "skipped" | "crash", detail])
 # fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (bridge.py, beside this file) to the reference server. The child holds the
 # student's answer for one TODO and stand-ins for the others; the server ("serve": true) holds the reference of the
 # others and a stand-in for this one, and answers the child's calls until the child ends.

@@ -361,6 +361,7 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
              Message("answer_cell_missing")]
     for note in notes:
         assert english_sentences(i18n.note(note, "zh")) == [], note
+    assert i18n.named("the child wrote a malformed end of a scenario", "run_detail") == "子进程写出了格式错误的场景结束记录"
     both = Joined((notes[0], Message("semicolon"), notes[3]))
     assert i18n.note(both, "en") == "your TODO 3 cell raised NameError; grading child timeout: stopped after 120 s"
     assert english_sentences(i18n.note(both, "zh")) == []
