@@ -63,13 +63,18 @@ def _canonical(value):
     if kind in (tuple, set, frozenset):
         items = [_canonical(v) for v in value]
         return {"$" + kind.__name__: items if kind is tuple else sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
-    if kind is Instance:
-        return {"$obj": [value.type_name, _canonical(value.base)]}
-    if kind is NoValue:   # a tag no value has: a crash is never the string a function returned
-        return {"$novalue": [value.how, value.detail]}
+    tagged = _TAGGED.get(kind)
+    if tagged is not None:
+        return tagged(value)
     if is_numpy(value):
         return {"$numpy": [kind.__name__, _canonical(value.item())]}
     return repr(value)
+
+
+# Values of the grader's own types, each as a tag of its own (a NoValue's is a tag no value has: a crash is never the
+# string a function returned).
+_TAGGED = {Instance: lambda value: {"$obj": [value.type_name, _canonical(value.base)]},
+           NoValue: lambda value: {"$novalue": [value.how, value.detail]}}
 
 
 def fingerprint(scenario: int, expected, actual, allow: frozenset = STRICT) -> str:

@@ -442,7 +442,7 @@ def test_the_words_a_child_reports_for_a_scenario_that_ran_out_are_those_the_gra
 
     child = PROGRAMS["grade"]
     said = re.findall(r'"ended": \["(\w+)"', child) + re.findall(r'ended = \["(\w+)"', child)
-    assert sorted(said) == sorted(CHILD_ENDINGS)
+    assert sorted(set(said)) == sorted(CHILD_ENDINGS)
     assert [grade.ran_out(NoValue(how)) for how in said] == [how != CRASH for how in said]
     assert not any(grade.ran_out(v) for v in ("timeout", "skipped after 3 timeouts in a row", ["timeout"], None, 0)), \
         "values a scenario returned"

@@ -436,7 +436,7 @@ def _part(value):
 
 def judge_slo(observed, scenario) -> Message | str:
     """'' when the order the key gave meets the SLO on the scenario's trace, else what it missed (a Message)."""
-    if type(observed) is NoValue and observed.how == TIMEOUT:
+    if observed == NoValue(TIMEOUT):   # the child's word that it ran out of time, never a value the key returned
         return Message("slo_key_slow", {"seconds": f"{KEY_CPU_SECONDS:g}", "count": 2000})
     if not isinstance(observed, list) or len(observed) != 1 or not isinstance(observed[0], dict):
         return Message("slo_key_not_run", {"value": shown(observed)})
