@@ -32,7 +32,7 @@ import yaml
 
 from .compare import STRICT, same
 from .exports import parse
-from .observed import Instance, is_numpy
+from .observed import Instance, NoValue, is_numpy
 from .paths import ASSIGNMENTS_DIR, BUILD_DIR
 from .verdict import Outcome
 
@@ -61,11 +61,18 @@ def _canonical(value):
     if kind in (tuple, set, frozenset):
         items = [_canonical(v) for v in value]
         return {"$" + kind.__name__: items if kind is tuple else sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
-    if kind is Instance:
-        return {"$obj": [value.type_name, _canonical(value.base)]}
+    tagged = _TAGGED.get(kind)
+    if tagged is not None:
+        return tagged(value)
     if is_numpy(value):
         return {"$numpy": [kind.__name__, _canonical(value.item())]}
     return repr(value)
+
+
+# Values of the grader's own types, each as a tag of its own (a NoValue's is a tag no value has: a crash is never the
+# string a function returned).
+_TAGGED = {Instance: lambda value: {"$obj": [value.type_name, _canonical(value.base)]},
+           NoValue: lambda value: {"$novalue": [value.how, value.detail]}}
 
 
 def fingerprint(scenario: int, expected, actual, allow: frozenset = STRICT) -> str:
@@ -111,7 +118,7 @@ def texts(assignment) -> dict[str, dict[str, dict[str, str]]]:
 # the drivers' encoding, lab/ code the reference does not exercise the same way); then run `python -m grader.build
 # mistakes`. Everything else a verdict depends on is data in _key itself, and a comment or a change that alters none
 # of this needs neither. The drift guard (drift(), tested in tests/grader/test_diagnose.py) fails on a forgotten bump.
-CATALOGUE_VERSION = 2
+CATALOGUE_VERSION = 3
 
 
 @lru_cache(maxsize=None)

@@ -24,7 +24,7 @@ from .config import DEFAULTS, Config
 from .diagnose import as_released, fingerprint
 from .runner import (BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, likely_level, run_child, run_pair,
                      sandbox_level, shared)
-from .observed import key_kinds, kind
+from .observed import CRASH, INVALID, TIMEOUT, NoValue, key_kinds, kind
 from .schema import CELL_TIMEOUT, Budget, problem, short_text
 from .suites.base import Task
 from .term import PUBLIC_SEED
@@ -136,21 +136,15 @@ def _state_part(expected: dict, actual: dict, allow: frozenset = STRICT) -> str 
     return None
 
 
-# What the child itself reports when a scenario did not finish; anything else there is shown as the child's value.
-STATUSES = ("timeout", "skipped after 3 timeouts in a row")
-
-
 def _status(actual, shown: Budget) -> Message | str:
-    if actual in STATUSES:
-        return Message("status_timeout" if actual == "timeout" else "status_skipped")
-    if isinstance(actual, str) and actual.startswith("crash: "):
-        return Message("crash", {"error": error_words(shown.name(actual[len('crash: '):]))})
-    said = shown.value(actual)
-    # a value the protocol refused (grader/runner: its words, not the child's) in the quotes of any value of the child's
-    head = "invalid observation: "
-    if isinstance(actual, str) and actual.startswith(head) and said == f"'{actual}'":
-        return Message("invalid_observation", {"problem": Named(actual[len(head):], "problem")})
-    return said
+    """How a scenario that gave no list of observations ended: its NoValue in words, or any other value as the child's."""
+    if type(actual) is not NoValue:
+        return shown.value(actual)
+    if actual.how == CRASH:
+        return Message("crash", {"error": error_words(shown.name(actual.detail))})
+    if actual.how == INVALID:   # the protocol's words (grader/runner), not the child's
+        return Message("invalid_observation", {"problem": Named(actual.detail, "problem")})
+    return Message("status_timeout" if actual.how == TIMEOUT else "status_skipped")
 
 
 def explain(ops: list, expected, actual, cases, shown: Budget | None = None, allow: frozenset = STRICT) -> Message:
@@ -309,9 +303,9 @@ class Grader:
                    if visible(sc) and not _all_held(expected.get(self._key(task, ri, si)))]
         if failing:   # a case of a visible check that the reference fails: the check and the master disagree
             raise RuntimeError(f"the reference fails its own {failing[0]}: fix the master")
-        invalid = [name for name, obs in expected.items() if isinstance(obs, str) and obs.startswith("invalid observation")]
+        invalid = [name for name, obs in expected.items() if type(obs) is NoValue and obs.how == INVALID]
         if invalid:  # a student's equally oversized value would compare equal: the suite must fit the channel
-            raise RuntimeError(f"the reference's observation of {invalid[0]} exceeds the result schema: {expected[invalid[0]]}")
+            raise RuntimeError(f"the reference's observation of {invalid[0]} exceeds the result schema: {expected[invalid[0]].detail}")
         return run
 
     def grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
@@ -513,7 +507,7 @@ def observations(run: ChildRun) -> dict[str, object]:
 
 def ran_out(obs) -> bool:
     """An observation that is the child's word that the scenario ran out of time (or was left out after three that did)."""
-    return isinstance(obs, str) and obs in STATUSES
+    return type(obs) is NoValue and obs.ran_out
 
 
 def score_of(points: float, passed: int, rules: int) -> float:
@@ -554,7 +548,7 @@ def _note(task: Task, cell_error, run: ChildRun) -> tuple[Message | Joined | str
 def judged(judge, observed, scenario: dict) -> Message | str:
     """A property judge's verdict on a student's value (judge(observed, scenario)); it runs here, so a failure is contained.
     A judge says why the value fails as a Message ('' if it passes); one cut short (or still worded as English text) is English only."""
-    if problem(observed):  # the protocol already replaced it, but a judge must never see unchecked data
+    if type(observed) is not NoValue and problem(observed):  # the protocol already replaced it, but a judge must never see unchecked data
         return Message("judge_problem", {"problem": Named(problem(observed), "problem")})
     try:   # a copy: the value may be the reference's own observation (protocol.expected_lines), shared by every student
         said = judge(copy.deepcopy(observed), scenario)

@@ -3,7 +3,8 @@
 Why a rule failed is a Message where grader/grade.py makes it (RuleResult.message: a key of grader/messages.py and
 its values), worded here in the page's language; the values in it (what the student's code returned, the op as
 code) are shown as they are, never translated. Our own texts in it (a scenario's name, a run's status) are
-Named, and worded here by lookup (lab's messages by lab's own Chinese templates). What is still English only (a
+Named, and worded here by lookup; lab's messages are LabTexts, worded by lab's own Chinese templates
+(grader/messages.py). What is still English only (a
 verdict's note, a skipped cell's line) is translated here phrase by known phrase.
 """
 from __future__ import annotations
@@ -58,39 +59,6 @@ def _first(text: str, patterns) -> str | None:
     return None
 
 
-def _template_regex(english: str) -> re.Pattern:
-    """lab's English template as a pattern: each {field} captures text (a repeated one must repeat it)."""
-    parts, seen = re.split(r"{(\w+)}", english), set()
-    regex = ""
-    for i, part in enumerate(parts):
-        if i % 2 == 0:
-            regex += re.escape(part)
-        else:
-            regex += f"(?P={part})" if part in seen else f"(?P<{part}>.+?)"
-            seen.add(part)
-    return re.compile(regex, re.S)
-
-
-_LAB_TEMPLATES = [(_template_regex(en), zh) for en, zh in LAB_ZH.items() if "{" in en]
-
-
-def _from_lab(text: str, depth: int = 0) -> str:
-    """A message lab wrote in English (the grader's process runs lab in English), in lab's own Chinese."""
-    for regex, zh in _LAB_TEMPLATES:
-        match = regex.fullmatch(text)
-        if match:
-            found = {k: (_from_lab(v, depth + 1) if depth < 1 else v) for k, v in match.groupdict().items()}
-            return zh.format(**found)
-    return text
-
-
-def _quoted_from_lab(shown: str) -> str:
-    """A lab message as the page shows a child's text (ascii(), in quotes), translated inside its quotes."""
-    if len(shown) >= 2 and shown[0] == shown[-1] and shown[0] in "'\"":
-        return shown[0] + _from_lab(shown[1:-1]) + shown[0]
-    return shown
-
-
 STATUS_ZH = {"timeout": "超时", "crashed": "崩溃", "garbled": "输出无法解读", "ok": "正常结束", "an error": "一个异常",
              "the cell itself ran past the time limit": "单元格本身超出了时间限制"}
 _PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that is not the protocol
@@ -98,6 +66,7 @@ _PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that 
     (r"something that is not a result record", "不是结果记录的内容"), (r"a malformed result record", "格式错误的结果记录"),
     (r"an unexpected record where the end belongs", "本应结束处的意外记录"), (r"a malformed cells record", "格式错误的单元格记录"),
     (r"an unexpected record where a scenario belongs", "本应是场景处的意外记录"),
+    (r"a malformed end of a scenario", "格式错误的场景结束记录"),
 ])
 _RUN_DETAIL = _patterns([
     (r"stopped after (\S+) s", "运行 {0} 秒后被终止"),
@@ -151,17 +120,16 @@ def _scenario(match: re.Match) -> str:
 
 
 def named(text: str, family: str, language: str = "zh") -> str:
-    """A messages.Named text in `language`, by its family: the grader's own by lookup; lab's messages (which may
-    quote the student's ids and keys) by lab's own templates, the one place a text is still read back by pattern."""
+    """A messages.Named text in `language`, by its family: the grader's own texts, by lookup or by the patterns of
+    the texts the grader itself writes (a run's detail, why a value was refused)."""
     if language == "en":
         return text
     if family == "scenario":
         return scenario_name(text)
     if family == "status":
         return _status(text)
-    if family in ("lab", "lab_quoted"):
-        return _from_lab(text) if family == "lab" else _quoted_from_lab(text)
-    return _first(text, {"run_detail": _RUN_DETAIL, "problem": _PROBLEMS}[family]) or text
+    patterns = {"run_detail": _RUN_DETAIL, "problem": _PROBLEMS}.get(family)   # a family no longer made: as it was written
+    return (_first(text, patterns) if patterns else None) or text
 
 
 messages.word_named_with(named)

@@ -275,8 +275,7 @@ def word_named_with(named) -> None:
 class Named:
     """A text of the grader's own (never the student's) that grader/i18n.py words in Chinese by its family: a
     hidden scenario's name ("scenario"), a run's status or detail ("status", "run_detail"), why a value was
-    refused ("problem"); or a message of lab's ("lab", "lab_quoted": in quotes, as a child's text is shown), which
-    lab's own Chinese templates word (lab's messages may quote the student's ids and keys)."""
+    refused ("problem"). A message of lab's is a LabText."""
 
     name: str
     family: str
@@ -290,6 +289,58 @@ class Named:
 
     def __str__(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True)
+class LabText:
+    """A message of lab's (lab/i18n.py's Phrase: an English template of lab.i18n.ZH and its fields, each a str as
+    printed or a LabText), worded from lab's own template in each language: the grader never reads lab's text back.
+    `quoted`: shown as the page shows a child's text, as ascii() writes it, in quotes (the fields may quote the
+    student's ids and keys); made by lab_text(), which keeps it within a rule's budget."""
+
+    template: str
+    fields: dict = field(default_factory=dict)
+    quoted: bool = False
+
+    def words(self, language: str = "en", quote: str = "") -> str:
+        """The message in `language`; with `quote`, each field escaped as ascii() escapes it inside that quote."""
+        from lab.i18n import ZH
+
+        template = ZH.get(self.template, self.template) if language == "zh" else self.template
+        if quote:   # the template's own quotes and backslashes too, as ascii() escapes them (its words are lab's, shown as they are)
+            template = template.replace("\\", "\\\\").replace(quote, "\\" + quote)
+        return template.format(**{name: value.words(language, quote) if isinstance(value, LabText) else _escaped(value, quote)
+                                  for name, value in self.fields.items()})
+
+    def text(self, language: str = "en") -> str:
+        if not self.quoted:
+            return self.words(language)
+        shown = ascii(self.words())
+        return shown if language == "en" else shown[0] + self.words(language, shown[0]) + shown[0]
+
+    def __str__(self) -> str:
+        return self.text("en")
+
+
+def _escaped(text: str, quote: str) -> str:
+    """`text` as ascii() writes it inside a str quoted with `quote` ('' : as it is)."""
+    if not quote:
+        return text
+    body = ascii(text)
+    if body[0] != quote:   # ascii() chose the other quote for this part alone: it leaves a quote it did not choose as it is
+        return body[1:-1].replace(quote, "\\" + quote)
+    return body[1:-1]
+
+
+def lab_text(phrase, budget: int | None = None) -> LabText | str:
+    """A lab.i18n.Phrase as a LabText; with `budget`, quoted as a child's text is shown, and when its English does not
+    fit the budget, that English cut short (a str: shown as it is in every language)."""
+    fields = {name: lab_text(value) if type(value).__name__ == "Phrase" else format(value) for name, value in phrase.fields.items()}
+    said = LabText(phrase.template, fields, quoted=budget is not None)
+    if budget is None:
+        return said
+    shown = ascii(said.words())
+    return said if len(shown) <= budget else shown[:budget] + "..."
 
 
 @dataclass(frozen=True)
@@ -318,7 +369,7 @@ def error_words(name: str) -> Message | str:
 
 def worded(value, language: str) -> object:
     """A Message's value in `language`: a Message, Named or Joined worded; anything else as it is."""
-    return value.text(language) if isinstance(value, (Message, Named, Joined)) else value
+    return value.text(language) if isinstance(value, (Message, Named, Joined, LabText)) else value
 
 
 def from_json(data):
@@ -327,6 +378,8 @@ def from_json(data):
         return Message(data["key"], {name: from_json(value) for name, value in data["params"].items()})
     if isinstance(data, dict) and set(data) == {"name", "family"}:
         return Named(data["name"], data["family"])
+    if isinstance(data, dict) and set(data) == {"template", "fields", "quoted"}:
+        return LabText(data["template"], {name: from_json(value) for name, value in data["fields"].items()}, data["quoted"])
     if isinstance(data, dict) and set(data) == {"parts"}:
         return Joined(tuple(from_json(part) for part in data["parts"]))
     return data
@@ -372,4 +425,4 @@ def made_inert(note, limit: int):
         return note.inert(limit)
     if isinstance(note, Joined):
         return Joined(tuple(made_inert(part, limit) for part in note.parts))
-    return note if isinstance(note, Named) else inert(note, limit)
+    return note if isinstance(note, (Named, LabText)) else inert(note, limit)

@@ -8,8 +8,14 @@ Nothing is evaluated or unpickled, and no name the child writes is looked up. De
 a well-formed tag raises Malformed, which the protocol (grader/runner/protocol.py) turns into an invalid observation
 of that scenario (a wrong answer, never a crash of the grader). Bounds are checked after, on the decoded value
 (grader/schema.py).
+
+A scenario that gave no value (it crashed or ran out of time, or its value was refused) is a NoValue, never a str:
+the child reports it in a field of its record no returned value can fill, so code that returns "crash: boom" has
+returned a string.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 # numpy dtypes whose scalars cross as themselves, and the Python type of their .item()
 NUMPY_DTYPES = {"bool": bool, **{f"{sign}int{bits}": int for sign in ("", "u") for bits in (8, 16, 32, 64)},
@@ -17,6 +23,31 @@ NUMPY_DTYPES = {"bool": bool, **{f"{sign}int{bits}": int for sign in ("", "u") f
 BASES = {"dict": dict, "list": list, "tuple": tuple, "set": set, "frozenset": frozenset, "str": str, "int": int,
          "float": float}
 MAX_TYPE_NAME = 120      # characters of a type's name the child may write (its own classes are named by the student)
+
+
+# How a scenario gave no value: the first three the child reports, the last the protocol decides (NoValue.how).
+TIMEOUT, SKIPPED, CRASH, INVALID = "timeout", "skipped", "crash", "invalid"
+CHILD_ENDINGS = (TIMEOUT, SKIPPED, CRASH)
+
+
+@dataclass(frozen=True)
+class NoValue:
+    """A scenario's observation when it gave no value: `how` (TIMEOUT, SKIPPED, CRASH, INVALID) and its `detail`
+    (a crash: the name of the exception's type, as the child wrote it; invalid: the protocol's words on what was
+    wrong). It prints as the words the page gives it in English, quoted as a value is (a judge shows it as one)."""
+
+    how: str
+    detail: str = ""
+
+    def __repr__(self) -> str:
+        words = {TIMEOUT: "timeout", SKIPPED: "skipped after 3 timeouts in a row", CRASH: f"crash: {self.detail}",
+                 INVALID: f"invalid observation: {self.detail}"}
+        return repr(words.get(self.how, self.how))
+
+    @property
+    def ran_out(self) -> bool:
+        """The scenario ran out of time, or was left out after three that did."""
+        return self.how in (TIMEOUT, SKIPPED)
 
 
 class Malformed(ValueError):

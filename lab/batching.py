@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any, Iterable
 
 from .decode import _describe, _require_int, gc_paused
-from .i18n import tr
+from .i18n import Phrase, refused
 
 JOB_KEYS = frozenset({"id", "arrival", "tokens"})
 
@@ -42,15 +42,15 @@ class Job:
         if type(self.id) is int and type(self.arrival) is int and type(self.tokens) is int and self.arrival >= 0 and self.tokens >= 1:
             return  # a valid job, checked cheaply: the messages below are built only for a bad one
         # only true ints: bool, float, NaN and str would break termination
-        _require_int(tr("job {id}: field '{field}'", id=repr(self.id), field="id"), self.id)
-        _require_int(tr("job {id}: field '{field}'", id=self.id, field="arrival"), self.arrival)
-        _require_int(tr("job {id}: field '{field}'", id=self.id, field="tokens"), self.tokens)
+        _require_int(Phrase("job {id}: field '{field}'", id=repr(self.id), field="id"), self.id)
+        _require_int(Phrase("job {id}: field '{field}'", id=self.id, field="arrival"), self.arrival)
+        _require_int(Phrase("job {id}: field '{field}'", id=self.id, field="tokens"), self.tokens)
         if self.arrival < 0:
-            raise ValueError(tr("job {id}: field '{field}' must be >= {minimum}, got {value}", id=self.id, field="arrival", minimum=0,
-                                 value=self.arrival))
+            raise refused("job {id}: field '{field}' must be >= {minimum}, got {value}", id=self.id, field="arrival", minimum=0,
+                          value=self.arrival)
         if self.tokens < 1:
-            raise ValueError(tr("job {id}: field '{field}' must be >= {minimum}, got {value}", id=self.id, field="tokens", minimum=1,
-                                 value=self.tokens))
+            raise refused("job {id}: field '{field}' must be >= {minimum}, got {value}", id=self.id, field="tokens", minimum=1,
+                          value=self.tokens)
 
     @property
     def num_remaining(self) -> int:
@@ -67,28 +67,28 @@ def validate_slots(slots: Any) -> int:
     """Return slots if it is a positive int, else raise ValueError."""
     _require_int("slots", slots)
     if slots < 1:
-        raise ValueError(tr("slots must be >= 1, got {value}", value=slots))
+        raise refused("slots must be >= 1, got {value}", value=slots)
     return slots
 
 
 def parse_jobs(jobs: Iterable[Any]) -> list[Job]:
     """Validate raw job dicts (exact keys, int values, unique ids) into Jobs."""
     if isinstance(jobs, (str, bytes, dict)) or not isinstance(jobs, Iterable):
-        raise ValueError(tr("jobs must be a list of dicts, got {kind}", kind=type(jobs).__name__))
+        raise refused("jobs must be a list of dicts, got {kind}", kind=type(jobs).__name__)
     parsed: list[Job] = []
     seen: set[int] = set()
     for position, raw in enumerate(jobs):
         if not isinstance(raw, dict):
-            raise ValueError(tr("job #{position} must be a dict, got {kind}", position=position, kind=type(raw).__name__))
+            raise refused("job #{position} must be a dict, got {kind}", position=position, kind=type(raw).__name__)
         if raw.keys() != JOB_KEYS:
             label = raw.get("id", f"#{position}")
             missing, extra = JOB_KEYS - raw.keys(), raw.keys() - JOB_KEYS
             if missing:
-                raise ValueError(tr("job {label}: missing field(s) {fields}", label=repr(label), fields=sorted(missing)))
-            raise ValueError(tr("job {label}: unexpected field(s) {fields}", label=repr(label), fields=sorted(map(str, extra))))
+                raise refused("job {label}: missing field(s) {fields}", label=repr(label), fields=sorted(missing))
+            raise refused("job {label}: unexpected field(s) {fields}", label=repr(label), fields=sorted(map(str, extra)))
         job = Job(id=raw["id"], arrival=raw["arrival"], tokens=raw["tokens"])
         if job.id in seen:
-            raise ValueError(tr("job {id}: field 'id' is a duplicate", id=job.id))
+            raise refused("job {id}: field 'id' is a duplicate", id=job.id)
         seen.add(job.id)
         parsed.append(job)
     return parsed
@@ -167,7 +167,7 @@ class TickScheduler:
 def schedule(jobs: list[dict], slots: int, continuous: bool) -> dict[str, Any]:
     """Simulate FIFO batching; continuous=False keeps static group boundaries."""
     if type(continuous) is not bool:
-        raise ValueError(tr("continuous must be True or False, got {value}", value=_describe(continuous)))
+        raise refused("continuous must be True or False, got {value}", value=_describe(continuous))
     num_slots = validate_slots(slots)
     with gc_paused():  # jobs, trace rows and records form no cycles: at 10^5 jobs the collector's rescans cost half the time
         parsed = parse_jobs(jobs)

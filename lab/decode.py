@@ -17,7 +17,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Literal
 
-from .i18n import tr
+from .i18n import Phrase, refused, tr
 
 Phase = Literal["prefill", "decode"]
 RequestStatus = Literal["waiting", "running", "preempted", "finished"]
@@ -91,12 +91,12 @@ def gc_paused():
             gc.enable()
 
 
-def _require_int(name: str, value: Any, minimum: int | None = None) -> None:
+def _require_int(name: str | Phrase, value: Any, minimum: int | None = None) -> None:
     """Reject bool, float, NaN and str where the model needs an int."""
     if type(value) is not int:
-        raise ValueError(tr("{name} must be an int, got {value}", name=name, value=_describe(value)))
+        raise refused("{name} must be an int, got {value}", name=name, value=_describe(value))
     if minimum is not None and value < minimum:
-        raise ValueError(tr("{name} must be >= {minimum}, got {value}", name=name, minimum=minimum, value=value))
+        raise refused("{name} must be >= {minimum}, got {value}", name=name, minimum=minimum, value=value)
 
 
 def _require_bool(name: str, value: Any) -> None:

@@ -246,6 +246,40 @@ def tr(template: str, **fields) -> str:
     return text.format(**fields) if fields else text
 
 
+class Phrase:
+    """A message as its English template and fields: printed, it is tr(template, **fields) (in the language of the
+    moment it is printed); the grader words it in each language from the template itself (grader/messages.py's
+    LabText), never by reading the printed text back. A field may be a Phrase too."""
+
+    __slots__ = ("template", "fields")
+
+    def __init__(self, template: str, **fields):
+        self.template, self.fields = template, fields
+
+    def __str__(self) -> str:
+        return tr(self.template, **self.fields)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return repr(str(self))
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Phrase and (self.template, self.fields) == (other.template, other.fields)
+
+    def __hash__(self) -> int:
+        return hash(self.template)
+
+
+def refused(template: str, **fields) -> ValueError:
+    """A ValueError whose message is tr(template, **fields), the same as ValueError(tr(...)) prints, that also keeps
+    them as its `phrase` (a Phrase), so the grader can word it in another language."""
+    error = ValueError(tr(template, **fields))
+    error.phrase = Phrase(template, **fields)
+    return error
+
+
 # A name tr() already translated (a policy's name in a table, say) back to its English template, for label().
 _ENGLISH = {zh: en for en, zh in ZH.items() if "{" not in en}
 

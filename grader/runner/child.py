@@ -4,7 +4,8 @@
 # stdin:  JSON {setup: [src], cells: [[grade_id, src]], checks: [src], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_cpu,
 #                retry_cpu (grader/config.py's settings of those names),
 #                bridge: {source, owned: [export], parity}, serve: bool}
-# fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}
+# fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}; a
+# scenario's record holds what it observed ("obs"), or how it gave no value ("ended": ["timeout" | "skipped" | "crash", detail])
 # fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (bridge.py, beside this file) to the reference server. The child holds the
 # student's answer for one TODO and stand-ins for the others; the server ("serve": true) holds the reference of the
 # others and a stand-in for this one, and answers the child's calls until the child ends.
@@ -164,23 +165,25 @@ def grade(payload, emit):
             return
     consecutive_timeouts = 0
     for scenario in scenarios:
+        # A scenario that gave no value says how in "ended" ([how, detail]), never in "obs": a returned value is only ever a value.
         if consecutive_timeouts >= 3:  # a hang is not worth waiting for again and again
-            emit({"kind": "scenario", "name": scenario["name"], "obs": "skipped after 3 timeouts in a row"})
+            emit({"kind": "scenario", "name": scenario["name"], "ended": ["skipped", ""]})
             continue
         # After a timeout the next scenarios get a short limit: honest code needs milliseconds, a hang costs little.
         limit = scenario.get("cpu_seconds", payload["scenario_cpu"])  # a suite may give a big scenario more
         signal.setitimer(TIMER, limit if not consecutive_timeouts else payload.get("retry_cpu", payload["scenario_cpu"]))
         feed.scenario = scenario["name"]
+        ended = None
         try:
             observed = observe(namespace, scenario["ops"])
         except ScenarioTimeout:
-            observed = "timeout"
+            ended = ["timeout", ""]
         except BaseException as exc:  # noqa: BLE001
-            observed = f"crash: {type(exc).__name__}"
+            ended = ["crash", type(exc).__name__]
         finally:
             signal.setitimer(TIMER, 0)
-        consecutive_timeouts = consecutive_timeouts + 1 if observed == "timeout" else 0
-        emit({"kind": "scenario", "name": scenario["name"], "obs": observed})
+        consecutive_timeouts = consecutive_timeouts + 1 if ended and ended[0] == "timeout" else 0
+        emit({"kind": "scenario", "name": scenario["name"], **({"ended": ended} if ended else {"obs": observed})})
     emit({"kind": "done"})
 
 

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..observed import Malformed, decode_hook
-from ..schema import MAX_LINE, error_name, problem
+from ..observed import CHILD_ENDINGS, INVALID, Malformed, NoValue, decode_hook
+from ..schema import MAX_LINE, MAX_STRING, error_name, problem
 from .cold import Cold
 from .feed import Fed, Feeder
 from .limits import Limits
@@ -96,10 +96,20 @@ class Protocol:
         return ""
 
     def _scenario(self, record: dict, name: str, malformed: str = "") -> str:
-        if set(record) != {"kind", "name", "obs"} or record["kind"] != "scenario" or record["name"] != name:
+        """A scenario's record: its value ("obs"), or how it gave none ("ended": [how, detail]); either way the record
+        kept holds "obs", the value or a NoValue (grader/observed.py)."""
+        fields = set(record) - {"kind", "name"}
+        if fields not in ({"obs"}, {"ended"}) or record["kind"] != "scenario" or record["name"] != name:
             return "an unexpected record where a scenario belongs"
+        if "ended" in record:
+            ended = record["ended"]
+            if malformed or type(ended) is not list or len(ended) != 2 or ended[0] not in CHILD_ENDINGS \
+                    or type(ended[1]) is not str or len(ended[1]) > MAX_STRING:
+                return "a malformed end of a scenario"
+            self.records.append({"kind": "scenario", "name": name, "obs": NoValue(*ended)})
+            return ""
         why = malformed or problem(record["obs"])
-        obs = record["obs"] if not why else f"invalid observation: {why}"
+        obs = record["obs"] if not why else NoValue(INVALID, why)
         self.records.append({"kind": "scenario", "name": name, "obs": obs})
         return ""
 

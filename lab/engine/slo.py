@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..i18n import tr
+from ..i18n import Phrase, tr
 from .workloads import make_trace
 
 # 14 requests/s (Poisson), make_trace's three priority classes, 2000 requests per trace, traces 0, 1 and 2.
@@ -34,10 +34,15 @@ def slo_metrics(records: list[dict]) -> dict:
 
 def slo_misses(metrics: dict, exercise: dict = SLO_EXERCISE) -> list[str]:
     """What a run's metrics miss of the SLO, in words (empty when it is met)."""
+    return [str(phrase) for phrase in slo_miss_phrases(metrics, exercise)]
+
+
+def slo_miss_phrases(metrics: dict, exercise: dict = SLO_EXERCISE) -> list[Phrase]:
+    """slo_misses' messages as Phrases (a template and its fields), which the grader words in the page's language."""
     missed = []
     if metrics["class0_p99_ttft_ms"] > exercise["class0_p99_ttft_ms"]:
-        missed.append(tr("class-0 p99 TTFT {value} ms > {limit} ms", value=f"{metrics['class0_p99_ttft_ms']:.0f}",
-                         limit=exercise["class0_p99_ttft_ms"]))
+        missed.append(Phrase("class-0 p99 TTFT {value} ms > {limit} ms", value=f"{metrics['class0_p99_ttft_ms']:.0f}",
+                             limit=exercise["class0_p99_ttft_ms"]))
     if metrics["max_wait_ms"] > exercise["max_wait_ms"]:
-        missed.append(tr("max wait {value} ms > {limit} ms", value=f"{metrics['max_wait_ms']:.0f}", limit=exercise["max_wait_ms"]))
+        missed.append(Phrase("max wait {value} ms > {limit} ms", value=f"{metrics['max_wait_ms']:.0f}", limit=exercise["max_wait_ms"]))
     return missed

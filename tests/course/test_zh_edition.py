@@ -453,10 +453,10 @@ def test_zh_prose_uses_full_width_punctuation(name):
 # --- messages -----------------------------------------------------------------------------------------
 
 def templates_used(source: str) -> set[str]:
-    """Literal first arguments of tr(...) and label(...) calls."""
+    """Literal first arguments of tr(...) and label(...) calls, and of lab.i18n's refused(...) and Phrase(...) (tr() later)."""
     found = set()
     for node in ast.walk(ast.parse(translation._code_lines(source))):
-        if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("tr", "label")
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("tr", "label", "refused", "Phrase")
                 and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             found.add(node.args[0].value)
     return found

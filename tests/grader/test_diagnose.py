@@ -9,6 +9,7 @@ from grader import diagnose, i18n
 from grader.check_assignment import mistakes_file_problems
 from grader.grade import Grader, RuleResult, TaskVerdict
 from grader.mutants import MUTANTS, Mutant, mutated_answers
+from grader.observed import CRASH, TIMEOUT, NoValue
 from grader.assignment import load
 from grader.pipeline import grader_for
 from grader.submission import answers_of
@@ -137,7 +138,9 @@ def test_fingerprints_allow_the_float_tolerance_and_nothing_more():
     assert diagnose.fingerprint(0, expected, [{"value": 1.0}, {"value": 2.5001}]) != base
     assert diagnose.fingerprint(1, expected, [{"value": 1.0}, {"value": 2.5}]) != base, "another scenario"
     assert diagnose.fingerprint(0, expected, [{"value": 1.5}, {"value": 2.5}]) != base, "another step"
-    assert diagnose.fingerprint(0, expected, "timeout") != diagnose.fingerprint(0, expected, "crash: ValueError")
+    assert diagnose.fingerprint(0, expected, NoValue(TIMEOUT)) != diagnose.fingerprint(0, expected, NoValue(CRASH, "ValueError"))
+    assert diagnose.fingerprint(0, expected, "crash: ValueError") != diagnose.fingerprint(0, expected, NoValue(CRASH, "ValueError")), \
+        "a returned str is not the crash it spells"
 
 
 def test_the_feedback_names_the_mistake_in_the_submissions_language():

@@ -13,6 +13,7 @@ import pytest
 
 from grader import examples, feedback, masters, sanitize, schema
 from grader.grade import Grader
+from grader.observed import INVALID, NoValue
 from grader.paths import assignment_names
 from grader.runner import ChildRun, Protocol
 
@@ -60,6 +61,10 @@ def _workload(rng: random.Random):
     return [[{"id": text(rng, 400), "arrival": 0, "tokens": 1, text(rng): 1}], 2]
 
 
+class Ended(list):
+    """How a scenario gave no value, as the child reports it ("ended": [how, detail]) in place of an observation."""
+
+
 # name -> make(expected observations, rng) -> (observation the child reports, the parts of it that are its own)
 FAMILIES = {
     "a dict of many 40-character strings": lambda e, r: (v := {text(r): text(r) for _ in range(300)}, [v]),
@@ -71,8 +76,8 @@ FAMILIES = {
     "a state with a key of its own, nested deep": _state,
     "control characters and markup": lambda e, r: (_op(e, value=CONTROL), [CONTROL]),
     "more observations than ops": lambda e, r: (e + (v := [{"value": text(r)} for _ in range(50)]), v),
-    "a crash with a CJK name": lambda e, r: ((v := "crash: " + "\u6f22" * 59), [v]),
-    "a crash with a long name": lambda e, r: ((v := "crash: " + "Q" * 300), [v]),
+    "a crash with a CJK name": lambda e, r: (Ended(["crash", (v := "\u6f22" * 59)]), [v]),
+    "a crash with a long name": lambda e, r: (Ended(["crash", (v := "Q" * 300)]), [v]),
     "lists nested twelve deep": lambda e, r: (v := [[[[[[[[[[[[text(r)] * 3]]]]]]]]]]], [v]),
     "a workload whose ids and keys are its own": lambda e, r: (_op(e, value=(v := _workload(r))), [v]),
     # the drivers' tags (grader/drivers/common.py): an object's class name and repr, keys and items of its own
@@ -130,11 +135,11 @@ def child_run(grader: Grader, family: str, scenarios: list, cell_ids: list) -> t
     for sc in scenarios:  # a candidate of a failing case being cut down (grader/shrink.py) has no stored reference
         template = grader.expected.get(sc["name"]) or [{"value": None, "state": None} for _ in sc["ops"]]
         obs, own = FAMILIES[family](template, random.Random(family))
-        lines.append({"kind": "scenario", "name": sc["name"], "obs": obs})
+        lines.append({"kind": "scenario", "name": sc["name"], **({"ended": obs} if type(obs) is Ended else {"obs": obs})})
     for record in [*lines, {"kind": "done"}]:
         assert protocol.feed(json.dumps(record, default=repr).encode()), protocol.error   # a copied object of the reference's: its repr
     accepted = [r["obs"] for r in protocol.records if r["kind"] == "scenario"]
-    assert not [o for o in accepted if str(o).startswith("invalid observation")], "the schema refused the attack itself"
+    assert not [o for o in accepted if type(o) is NoValue and o.how == INVALID], "the schema refused the attack itself"
     return ChildRun(protocol.records), own + list(errors.values())
 
 

@@ -9,6 +9,7 @@ from grader import i18n, masters, reference
 from grader.assignment import load
 from grader.config import DEFAULTS
 from grader.grade import Grader, explain, first_diff
+from grader.observed import CRASH, INVALID, SKIPPED, TIMEOUT, NoValue
 from grader.mutants import MUTANTS, mutated_answers
 from grader.verdict import Outcome
 from grader.runner import CHILD, UID_BASE, UID_COUNT, run_child, sandbox_level
@@ -130,6 +131,21 @@ def test_the_child_cannot_see_instructor_files():
     assert tmp == expected_tmp
 
 
+@pytest.mark.slow
+def test_a_child_reports_a_returned_crash_word_as_a_value_and_a_real_crash_as_a_crash():
+    """Through a real child and its protocol, with a driver whose observation is what the function returned: a
+    function that returns "crash: boom" returned a string (before NoValue, the grader read it as a crash)."""
+    driver = "def observe(ns, ops):\n    return ns[ops[0]]()\n"
+    cell = "def spells():\n    return 'crash: boom'\n\ndef raises():\n    raise ValueError('boom')\n"
+    run = run_child({"setup": [], "cells": [["c", cell]], "driver": driver, "scenario_cpu": 5,
+                     "scenarios": [{"name": "spells", "ops": ["spells"]}, {"name": "raises", "ops": ["raises"]}]},
+                    dataclasses.replace(CHILD, wall=30))
+    assert run.status == "ok", run
+    assert [r["obs"] for r in run.records[1:3]] == ["crash: boom", NoValue(CRASH, "ValueError")]
+    said = [str(explain([], [], r["obs"], load(NAME).cases)) for r in run.records[1:3]]
+    assert said == ["the scenario did not finish: 'crash: boom'", "the scenario did not finish: crash: ValueError"]
+
+
 PASSES_VISIBLE = [(name, m) for name, mutants in MUTANTS.items() for m in mutants if m.passes_visible]
 
 
@@ -148,9 +164,36 @@ def test_explanations_name_the_first_difference():
     expected = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 2}, "state": {"clock": 1}}]
     actual = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
     assert str(explain(ops, expected, actual, load(NAME).cases)) == "step 2, sim.step(): returned.request_id: expected 2, got 1"
-    assert str(explain(ops, expected, "timeout", load(NAME).cases)) == "the scenario did not finish: timeout"
+    assert str(explain(ops, expected, NoValue(TIMEOUT), load(NAME).cases)) == "the scenario did not finish: timeout"
+    assert str(explain(ops, expected, "timeout", load(NAME).cases)) == "the scenario did not finish: 'timeout'", "a returned str"
     assert str(first_diff({"queue": [{"request_id": 4, "status": "running"}]}, {"queue": [{"request_id": 4, "status": "waiting"}]})) \
         == "queue[request 4].status: expected 'running', got 'waiting'"
+
+
+# The words the page gave each way a scenario gives no value, in both languages, before NoValue (they must not change).
+NO_VALUE_WORDS = [
+    (NoValue(CRASH, "ValueError"), "the scenario did not finish: crash: ValueError", "场景没有运行完：崩溃：ValueError"),
+    (NoValue(INVALID, "a string of 10000 characters"),
+     "the scenario did not finish: 'invalid observation: a string of 10000 characters'",
+     "场景没有运行完：'无效的观测：一个 10000 个字符的字符串'"),
+    (NoValue(TIMEOUT), "the scenario did not finish: timeout", "场景没有运行完：超时"),
+    (NoValue(SKIPPED), "the scenario did not finish: skipped after 3 timeouts in a row", "场景没有运行完：连续超时 3 次，已跳过"),
+]
+
+
+def test_a_returned_string_that_spells_a_crash_is_a_value_and_a_real_crash_reads_as_before():
+    """What a scenario returned is shown as the value it is, whatever it spells; only a NoValue (the protocol's) reads as a
+    crash, a timeout or an invalid observation. Before NoValue, a driver's value "crash: boom" read as a crash ("boom")."""
+    ops = [["new", {}], ["step"]]
+    expected = [{"value": None, "state": {"clock": 0}}, {"value": {"request_id": 2}, "state": {"clock": 1}}]
+    cases = load(NAME).cases
+    for returned in ("crash: boom", "invalid observation: a string of 10000 characters", "timeout", "skipped after 3 timeouts in a row"):
+        said = explain(ops, expected, returned, cases)
+        assert said.text("en") == f"the scenario did not finish: {returned!r}", returned
+        assert said.text("zh") == f"场景没有运行完：{returned!r}", returned
+    for obs, en, zh in NO_VALUE_WORDS:
+        said = explain(ops, expected, obs, cases)
+        assert (said.text("en"), said.text("zh")) == (en, zh)
 
 
 BATCHING = "01_continuous_batching"
@@ -291,8 +334,9 @@ def test_slo_todo_is_judged_by_the_property_not_the_formula(batch_grader):
 
 
 @pytest.mark.parametrize("observed, says", [
-    ("timeout", "took more than"),
-    ("skipped after 3 timeouts in a row", "was not run"),
+    (NoValue(TIMEOUT), "took more than"),
+    (NoValue(SKIPPED), "was not run"),
+    ("timeout", "was not run"),   # a str the key's run returned as its whole observation is a value, not a timeout
     ([{"error": "NameError", "state": {}}], "no slo_key function"),
     ([{"error": "AttributeError", "state": {}}], "raised AttributeError"),
     ([{"value": "abc", "state": {}}], "one place per request"),
@@ -393,10 +437,12 @@ def test_the_words_a_child_reports_for_a_scenario_that_ran_out_are_those_the_gra
     import re
 
     from grader import grade
+    from grader.observed import CHILD_ENDINGS
     from grader.runner.cold import PROGRAMS
 
     child = PROGRAMS["grade"]
-    said = re.findall(r'"obs": "([^"]+)"', child) + re.findall(r'observed = "([^"]+)"', child)
-    assert sorted(said) == sorted(grade.STATUSES)
-    assert all(grade.ran_out(words) for words in said)
-    assert not any(grade.ran_out(v) for v in ("skipped after 2 timeouts", "timeouts", ["timeout"], None, 0))
+    said = re.findall(r'"ended": \["(\w+)"', child) + re.findall(r'ended = \["(\w+)"', child)
+    assert sorted(set(said)) == sorted(CHILD_ENDINGS)
+    assert [grade.ran_out(NoValue(how)) for how in said] == [how != CRASH for how in said]
+    assert not any(grade.ran_out(v) for v in ("timeout", "skipped after 3 timeouts in a row", ["timeout"], None, 0)), \
+        "values a scenario returned"

@@ -1,6 +1,7 @@
 """What the grader says of a file itself is a Message: worded in the student's language on the plain page, in
 English (with its key) in report.json and the logs, and counted by key in the class report."""
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -408,3 +409,46 @@ def test_the_instructors_guide_names_the_report_json_fields():
     for name in ("reason_key", "warning_keys", "language"):
         assert name in entry and f"`{name}`" in guide, name
     assert "`language` in `report.json`, which is `\"\"` when no edition is known" in guide
+
+
+# Workloads lab.schedule refuses (01's judge shows why): ids and keys of the student's, quotes, a message inside another
+REFUSED_WORKLOADS = [
+    ([{"id": 0, "arrival": 0}], 2), ([{"id": 7, "arrival": 0, "tokens": 1, "x": 1}], 2), ([{"id": 1.5, "arrival": 0, "tokens": 1}], 2),
+    ([{"id": 0, "arrival": -1, "tokens": 1}], 2), ([{"id": 0, "arrival": 0, "tokens": 0}], 2), ([3], 2),
+    ([{"id": 0, "arrival": 0, "tokens": 1}, {"id": 0, "arrival": 0, "tokens": 1}], 2),
+    ([{"id": "{id}: field", "arrival": 0, "tokens": True}], 2),   # an id that spells a template's words
+]
+
+
+@pytest.mark.parametrize("workload", REFUSED_WORKLOADS, ids=range(len(REFUSED_WORKLOADS)))
+def test_a_lab_refusal_is_worded_from_labs_own_template_never_read_back(workload, monkeypatch):
+    """01's judge words lab's refusal on a zh page exactly as lab itself words it in a zh kernel (in the quotes a
+    child's text is shown in), from the template and fields lab keeps (lab.i18n.refused), not by matching its English.
+    Read back by pattern, 'job 0: field 'arrival' must be >= 0' matched the template it is nested in (作业 0 的字段 'arrival'
+    where lab says 作业 0：字段 'arrival'), and an id '{id}: field' was itself translated ('{id}：field')."""
+    import lab
+    from lab import i18n as lab_i18n
+
+    from grader import i18n  # noqa: F401 - the zh wording of Named texts
+    said = load(OTHER).suite._judge_workload([{"value": workload}], None)
+    monkeypatch.setitem(lab_i18n._state, "language", "zh")
+    with pytest.raises(ValueError) as refused:
+        lab.schedule(*workload, False)
+    monkeypatch.setitem(lab_i18n._state, "language", "en")
+    with pytest.raises(ValueError) as english:
+        lab.schedule(*workload, False)
+    assert said.text("en") == f"lab.schedule rejects the workload: {ascii(str(english.value))}"   # as before
+    quote = ascii(str(english.value))[0]
+    assert said.text("zh") == f"lab.schedule 拒绝了这个工作负载：{quote}{refused.value}{quote}"
+    assert json.loads(json.dumps(dataclasses.asdict(said))) == dataclasses.asdict(messages.from_json(dataclasses.asdict(said)))
+
+
+def test_a_lab_refusal_keeps_its_type_and_words_and_a_long_one_is_cut_in_english():
+    import lab
+
+    with pytest.raises(ValueError) as refused:
+        lab.schedule([{"id": 0, "arrival": -1, "tokens": 1}], 2, False)
+    assert type(refused.value) is ValueError and str(refused.value) == "job 0: field 'arrival' must be >= 0, got -1"
+    assert refused.value.phrase.template == "job {id}: field '{field}' must be >= {minimum}, got {value}"
+    long = load(OTHER).suite._judge_workload([{"value": ([{"id": "x" * 150, "arrival": 0}], 2)}], None)
+    assert long.text("zh").endswith("...") and "job 'xxx" in long.text("zh"), "cut short: the English as it is"

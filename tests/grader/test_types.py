@@ -18,7 +18,7 @@ from conftest import ROOT
 from grader import i18n, masters, schema
 from grader.compare import same
 from grader.grade import Grader
-from grader.observed import Instance, Malformed, decode_hook, kind
+from grader.observed import INVALID, Instance, Malformed, NoValue, decode_hook, kind
 from grader.runner import ChildRun, Protocol
 
 ENCODER: dict = {}
@@ -210,7 +210,7 @@ def test_a_malformed_tag_is_an_invalid_observation_and_a_wrong_answer_not_a_cras
     lines = [b'{"kind": "cells", "errors": {}}'] + [
         f'{{"kind": "scenario", "name": "{name}", "obs": [{{"value": {obs}}}]}}'.encode() for name in names] + [b'{"kind": "done"}']
     assert all(protocol.feed(line) for line in lines), protocol.error
-    assert {r["obs"] for r in protocol.records if r["kind"] == "scenario"} <= {f"invalid observation: {m}" for m in (
+    assert {r["obs"] for r in protocol.records if r["kind"] == "scenario"} <= {NoValue(INVALID, m) for m in (
         "a malformed $tuple tag", "a malformed $dict tag", "a dict with a key twice", "a malformed $numpy tag",
         "a numpy scalar of an unknown kind", "an object's builtin value of the wrong kind", "an object's type name of the wrong length",
         "a malformed $obj tag", "a malformed $set tag", "an unknown tag", "a frozenset with an item twice")}

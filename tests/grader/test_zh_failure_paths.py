@@ -23,7 +23,7 @@ from grader.messages import Joined, Message, Named, error_words
 from grader.schema import CELL_TIMEOUT
 from grader.verdict import Outcome
 from grader.mutants import MUTANTS
-from grader.observed import Instance
+from grader.observed import CRASH, SKIPPED, TIMEOUT, Instance, NoValue
 from grader.paths import assignment_names
 from lab import __version__
 from lab.engine import LLMEngine, ScheduledBatch, Sequence, serving_order
@@ -228,8 +228,10 @@ def test_the_stuck_scheduler_reads_as_a_sentence():
 
 
 def message_of(node: ast.Raise) -> ast.expr | None:
-    """The message a raise statement builds (its exception's first argument), if any."""
+    """The message a raise statement builds (its exception's first argument; lab.i18n.refused(...) itself), if any."""
     exc = node.exc
+    if isinstance(exc, ast.Call) and getattr(exc.func, "id", "") == "refused":
+        return exc   # a ValueError of tr(template, **fields)
     return exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
 
 
@@ -245,7 +247,7 @@ def translated(text: ast.expr) -> bool:
     """tr(...), or a check's `rule` (the notebook's own text, in its edition's language), or a choice of them."""
     if isinstance(text, ast.IfExp):
         return translated(text.body) and translated(text.orelse)
-    return (isinstance(text, ast.Call) and getattr(text.func, "id", "") == "tr") or (isinstance(text, ast.Name) and text.id == "rule")
+    return (isinstance(text, ast.Call) and getattr(text.func, "id", "") in ("tr", "refused")) or (isinstance(text, ast.Name) and text.id == "rule")
 
 
 def untranslated(path, source: str) -> list[str]:
@@ -271,7 +273,7 @@ def test_every_message_lab_raises_or_prints_goes_through_tr():
     found = [f for p in sorted((ROOT / "lab").rglob("*.py")) for f in untranslated(str(p.relative_to(ROOT)), p.read_text())]
     assert found == []
     # the check can fail
-    assert untranslated("lab/x.py", 'raise ValueError(f"bad {x}")\nprint("done")\nraise ValueError(tr("ok"))') == ["lab/x.py:1", "lab/x.py:2"]
+    assert untranslated("lab/x.py", 'raise ValueError(f"bad {x}")\nprint("done")\nraise ValueError(tr("ok"))\nraise refused("ok")') == ["lab/x.py:1", "lab/x.py:2"]
     # a maintainer's command is left out by its name only: the same print elsewhere in lab/font_subset.py is caught
     assert untranslated("lab/font_subset.py", 'def main():\n    print("wrote")\ndef subset():\n    print("wrote")') == ["lab/font_subset.py:4"]
 
@@ -304,7 +306,7 @@ def judge_messages() -> list[Message | str]:
     ops = [["new", {}], ["enqueue", {"request_id": 1, "prompt_len": 2}], ["step"]]
     exp = [{"value": None, "state": {"clock": 0}}, {"value": None, "state": {"clock": 0}}, {"value": {"request_id": 1}, "state": {"clock": 1}}]
     messages = [
-        explain(ops, exp, "timeout", DECODE), explain(ops, exp, "skipped after 3 timeouts in a row", DECODE), explain(ops, exp, "crash: MemoryError", DECODE),
+        explain(ops, exp, NoValue(TIMEOUT), DECODE), explain(ops, exp, NoValue(SKIPPED), DECODE), explain(ops, exp, NoValue(CRASH, "MemoryError"), DECODE),
         explain(ops, exp, exp[:2], DECODE),
         explain(ops, exp, exp[:2] + [{"error": "ValueError", "state": {"clock": 1}}], DECODE),
         explain(ops, exp, exp[:2] + [{"error": "an error", "state": {"clock": 1}}], DECODE),
@@ -322,7 +324,7 @@ def judge_messages() -> list[Message | str]:
         judged(lambda o, s: 1 / 0, [1], {}), judged(lambda o, s: "", {"a": "x" * 10**6}, {}),
     ]
     judge = continuous_batching._judge_workload
-    messages += [judge("timeout", None), judge([{"value": 3}], None), judge([{"value": ([{"id": 0, "arrival": 0, "tokens": 0}], 2)}], None),
+    messages += [judge(NoValue(TIMEOUT), None), judge([{"value": 3}], None), judge([{"value": ([{"id": 0, "arrival": 0, "tokens": 0}], 2)}], None),
                  judge([{"value": ([{"id": i, "arrival": 0, "tokens": 2} for i in range(3)], 2)}], None),
                  judge([{"value": ([{"id": i, "arrival": 0, "tokens": 1 + i} for i in range(3)], 2)}], None),
                  judge([{"value": ([{"id": 0, "arrival": 0, "tokens": 2}, {"id": 1, "arrival": 0, "tokens": 3}], 1)}], 2),
@@ -334,7 +336,7 @@ def judge_messages() -> list[Message | str]:
     slo = batch_scheduling.judge_slo
     scenario = batch_scheduling.slo_scenario(0)
     fcfs = [r["seq_id"] for r in batch_scheduling._trace(0)]
-    messages += [slo("timeout", scenario), slo("crash: X", scenario), slo([{"error": "NameError"}], scenario),
+    messages += [slo(NoValue(TIMEOUT), scenario), slo(NoValue(CRASH, "X"), scenario), slo([{"error": "NameError"}], scenario),
                  slo([{"error": "AttributeError"}], scenario), slo([{"value": [1, 2]}], scenario), slo([{"value": fcfs}], scenario)]
     return [m for m in messages if m]
 
@@ -359,6 +361,7 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
              Message("answer_cell_missing")]
     for note in notes:
         assert english_sentences(i18n.note(note, "zh")) == [], note
+    assert i18n.named("the child wrote a malformed end of a scenario", "run_detail") == "子进程写出了格式错误的场景结束记录"
     both = Joined((notes[0], Message("semicolon"), notes[3]))
     assert i18n.note(both, "en") == "your TODO 3 cell raised NameError; grading child timeout: stopped after 120 s"
     assert english_sentences(i18n.note(both, "zh")) == []

@@ -12,8 +12,8 @@ import random
 
 from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
-from grader.messages import Message, Named, kind_name
-from grader.schema import Budget, shown
+from grader.messages import Message, kind_name, lab_text
+from grader.schema import FEEDBACK_BUDGET, Budget, shown
 from grader.suites.base import Rule, seeded
 
 
@@ -155,8 +155,7 @@ def _judge_workload(observed, want_ratio) -> Message | str:
     try:
         static, cont = schedule(jobs, slots, False), schedule(jobs, slots, True)
     except ValueError as exc:
-        # its message quotes the student's ids and keys; lab's own Chinese templates word it (grader/i18n.py)
-        return Message("judge_rejected", {"error": Named(shown(str(exc)), "lab_quoted")})
+        return Message("judge_rejected", {"error": _refusal(exc)})
     a, b = static["makespan_ticks"], cont["makespan_ticks"]
     if want_ratio is None:
         tokens = {job["tokens"] for job in jobs}
@@ -168,6 +167,14 @@ def _judge_workload(observed, want_ratio) -> Message | str:
 
 # The judge simulates the student's workload in the grading process: bound it before it runs.
 MAX_JOBS, MAX_TOKENS, MAX_ARRIVAL, MAX_SLOTS, MAX_TOTAL_TOKENS = 200, 1000, 1000, 64, 20_000
+
+
+def _refusal(exc: ValueError):
+    """lab.schedule's refusal as the page shows it: its message quotes the student's ids and keys, so it is shown as a
+    child's text is; lab keeps its template and fields (lab.i18n.refused), which lab's own Chinese templates word.
+    Any other ValueError is shown in English."""
+    phrase = getattr(exc, "phrase", None)
+    return lab_text(phrase, FEEDBACK_BUDGET) if phrase is not None else shown(str(exc))
 
 
 def workload_too_big(jobs, slots) -> Message | str:

@@ -12,11 +12,12 @@ import random
 from fractions import Fraction
 from functools import lru_cache
 
-from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
+from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_miss_phrases, slo_misses
 from policybench.exercise import ranked_policy
 from policybench.fast_engine import FastEngine
 
-from grader.messages import Joined, Message, Named, error_words
+from grader.messages import Joined, Message, error_words, lab_text
+from grader.observed import TIMEOUT, NoValue
 from grader.schema import error_name, shown
 from grader.suites.base import Rule, seeded
 from grader.term import PUBLIC_SEED, derive
@@ -435,7 +436,7 @@ def _part(value):
 
 def judge_slo(observed, scenario) -> Message | str:
     """'' when the order the key gave meets the SLO on the scenario's trace, else what it missed (a Message)."""
-    if observed == "timeout":
+    if observed == NoValue(TIMEOUT):   # the child's word that it ran out of time, never a value the key returned
         return Message("slo_key_slow", {"seconds": f"{KEY_CPU_SECONDS:g}", "count": 2000})
     if not isinstance(observed, list) or len(observed) != 1 or not isinstance(observed[0], dict):
         return Message("slo_key_not_run", {"value": shown(observed)})
@@ -451,9 +452,9 @@ def judge_slo(observed, scenario) -> Message | str:
     if (not isinstance(ranking, list) or not all(type(seq_id) is int for seq_id in ranking)
             or sorted(ranking) != sorted(r["seq_id"] for r in trace)):
         return Message("slo_order_invalid")
-    missed = slo_misses(slo_metrics(FastEngine(policy=ranked_policy(ranking)).run(trace)))
-    # lab's messages (numbers of ours only), worded by lab's own Chinese templates (grader/i18n.py)
-    parts = [part for i, miss in enumerate(missed) for part in [Message("semicolon")] * bool(i) + [Named(miss, "lab")]]
+    missed = slo_miss_phrases(slo_metrics(FastEngine(policy=ranked_policy(ranking)).run(trace)))
+    # lab's messages (numbers of ours only) as their templates and fields, worded by lab's own Chinese templates
+    parts = [part for i, miss in enumerate(missed) for part in [Message("semicolon")] * bool(i) + [lab_text(miss)]]
     return Message("slo_misses", {"misses": Joined(tuple(parts))}) if missed else ""
 
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from grader.observed import CRASH, NoValue
 from grader.runner import child as child_program
 from grader.runner.feed import MAX_REPLY, Fed, Feeder
 
@@ -175,5 +176,5 @@ def test_a_sandboxed_child_reads_its_feed_through_either_runner(kind):
     feeds = {"fed": {"items": ROWS, "again": [1, 0]}}
     run = runner.run_child(payload, runner.Limits(wall=120), runner.Cold() if kind == "cold" else runner.shared(), feeds=feeds)
     assert run.status == "ok", run
-    assert [r.get("obs") for r in run.records[1:3]] == [len(ROWS) + 2, "crash: RuntimeError"]
+    assert [r.get("obs") for r in run.records[1:3]] == [len(ROWS) + 2, NoValue(CRASH, "RuntimeError")]
     assert run.fed == {"fed": Fed([2 * row[0] for row in ROWS] + [2, 0], True)}

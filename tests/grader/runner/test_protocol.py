@@ -3,6 +3,7 @@ child may write (Protocol), and how a finished run is read (parse_child_output, 
 run in test_sandbox.py, test_zygote.py and test_bridge.py."""
 import json
 
+from grader.observed import CRASH, INVALID, SKIPPED, TIMEOUT, NoValue
 from grader.runner import CHILD, Finished, Protocol, expected_lines, parse_child_output
 
 
@@ -56,3 +57,21 @@ def test_a_line_equal_to_the_references_is_taken_as_it_is():
     known = expected_lines(reference)
     again = read(lines(CELLS, known["a"][0], scenario("b", 0), DONE), known=known)
     assert again.status == "ok" and again.records[1]["obs"] == known["a"][1]
+
+
+def test_a_scenario_that_gave_no_value_says_so_apart_from_any_value():
+    """A crash or timeout comes in "ended", read as a NoValue; a value in "obs" stays a value whatever it spells
+    (before NoValue, a returned "crash: boom" was the child's word for a crash)."""
+    ended = {"kind": "scenario", "name": "a", "ended": ["crash", "ValueError"]}
+    run = read(lines(CELLS, ended, scenario("b", "crash: boom"), DONE))
+    assert run.status == "ok"
+    assert run.records[1]["obs"] == NoValue(CRASH, "ValueError") and run.records[2]["obs"] == "crash: boom"
+    timed_out = read(lines(CELLS, {**ended, "ended": ["timeout", ""]}, {**ended, "name": "b", "ended": ["skipped", ""]}, DONE))
+    assert [r["obs"] for r in timed_out.records[1:3]] == [NoValue(TIMEOUT), NoValue(SKIPPED)]
+    refused = read(lines(CELLS, scenario("a", ["y" * 10_000]), scenario("b", 1), DONE))
+    assert refused.records[1]["obs"] == NoValue(INVALID, "a string of 10000 characters")
+    for wrong in (["invalid", "x"], ["crash"], ["crash", 3], ["boom", ""], ["crash", "E" * 401], "crash"):   # "invalid" is the protocol's
+        run = read(lines(CELLS, {**ended, "ended": wrong}))
+        assert run.status == "garbled" and "a malformed end of a scenario" in run.detail, wrong
+    both = read(lines(CELLS, {**ended, "obs": 1}))
+    assert both.status == "garbled" and "where a scenario belongs" in both.detail

@@ -24,6 +24,7 @@ from grader.grade import Grader
 from grader.assignment import load
 from grader.config import DEFAULTS
 from grader.compare import same
+from grader.observed import INVALID, NoValue
 from grader.runner import (UID_BASE, UID_COUNT, ChildRun, Limits, Protocol, expected_lines, leftovers, python_view, run_sandboxed,
                            sandbox_level)
 
@@ -213,7 +214,7 @@ def test_protocol_accepts_exactly_the_expected_records():
         assert feed(broken).error, broken
     huge = feed([{"kind": "cells", "errors": {"todo1": "x" * 10_000}}, {**good[1], "obs": ["y" * 10_000]}])
     assert huge.records[0]["errors"]["todo1"] == "an error" and schema.error_name("RuntimeError: the reference") == "RuntimeError"
-    assert huge.records[1]["obs"] == "invalid observation: a string of 10000 characters"
+    assert huge.records[1]["obs"] == NoValue(INVALID, "a string of 10000 characters")
     deep = []
     for _ in range(50):
         deep = [deep]
@@ -252,7 +253,7 @@ def test_a_record_equal_to_the_references_line_is_the_references_and_any_other_i
     hostile_line = Protocol(["todo1"], ["a"], known)
     hostile_line.feed(cells)
     hostile_line.feed(json.dumps({"kind": "scenario", "name": "a", "obs": ["y" * 10_000]}).encode())
-    assert hostile_line.records[1]["obs"] == "invalid observation: a string of 10000 characters"
+    assert hostile_line.records[1]["obs"] == NoValue(INVALID, "a string of 10000 characters")
 
 
 # --- cause 5: inert feedback -------------------------------------------------------------------------
