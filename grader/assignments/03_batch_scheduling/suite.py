@@ -10,12 +10,12 @@ import math
 import numbers
 import random
 from fractions import Fraction
-from functools import lru_cache
 
 from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_misses
 from policybench.exercise import ranked_policy
 from policybench.fast_engine import FastEngine
 
+from grader import caches
 from grader.messages import Joined, Message, Named, error_words
 from grader.schema import error_name, shown
 from grader.suites.base import Rule, seeded
@@ -378,7 +378,7 @@ KEY_CPU_SECONDS = 5.0  # per trace: 2000 requests and 200 asked again; the noteb
 RECHECKED = 200        # serving_order's num_rechecked
 
 
-@lru_cache(maxsize=None)
+@caches.cached("a trace's seed", "a trace is a pure function of its seed (lab.engine.slo.exercise_trace)")
 def _trace(seed: int) -> tuple:
     """A trace of the exercise in arrival order, made once per process: every verdict on TODO 5 reads the same five."""
     return tuple(sorted(exercise_trace(seed), key=lambda r: (r["arrival_us"], r["seq_id"])))
@@ -470,7 +470,7 @@ def _met_with_margin(seed: int) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
+@caches.cached("the term's seed", "the draws depend on the seed, the SLO and the engine alone (code: a new process)")
 def held_out_seeds(seed: int) -> tuple[int, ...]:
     """The held-out traces of the term whose seed (grader/term.py) is `seed`: PUBLIC_HELD_OUT in public mode, else the
     first HELD_OUT_COUNT of its keyed draws that the reference meets with a margin (_met_with_margin)."""
