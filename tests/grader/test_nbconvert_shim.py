@@ -49,3 +49,20 @@ def test_a_page_is_the_one_nbconvert_renders():
     theirs, _ = stock.from_notebook_node(nb, resources=dict(RESOURCES))
     assert "<img" in ours and resources["output_extension"] == ".html"
     assert _normal(ours) == _normal(theirs)
+
+
+def test_a_widget_is_shown_from_the_notebooks_own_state():
+    """The data type filter reads the widgets' state from the notebook's metadata (through _nb_metadata): a widget
+    whose state the notebook keeps is shown as a widget, not as its text."""
+    view, state = "application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("slider", outputs=[nbformat.v4.new_output(
+        "display_data", data={view: {"model_id": "m1", "version_major": 2, "version_minor": 0}, "text/plain": "IntSlider(value=3)"})])])
+    nb.metadata["widgets"] = {state: {"state": {"m1": {"model_name": "IntSliderModel", "model_module": "@jupyter-widgets/controls",
+                                                       "model_module_version": "2.0.0", "state": {"value": 3}}},
+                                      "version_major": 2, "version_minor": 0}}
+    mine = feedback.exporter()
+    try:
+        page, _ = mine.from_notebook_node(nb, resources=dict(RESOURCES))
+    finally:
+        feedback._IDLE.put(mine)
+    assert view in page and "IntSlider(value=3)" not in page
