@@ -20,7 +20,6 @@ Any other file in the folder is ignored here. Assignments are the folders with a
 """
 from __future__ import annotations
 
-import functools
 import importlib
 import re
 import tomllib
@@ -31,7 +30,7 @@ from types import SimpleNamespace
 
 import nbformat
 
-from . import masters
+from . import caches, masters
 from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
 from .suites import visible
 from .suites.base import Task
@@ -133,7 +132,7 @@ class Assignment:
         return importlib.import_module(f"grader.assignments.{self.name}.{stem}")
 
     # --- the master: editions, reference, TODOs ---
-    @functools.lru_cache(maxsize=None)
+    @caches.cached("(Assignment, language)", "the master is read once per process (edited masters: a new process, or forget())")
     def edition(self, language: str = "en") -> nbformat.NotebookNode:
         """The master in `language`, set-up code filled in (read only: callers copy what they change)."""
         return masters.read_master(self.name, language)
@@ -181,7 +180,7 @@ class Assignment:
     def release_path(self, language: str = "en") -> Path:
         return NOTEBOOKS_DIR / f"{self.name}.ipynb" if language == "en" else NOTEBOOKS_DIR / language / f"{self.name}.ipynb"
 
-    @functools.lru_cache(maxsize=None)
+    @caches.cached("(Assignment, language)", "notebooks/ is rebuilt by `make notebooks`, not while grading")
     def release(self, language: str = "en") -> nbformat.NotebookNode:
         """The released student edition (read only: callers copy what they change)."""
         return nbformat.read(self.release_path(language), as_version=4)
@@ -281,7 +280,7 @@ class Assignment:
         return self._module("names_zh")
 
 
-@functools.lru_cache(maxsize=None)
+@caches.cached("an assignment's name", "one Assignment per process; its cached_property values live on it and go with it")
 def load(name: str) -> Assignment:
     """The assignment called `name` (one object per process); unknown names stop with the known ones."""
     return Assignment(name)

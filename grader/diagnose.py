@@ -25,11 +25,11 @@ import hashlib
 import json
 import os
 import threading
-from functools import lru_cache
 from pathlib import Path
 
 import yaml
 
+from . import caches
 from .compare import STRICT, same
 from .exports import parse
 from .observed import Instance, NoValue, is_numpy
@@ -40,8 +40,11 @@ LANGUAGES = ("en", "zh")
 CACHE_DIR = BUILD_DIR / "cache" / "mistakes"
 DIGITS = 9   # floats are compared at this many significant digits (grader/compare.py's tolerance is 1e-9)
 _LOCK = threading.Lock()
-_CATALOGUES: dict[str, dict[str, list]] = {}
-_RELEASED: dict[str, dict[str, dict]] = {}
+_CATALOGUES: dict[str, dict[str, list]] = caches.table(
+    "_CATALOGUES", "_key(grader): a digest of everything a signature depends on",
+    "the key changes with any input of a signature (CATALOGUE_VERSION for the code); guarded by _LOCK")
+_RELEASED: dict[str, dict[str, dict]] = caches.table(
+    "_RELEASED", "_key(grader), as _CATALOGUES", "as _CATALOGUES: the verdicts of the released stubs under that key")
 
 
 def _canonical(value):
@@ -103,7 +106,7 @@ def path(assignment) -> Path:
     return ASSIGNMENTS_DIR / _name(assignment) / "mistakes.yml"
 
 
-@lru_cache(maxsize=None)
+@caches.cached("an assignment's name", "mistakes.yml is data of the checkout: an edit is read by a new process (or after forget())")
 def texts(assignment) -> dict[str, dict[str, dict[str, str]]]:
     """{mutant name: {language: {"mistake": ..., "hint": ...}}} ({} when the assignment has no file)."""
     file = path(assignment)
@@ -121,7 +124,7 @@ def texts(assignment) -> dict[str, dict[str, dict[str, str]]]:
 CATALOGUE_VERSION = 3
 
 
-@lru_cache(maxsize=None)
+@caches.cached("a Grader (by identity)", "a Grader is fixed once built; the digest is of its data")
 def _key(grader) -> str:
     """A digest of the data a mutant's signature and a stub's verdict depend on, and CATALOGUE_VERSION for the code:
     the assignment and seed, the given cells, the driver and the visible checks' helpers, the reference, the
@@ -340,7 +343,7 @@ def as_released(grader, answer_id: str, source: str) -> dict | None:
     return stubs.get(answer_id, {}).get(digest)
 
 
-@lru_cache(maxsize=None)
+@caches.cached("a Grader (by identity)", "the released notebooks a Grader's assignment read are fixed for its life")
 def _stubs_of(grader) -> dict[str, dict[str, str]]:
     return released_stubs(grader.assignment)
 

@@ -3,7 +3,8 @@
     python -m grader.docs layout      # docs/architecture.md's module list, from the modules' docstrings
     python -m grader.docs settings    # docs/instructors.md's table of settings, from grader/config.py
     python -m grader.docs deadline    # docs/instructors.md's table of course.toml's [deadline], from grader/deadline.py
-    python -m grader.docs             # both
+    python -m grader.docs caches      # docs/architecture.md's table of the grader's caches, from grader/caches.py
+    python -m grader.docs             # all of them
     python -m grader.docs check       # exit 1, naming each section, if one is not what it would be written as
 
 A section is `<!-- NAME: ... -->`, the generated text, `<!-- /NAME -->`; what lies outside the markers is prose.
@@ -74,8 +75,15 @@ def deadline() -> str:
     return "\n".join(rows)
 
 
+def caches() -> str:
+    """The caches a grading process keeps: grader/caches.py's describe(), one row per registered cache."""
+    from grader import caches
+    return caches.markdown()
+
+
 SECTIONS = {  # name: (the file that holds it, what writes it)
     "layout": ("docs/architecture.md", layout),
+    "caches": ("docs/architecture.md", caches),
     "settings": ("docs/instructors.md", settings),
     "deadline": ("docs/instructors.md", deadline),
 }

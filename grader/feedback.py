@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import masters
+from . import caches, masters, nbconvert_shim
 from .paths import ROOT
 from .sanitize import NOT_SHOWN, SOURCES_CAP
 
@@ -59,8 +59,9 @@ _IDLE: queue.SimpleQueue = queue.SimpleQueue()
 EXPORTER_WAIT = 0.5
 _BUILT = [0]   # exporters built in this process: with none yet, there is none to wait for
 # Most of a page is the release's, the same on every page of a class: prose and code are rendered once per text.
-_MARKDOWN: dict[str, str] = {}              # markdown cell source -> its HTML (a cell without attachments)
-_HIGHLIGHTED: dict[tuple, str] = {}         # (code, language) -> its highlighted HTML
+_MARKDOWN: dict[str, str] = caches.table("_MARKDOWN", "a markdown cell's source (a cell without attachments)",
+                                          "its HTML depends on the text and nbconvert's version alone")
+_HIGHLIGHTED: dict[tuple, str] = caches.table("_HIGHLIGHTED", "(code, language)", "its highlighted HTML depends on these and pygments alone")
 CACHE_LIMIT = 4096                           # texts kept per cache (a flood of new ones starts it again)
 ALT = re.compile(r"<img(?![^>]*\balt=)")
 
@@ -84,7 +85,6 @@ def _exporter():
     from nbconvert.exporters.templateexporter import TemplateExporter
     from nbconvert.filters import ansi2html
     from nbconvert.filters.highlight import Highlight2HTML
-    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 
     class CachedHighlight(Highlight2HTML):
@@ -112,11 +112,10 @@ def _exporter():
             return ansi2html(text)
 
         def from_notebook_node(self, nb, resources=None, **kw):
-            resources = self._init_resources(resources)
+            resources = nbconvert_shim.page_resources(self, resources)
             self.register_filter("highlight_code", self.cached_highlight)
             self.register_filter("ansi2html", self.timed_ansi2html)
-            self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self,
-                                                                           resources=resources))
+            self.register_filter("filter_data_type", nbconvert_shim.data_type_filter(self, resources))
             page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
             return ALT.sub('<img alt="No description has been provided for this image"', page), resources
 
@@ -171,6 +170,20 @@ def exporter():
     except queue.Empty:
         _BUILT[0] += 1
         return _exporter()
+
+
+def _forget_exporters() -> None:
+    """Drop the idle exporters (one in use is given back after its page, as before)."""
+    while True:
+        try:
+            _IDLE.get_nowait()
+        except queue.Empty:
+            break
+    _BUILT[0] = 0
+
+
+caches.register("_IDLE", "nothing (a pool of idle exporters)", "an exporter is built from our templates and nbconvert's, "
+                "fixed while grading; a render takes one no other render is using", _forget_exporters)
 
 
 def warm() -> None:

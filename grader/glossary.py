@@ -11,7 +11,6 @@ are. After `fix`, run `make notebooks` so the generated editions follow.
 from __future__ import annotations
 
 import ast
-import functools
 import io
 import json
 import re
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from . import caches
 from .paths import NOTEBOOKS_DIR, ROOT, SOLUTIONS_DIR, assignment_dir, assignment_names, master_path
 
 GLOSSARY = Path(__file__).with_name("glossary.zh.yml")
@@ -40,7 +40,7 @@ class Variant:
     fix: str | None  # a re.sub replacement, or None when a human must rewrite it
 
 
-@functools.lru_cache(maxsize=None)
+@caches.cached("the glossary file's path", "the glossary is data of the checkout, read once per process")
 def variants(path: Path = GLOSSARY) -> tuple[Variant, ...]:
     """The forbidden variants of the glossary, in the order their fixes apply."""
     terms = yaml.safe_load(path.read_text(encoding="utf-8"))["terms"]

@@ -21,7 +21,7 @@ import time
 
 import nbformat
 
-from . import exports, masters
+from . import caches, exports, masters
 from .config import DEFAULTS
 from .messages import Message
 from .safe_text import inert
@@ -155,6 +155,11 @@ def forget() -> None:
         _DRAWING.clear()
     for event in events:
         event.set()
+
+
+caches.register("_DRAWN", "the release's code cells up to the figure's cell (their sources, in order)",
+                "in a fresh kernel those cells draw the same figure for every submission that has them; kept only for a "
+                "cell that draws and binds nothing a later cell reads. forget() also wakes the runs waiting in _DRAWING", forget)
 
 
 def release_prefix(release, answer_ids: list[str]) -> tuple[str, ...]:

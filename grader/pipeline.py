@@ -11,7 +11,6 @@ printed decides a score: the verdicts come from grade, before the notebook runs.
 """
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import diagnose, feedback, masters, messages, notebook_run, sanitize, submission, term
+from . import caches, diagnose, feedback, masters, messages, notebook_run, sanitize, submission, term
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
@@ -65,12 +64,12 @@ class Prepared:
         return _prefix(self.assignment, language)
 
 
-@functools.lru_cache(maxsize=None)
+@caches.cached("(Assignment, the Grader's settings, seed)", "a Grader is built from these alone; its verdicts are of this term's seed")
 def _grader(assignment: Assignment, config: Config, seed: int) -> Grader:
     return Grader(assignment, config, seed=seed)
 
 
-@functools.lru_cache(maxsize=None)
+@caches.cached("(Assignment, language)", "the release's cells are fixed while grading (Assignment.release)")
 def _prefix(assignment: Assignment, language: str) -> tuple[str, ...]:
     return notebook_run.release_prefix(assignment.release(language), assignment.answer_ids)
 
@@ -84,7 +83,7 @@ def grader_for(assignment: Assignment | str, config: Config = DEFAULTS) -> Grade
         return _grader(assignment, grading, seed)
 
 
-@functools.lru_cache(maxsize=None)
+@caches.cached("(Assignment, Config)", "Config is frozen; its Grader comes from _grader")
 def _prepare(assignment: Assignment, config: Config) -> Prepared:
     use_sandbox(config.sandbox)
     trusted = frozenset(c.source for c in assignment.release("en").cells if c.cell_type == "markdown")
@@ -98,10 +97,8 @@ def prepare(assignment: Assignment | str, config: Config = DEFAULTS) -> Prepared
 
 
 def forget() -> None:
-    """Drop the prepared assignments and Graders (a fresh grader reuses no verdict)."""
-    _prepare.cache_clear()
-    _grader.cache_clear()
-    notebook_run.forget()
+    """Drop the prepared assignments and Graders (a fresh grader reuses no verdict): every cache (grader/caches.py)."""
+    caches.forget()
 
 
 def use_sandbox(level: str) -> None:
@@ -177,7 +174,7 @@ def restore_hidden(a: Prepared, nb) -> None:
         cell.source = full.get((masters.grade_id(cell), cell.source), cell.source)
 
 
-@functools.lru_cache(maxsize=None)
+@caches.cached("an Assignment", "the nbgrader sources are rebuilt with the release (make notebooks), not while grading")
 def _full_tests(assignment: Assignment) -> dict[tuple[str, str], str]:
     """(grade_id, the released source) -> the source with its hidden region, for each edition's test cells."""
     full = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from . import caches
 from .observed import NUMPY_DTYPES, Instance, kind
 
 MAX_DEPTH = 12
@@ -85,6 +86,8 @@ def numpy_types() -> frozenset:
 
 
 _NUMPY_TYPES: frozenset | None = None
+caches.register("_NUMPY_TYPES", "nothing (one set, made once numpy is imported)", "numpy's scalar types do not change "
+                "in a process", lambda: globals().update(_NUMPY_TYPES=None))
 
 
 def describe(value) -> str:

@@ -12,13 +12,12 @@ import copy
 import json
 import warnings
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import nbformat
 from nbformat import validator
 
-from . import masters, safe_io
+from . import caches, masters, safe_io
 from .messages import Message, Refusal
 
 # Besides the file size (safe_io.MAX_SUBMISSION), counted before nbformat parses and validates, and we sanitise
@@ -108,7 +107,7 @@ def read(path: Path) -> nbformat.NotebookNode:
         raise NotASubmission(exc.message.key, **exc.message.params) from None
 
 
-@lru_cache(maxsize=None)
+@caches.cached("an Assignment (by identity)", "its released editions are read once per Assignment (Assignment.release)")
 def _release_cells(assignment) -> tuple[frozenset[str], ...]:
     """Distinctive sources of each released edition of an Assignment (code and prose)."""
     return tuple(frozenset(c.source.strip() for c in assignment.release(lang).cells if len(c.source.strip()) >= 40)

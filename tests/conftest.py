@@ -195,17 +195,15 @@ def needs_level(*levels: str):
 @pytest.fixture
 def no_sandbox(monkeypatch):
     """A machine (or Gradescope image) without bubblewrap: what the probe finds, as on a laptop where nobody installed it."""
-    from grader import pipeline   # imported late: the run's uid range is chosen first
+    from grader import caches   # imported late: the run's uid range is chosen first
     from grader.runner import cold
 
     monkeypatch.setenv("GRADER_SANDBOX", "auto")   # recorded, so that what use_sandbox() sets is undone after the test
     monkeypatch.setattr(cold, "tool", lambda name: None)
-    cold.sandbox_level.cache_clear()
-    pipeline.forget()
+    caches.forget()   # the level probed, the Graders and warm parents made at it
     yield
     monkeypatch.undo()
-    cold.sandbox_level.cache_clear()
-    pipeline.forget()
+    caches.forget()
     assert os.environ.get("GRADER_SANDBOX") != "process" or not levels_here(), "the process level leaked out of the test"
 
 

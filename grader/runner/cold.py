@@ -11,6 +11,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from .. import caches
 from . import kernel_state, seccomp
 from .limits import Limits, apply_rlimits
 from .sandbox import INPUTS, STUDENT_UID, environment, etc_files, processes_of, python_view, sandbox_argv, sandbox_uid, tool
@@ -71,7 +72,8 @@ def likely_level() -> str:
     return (_candidates()[0] or ["process"])[0]
 
 
-@functools.lru_cache(maxsize=1)
+@caches.cached("nothing (one level per process)", "the probe's answer holds while GRADER_SANDBOX and the machine stay as they "
+               "are: use_sandbox() and Gradescope's run clear it when they set GRADER_SANDBOX", maxsize=1)
 def sandbox_level() -> str:
     """The strongest level that works here (probed once): 'bwrap', 'userns', or 'process' where asked for.
 

@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import BinaryIO
 
+from .. import caches
 from . import seccomp
 from .cold import PROGRAMS, sandbox_level
 from .limits import Limits
@@ -164,9 +165,29 @@ def _host_pid(bwrap_pid: int, ns_pid: int) -> int | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+_SHARED: dict[str | None, Warm] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 def shared(level: str | None = None) -> Warm:
     """The process's warm parent for `level` (default: the sandbox level found here), closed at exit."""
-    warm = Warm(level)
-    atexit.register(warm.close)
+    with _SHARED_LOCK:   # one per level, even when the first runs of a class ask together
+        warm = _SHARED.get(level)
+        if warm is None:
+            warm = _SHARED[level] = Warm(level)
+            atexit.register(warm.close)
     return warm
+
+
+def _forget_shared() -> None:
+    """Stop every warm parent (each is started again, fresh, on first use): a run in flight on one fails."""
+    with _SHARED_LOCK:
+        warms = list(_SHARED.values())
+        _SHARED.clear()
+    for warm in warms:
+        warm.close()
+
+
+caches.register("shared", "the sandbox level asked for (None: the one found here)",
+                "a parent is a process started with the grader's programs (child.py, notebook.py) and lab as imported "
+                "then: forget() stops it, and the next run starts a new one", _forget_shared)

@@ -10,12 +10,12 @@ import math
 import numbers
 import random
 from fractions import Fraction
-from functools import lru_cache
 
 from lab.engine.slo import SLO_EXERCISE, exercise_trace, slo_metrics, slo_miss_phrases, slo_misses
 from policybench.exercise import ranked_policy
 from policybench.fast_engine import FastEngine
 
+from grader import caches
 from grader.messages import Joined, Message, error_words, lab_text
 from grader.observed import TIMEOUT, NoValue
 from grader.schema import error_name, shown
@@ -379,7 +379,7 @@ KEY_CPU_SECONDS = 5.0  # per trace: 2000 requests and 200 asked again; the noteb
 RECHECKED = 200        # serving_order's num_rechecked
 
 
-@lru_cache(maxsize=None)
+@caches.cached("the number exercise_trace draws from", "a trace is a pure function of that number (lab.engine.slo)")
 def _trace(seed: int) -> tuple:
     """A trace of the exercise in arrival order, made once per process: every verdict on TODO 5 reads the same five."""
     return tuple(sorted(exercise_trace(seed), key=lambda r: (r["arrival_us"], r["seq_id"])))
@@ -471,7 +471,7 @@ def _met_with_margin(seed: int) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
+@caches.cached("the term's number (grader/term.py)", "the draws depend on it, the SLO and the engine alone (code: a new process)")
 def held_out_seeds(seed: int) -> tuple[int, ...]:
     """The held-out traces of the term whose seed (grader/term.py) is `seed`: PUBLIC_HELD_OUT in public mode, else the
     first HELD_OUT_COUNT of its keyed draws that the reference meets with a margin (_met_with_margin)."""

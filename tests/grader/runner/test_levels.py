@@ -5,7 +5,7 @@ import os
 import pytest
 
 from conftest import needs_level
-from grader import autograde, examples, masters
+from grader import autograde, caches, examples, masters
 from grader.runner import LEVELS, NoSandbox, cold
 
 NAME = "01_continuous_batching"
@@ -42,23 +42,23 @@ def test_the_process_level_grades_only_when_asked_for_and_says_so_everywhere(no_
 
 def test_a_level_nobody_knows_is_refused_never_weakened(monkeypatch):
     monkeypatch.setenv("GRADER_SANDBOX", "none")
-    cold.sandbox_level.cache_clear()
+    caches.forget()
     try:
         with pytest.raises(NoSandbox, match="GRADER_SANDBOX='none' is not one of auto, userns, process"):
             cold.sandbox_level()
     finally:
-        cold.sandbox_level.cache_clear()
+        caches.forget()
 
 
 @pytest.mark.slow
 @needs_level("userns")
 def test_asking_for_userns_gets_it_even_as_root(monkeypatch):
     monkeypatch.setenv("GRADER_SANDBOX", "userns")
-    cold.sandbox_level.cache_clear()
+    caches.forget()
     try:
         assert cold.likely_level() == "userns" and cold.sandbox_level() == "userns"
     finally:
-        cold.sandbox_level.cache_clear()
+        caches.forget()
 
 
 @pytest.mark.parametrize("missing, level, reason", [
