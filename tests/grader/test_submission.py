@@ -135,7 +135,7 @@ LAYOUT_COSTS = {
           "not. Scratch cells, moved cells, and a check cell deleted, duplicated or edited cost nothing: the course's own "
           "checks are used. If a TODO cell appears twice, the copy further down is graded (the kernel ran it last). A "
           "deleted TODO cell, or a TODO function renamed, scores zero on that TODO only.",
-    "zh": "**改动单元格布局会怎样。** 只有 TODO 单元格计分，评分程序根据 nbgrader 写在每个单元格元数据中的 `grade_id` 找到它们，而不是按单元格 `id`；写在其他单元格里的代码不计分。"
+    "zh": "**改动单元格布局会怎样。** 只有 TODO 单元格计分。评分程序靠 `grade_id` 找到这些单元格（nbgrader 把它写在每个单元格的元数据里），而不是靠单元格的 `id`；其他单元格里的代码一律不计分。"
           "新增草稿单元格、移动单元格，以及删除、复制或修改检查单元格，都不扣分：评分时用的是课程自带的检查。"
           "同一个 TODO 单元格出现两次时，评分的是位置靠下的那一份（内核最后运行的是它）。"
           "删除某个 TODO 单元格或改掉 TODO 函数的名字，只会让那一个 TODO 得零分。",

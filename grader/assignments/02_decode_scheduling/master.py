@@ -624,8 +624,8 @@ test_todo3_hidden_victim_choice()
 # **Build:** choose this step's request. The candidates are the list `candidates` of the given lines above
 # your code: every request of `self.queue` that is not done, admitted ones included (when an admitted one's turn
 # comes, `_ensure_capacity` admits nothing and returns `None`, so it is `chosen`). Try the candidates one at a time, in the order of
-# `self._schedule_key`: call `self._ensure_capacity(candidate)`, and if the candidate is then `admitted`, it
-# is `chosen` and the value that call returned is `preempted_request_id`. Stop at the first candidate
+# `self._schedule_key`: call `self._ensure_capacity(candidate)`, and if the candidate is then `admitted`, set
+# `chosen` to it and `preempted_request_id` to the value that call returned. Stop at the first candidate
 # admitted: `_ensure_capacity` is not called on the candidates after it, so nobody else is admitted or
 # preempted in this step. If no candidate can be admitted, set `chosen = None` yourself (the given lines do not
 # define `chosen` beforehand): the given lines then return `None` (the step stalls). When every request is done, the given lines above your code already return

@@ -212,7 +212,7 @@ fig = lab.engine.plot_batch_composition(
 #    (TODO 3). If it returns `False`, the request itself was preempted: stop the pass. Otherwise call
 #    `self.block_manager.append(seq, n)` and `batch.add(seq, n)`. Careful: `_make_room` may remove requests
 #    from `self.running`, some of them **before** `seq`, so find the next one from `seq`'s new position.
-# 2. If `batch.preempted_seq_ids` is not empty, return: no admissions in a step that preempted.
+# 2. If `batch.preempted_seq_ids` is not empty, return `batch`: no admissions in a step that preempted.
 # 3. While there are waiting requests, budget left, and fewer than `max_num_seqs` running: look at the head
 #    with `self._peek_waiting()` (it serves the queue's order: FCFS, or priority then arrival, or a key
 #    function) and compute its `n = self._num_new_tokens(seq, batch.token_budget)`, as in the first pass: the
