@@ -23,12 +23,12 @@ ZH = {
     # lab.decode: stubs and cells below a blank TODO
     "{task_id} ({name}) is not implemented yet: in the answer cell under the heading '{task_id}', "
     "replace `raise NotImplementedError()` with your code.":
-        "{task_id}（{name}）尚未实现：请在标题为“{task_id}”的答题单元格中，用你的代码替换 `raise NotImplementedError()`。",
+        "{task_id}（{name}）尚未实现：请在标题为“{task_id}”的 TODO 单元格中，用你的代码替换 `raise NotImplementedError()`。",
     "this cell needs {todos} first: fill in {cells}, then run this cell again.":
         "这个单元格需要先完成 {todos}：{cells}，然后重新运行本单元格。",
     " and ": "、",
-    "its answer cell and run its check": "请补全它的答题单元格并运行其检查",
-    "their answer cells and run their checks": "请补全它们的答题单元格并运行各自的检查",
+    "its answer cell and run its check": "请补全它的 TODO 单元格并运行其检查",
+    "their answer cells and run their checks": "请补全它们的 TODO 单元格并运行各自的检查",
     # lab.decode: input validation
     "{name} must be an int, got {value}": "{name} 必须是 int，实际是 {value}",
     "{name} must be >= {minimum}, got {value}": "{name} 必须 >= {minimum}，实际是 {value}",

@@ -536,7 +536,7 @@ def test_messages_students_meet_follow_the_language():
 
     with pytest.raises(NotImplementedError):
         other_stub()
-    with pytest.raises(lab.TodoNotFinished, match="这个单元格需要先完成 TODO 9、TODO 8：请补全它们的答题单元格"):
+    with pytest.raises(lab.TodoNotFinished, match="这个单元格需要先完成 TODO 9、TODO 8：请补全它们的 TODO 单元格"):
         lab.require_todos("TODO 9", "TODO 8")
     with pytest.raises(lab.CheckFailed, match="期望：2\n    实际：1"):
         lab.expect(1, 2, "规则")
