@@ -526,7 +526,10 @@ def grading_fault(run: ChildRun, server: ChildRun) -> Message | None:
     machine was so loaded that the child ran out of wall time waiting for a CPU."""
     if server.status != "ok":
         return Message("fault_server", {"status": Named(server.status, "status"), "detail": Named(server.detail, "run_detail")})
-    if run.status == "timeout" and run.why in ("wall", "idle") and run.waited > LOADED * run.elapsed:
+    # Starved: one of its processes waited for a CPU a share of the time, while the run itself used little CPU (a run
+    # whose own processes kept the CPUs busy starved itself: that is its answer's doing, and is scored).
+    starved = run.waited > LOADED * run.elapsed and run.cpu < (1 - LOADED) * run.elapsed
+    if run.status == "timeout" and run.why in ("wall", "idle") and starved:
         return Message("fault_busy", {"waited": f"{run.waited:.0f}", "elapsed": f"{run.elapsed:.0f}"})
     return None
 

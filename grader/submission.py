@@ -54,7 +54,7 @@ def parse(data: bytes) -> nbformat.NotebookNode:
         raise NotASubmission("not_utf8", why=exc.reason, at=exc.start) from None
     try:
         raw = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:   # JSONDecodeError, and an integer of more than 4300 digits
         raise NotASubmission("bad_json", error=str(exc)) from None
     if not isinstance(raw, dict) or raw.get("nbformat") != 4:
         found = raw.get("nbformat") if isinstance(raw, dict) else type(raw).__name__

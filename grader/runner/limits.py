@@ -22,6 +22,7 @@ class Limits:
     scratch_bytes: int = 256 << 20     # size of its private /tmp (bwrap level)
     shm_bytes: int = 64 << 20          # size of its private /dev/shm (bwrap level)
     result_bytes: int = 64 << 20       # what it may write to its result pipe: the run ends there
+    result_lines: int = 1 << 16        # lines of its result pipe: the run ends there too (each waits in the grader's memory)
     stderr_bytes: int = 256 << 10      # what of its stderr is kept (cold runs)
 
     @property

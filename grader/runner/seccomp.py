@@ -53,6 +53,9 @@ DENIED = {
     # a TODO's body from one cell's child to another's); reading pages, and timing reads, cannot be refused
     "fadvise64": (221, 223), "readahead": (187, 213), "mincore": (27, 232), "process_madvise": (440, 440),
     "cachestat": (451, 451),
+    # a new session is a new scheduling group where the kernel groups by session (autogroup): 200 processes that each
+    # call setsid() would each weigh as much as the grading process, and starve it and every other student's run
+    "setsid": (112, 157),
 }
 NEWER_THAN_HEADERS = {"cachestat"}   # Linux 6.5: Debian 12's linux-libc-dev does not list it yet
 LOCKS = {"flock": (73, 32)}                       # refused with ENOLCK, as on a file system without locks

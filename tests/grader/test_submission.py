@@ -65,6 +65,7 @@ def test_bom_crlf_and_the_metadata_front_ends_add(solved):
 
 @pytest.mark.parametrize("data, reason", [
     (b'{"cells": [', "unreadable JSON"),
+    (b'{"nbformat": 4, "x": ' + b"9" * 5000 + b"}", "unreadable JSON"),   # past Python's 4300 digits: a ValueError
     (b"\xff\xfe{}", "not UTF-8"),
     (b"[1, 2]", "not a Jupyter notebook in format 4"),
     (b'{"nbformat": 3, "worksheets": []}', "not a Jupyter notebook in format 4"),

@@ -636,6 +636,9 @@ def test_a_timeout_is_the_machines_fault_only_if_the_child_waited_for_a_cpu():
     starved = runner.ChildRun(status="timeout", why="wall", cpu=3, waited=100, elapsed=120)
     sleeping = runner.ChildRun(status="timeout", why="wall", cpu=1, waited=0.1, elapsed=120)
     slow = runner.ChildRun(status="timeout", why="wall", cpu=115, waited=2, elapsed=120)
+    # a run whose own processes kept the CPUs busy while one of them waited starved itself: scored, not re-run
+    crowd = runner.ChildRun(status="timeout", why="wall", cpu=230, waited=100, elapsed=120)
+    assert grade.grading_fault(crowd, ok) is None
     assert str(grade.grading_fault(starved, ok)) == "the machine was busy: the run waited 100 s of 120 s for a CPU"
     assert grade.grading_fault(sleeping, ok) is grade.grading_fault(slow, ok) is grade.grading_fault(ok, ok) is None
     assert str(grade.grading_fault(ok, runner.ChildRun(status="garbled"))).startswith("the reference server garbled")

@@ -196,6 +196,7 @@ def probes():
         "fcntl_ofd_getlk": _fcntl(36, lock(fcntl.F_WRLCK)), "fcntl_ofd_setlk": _fcntl(37, lock(fcntl.F_RDLCK)),
         "fcntl_ofd_setlkw": _fcntl(38, lock(fcntl.F_UNLCK)), "fcntl_setlease": _fcntl(1024, fcntl.F_UNLCK),
         "fcntl_getlease": _fcntl(1025, 0), "fcntl_notify": _fcntl(1026, 0, os.path.dirname(_LAB)),
+        "setsid": _sys("setsid"),   # last: outside, it makes this probe a session of its own (harmless here)
     }
     if "inotify_init" in _NR:
         found["inotify_init"] = _sys("inotify_init")

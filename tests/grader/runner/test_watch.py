@@ -54,8 +54,36 @@ def test_cpu_is_read_from_proc_and_a_gone_process_counts_nothing():
     assert usage.read([os.getpid()]) >= mine and usage.waited >= 0
 
 
+def test_a_runs_wait_is_its_longest_waiting_process_not_the_sum():
+    usage = watch.Usage()
+    usage.waits = {pid: 10 ** 9 for pid in range(200)}   # 200 processes that each waited 1 s behind each other
+    usage.waits[7] = 3 * 10 ** 9
+    assert usage.waited == 3.0   # the sum (202 s) read a crowd of the run's own forks as a busy machine
+    assert watch.Usage().waited == 0
+
+
 def test_feed_writes_everything_and_closes_the_pipe():
     read_fd, write_fd = os.pipe()
     watch.feed(write_fd, b"payload")
     with os.fdopen(read_fd, "rb") as pipe:
         assert pipe.read() == b"payload"   # the end: the writer's side is closed
+
+
+def test_the_reader_stops_at_the_line_limit_as_at_the_byte_limit():
+    # the reader alone (a private name): a whole watch needs a run, and test_sandbox's runs never write this much
+    import queue
+    import threading
+
+    def read(data: bytes, cap: int, max_lines: int) -> list:
+        read_fd, write_fd = os.pipe()
+        writer = threading.Thread(target=lambda: (os.write(write_fd, data), os.close(write_fd)))
+        writer.start()
+        lines: queue.Queue = queue.Queue()
+        watch._read_lines(read_fd, lines, cap, max_lines)
+        writer.join()
+        return [lines.get_nowait() for _ in range(lines.qsize())]
+
+    flood = b"{}\n" * 1000
+    assert read(flood, 1 << 20, 10) == [b"{}\n"] * 10 + [watch.FULL]      # 1,000 two-byte records: ended at 10 lines
+    assert read(flood, 30, 1 << 16) == [b"{}\n"] * 10 + [watch.FULL]      # the byte limit, as before
+    assert read(b"{}\n" * 3, 1 << 20, 10) == [b"{}\n"] * 3 + [None]       # an honest run's end
