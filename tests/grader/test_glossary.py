@@ -42,6 +42,7 @@ PLANTED = [
     ("把它放回等待队列的队首", "把它放回等待队列的队头"),
     ("运行下面的测试单元格", "运行下面的检查单元格"),
     ("为投机解码预留的前瞻槽位", "为投机解码预留的前瞻词元位"),
+    ("答题单元格 todo4 被删除了", "TODO 单元格 todo4 被删除了"),
 ]
 # right as they are: 块 for a block, 提示 for a hint, 第 N 步 for an engine step, the chosen terms themselves
 ALLOWED = ["KV 块、块表", "它需要第三块", "每块 16 个词元", "如果需要提示：老化是一个不错的方向", "提示：先想再试",

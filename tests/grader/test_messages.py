@@ -350,7 +350,7 @@ def test_every_layout_repair_is_told_in_chinese_on_a_zh_page():
         assert_worded_in(zh, note, "zh")
         assert_worded_in(en, note, "en")
     assert english_sentences(zh) == [], zh
-    assert "答题单元格 todo4 被删除了：这个 TODO 得 0 分" in zh and "答题单元格 todo1 出现了 2 次" in zh
+    assert "TODO 单元格 todo4 被删除了：这个 TODO 得 0 分" in zh and "TODO 单元格 todo1 出现了 2 次" in zh
 
 
 def test_report_json_keeps_the_english_and_adds_the_key():
