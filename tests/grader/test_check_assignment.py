@@ -113,7 +113,7 @@ def test_check_assignment_is_a_make_target():
 def test_a_bad_assignment_toml_is_a_failing_item_not_a_crash(monkeypatch):
     """The corpus item's title read assignment.toml's figures outside the check: a malformed file stopped the
     checklist with a traceback halfway. The checks' own work is stood in for (each would start processes)."""
-    from grader import assignment, diagnose, grade, promises, translation
+    from grader import assignment, grade, promises, translation
 
     def bad(self):
         raise ValueError("assignment.toml: plots must be an integer, not '3'")
@@ -121,7 +121,7 @@ def test_a_bad_assignment_toml_is_a_failing_item_not_a_crash(monkeypatch):
     monkeypatch.setattr(grade, "Grader", lambda name: None)
     for module, name in ((check_assignment, "passing_rules"), (check_assignment, "unquoted_rules"),
                          (check_assignment, "leaky_mutants"), (check_assignment, "mutant_grades"),
-                         (promises, "problems"), (diagnose, "problems"),
+                         (promises, "problems"), (check_assignment, "mistakes_file_problems"),
                          (translation, "status")):
         monkeypatch.setattr(module, name, lambda *args: [])
     items = check_assignment.checklist("02_decode_scheduling", tests=False, say=lambda line: None)

@@ -25,11 +25,17 @@ def probe():
     open('/dev/shm/left-behind', 'w').write('x')
     libc = ctypes.CDLL(None)
     segment = libc.shmget(0x5eed, 4096, 0o1666)      # IPC_CREAT | 0666: a SysV segment that would outlive us
-    subprocess.Popen(['sleep', '600'], start_new_session=True)  # and a process that tries to
+    try:   # a process that tries to leave the run's session: seccomp refuses setsid (grader/runner/seccomp.py)
+        subprocess.Popen(['sleep', '600'], start_new_session=True)
+        new_session = True
+    except (OSError, subprocess.SubprocessError):
+        new_session = False
+    subprocess.Popen(['sleep', '600'])   # and one that stays in it, left running
     status = dict(line.split(':', 1) for line in open('/proc/self/status') if ':' in line)
     return {'uid': os.getuid(), 'pid': os.getpid(), 'caps': [status['CapEff'].strip(), status['CapPrm'].strip(),
             status['CapBnd'].strip()], 'no_new_privs': status['NoNewPrivs'].strip(), 'segment': segment >= 0,
-            'grader': os.path.exists(%(grader)r), 'solutions': os.path.exists(%(solutions)r), 'root': root}
+            'grader': os.path.exists(%(grader)r), 'solutions': os.path.exists(%(solutions)r), 'root': root,
+            'new_session': new_session}
 """
 
 LOOK = """
@@ -40,6 +46,13 @@ def probe():
     return {'uid': os.getuid(), 'tmp': os.path.exists('/tmp/left-behind'), 'shm': os.path.exists('/dev/shm/left-behind'),
             'segment': '5eed' in shm or str(0x5eed) in shm, 'sleeping': sleeping}
 """
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:   # it ended between the listing and the read
+        return b""
 
 
 def probe(zygote, cell, limits=Limits(wall=60, cpu_seconds=60)):
@@ -58,7 +71,8 @@ def test_a_fork_drops_every_privilege_and_sees_no_instructor_file(zygote):
     assert UID_BASE <= first["uid"] < UID_BASE + UID_COUNT and first["pid"] == 1  # its own uid, its own pid namespace
     assert first["caps"] == ["0000000000000000"] * 3 and first["no_new_privs"] == "1"
     assert first["grader"] is False and first["solutions"] is False and first["segment"] is True and first["root"] is False
-    left = [pid for pid in tree(zygote._proc.pid) if open(f"/proc/{pid}/cmdline", "rb").read().startswith(b"sleep\0")]
+    assert first["new_session"] is False   # no session of its own, so no scheduling group of its own (autogroup)
+    left = [pid for pid in tree(zygote._proc.pid) if cmdline(pid).startswith(b"sleep\0")]
     assert left == []  # its background process ended with it (bwrap: swept by uid; userns: with its pid namespace)
 
 
@@ -111,7 +125,7 @@ def test_a_cold_and_a_warm_run_take_the_same_call_and_report_the_same_cells(zygo
 
 
 NOISE = '''
-import os, signal, stat
+import os, signal, stat, time
 signal.setitimer(signal.ITIMER_PROF, 0)
 pipes = []
 for name in os.listdir('/proc/self/fd'):   # every pipe this run holds: its result pipe among them
@@ -120,7 +134,10 @@ for name in os.listdir('/proc/self/fd'):   # every pipe this run holds: its resu
             pipes.append(int(name))
     except OSError:
         pass
-while True:
+while True:   # a line of noise a millisecond of CPU: below the line limit (Limits.result_lines) within the stall limit
+    spent = time.process_time()
+    while time.process_time() - spent < 0.001:
+        pass
     for fd in pipes:
         try:
             os.write(fd, b'[1]\\n')
