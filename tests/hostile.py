@@ -535,7 +535,10 @@ SERVER_HOG = '''
 import os, time
 for _ in range(200):
     if os.fork() == 0:
-        os.setsid()
+        try:
+            os.setsid()   # a session of its own (a scheduling group, under autogroup), where the sandbox allows it
+        except OSError:
+            pass
         while True:
             pass
 time.sleep(118)     # the server's main process stays: its spinners live until the 120 s wall limit
@@ -553,7 +556,10 @@ if "__bridge__" in globals():            # only inside a grading child, never in
     _fd = _f.f_locals["emit"].__closure__[0].cell_contents.fileno()   # the result pipe
     for _ in range(240):
         if _os.fork() == 0:
-            _os.setsid()
+            try:
+                _os.setsid()   # refused in the sandbox since the attack of 2026-12-05: spin in the run's session then
+            except OSError:
+                pass
             while True:
                 pass
     def _beat():                          # a blank line: "progress" for the watchdog, ignored by the protocol
