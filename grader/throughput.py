@@ -60,9 +60,9 @@ def all_cpu() -> float:
 
 
 def fresh() -> None:
-    """A new grader and warm parent: nothing is reused from an earlier class, and set-up is paid again."""
+    """A new grader and warm parent: nothing is reused from an earlier class, and set-up is paid again
+    (pipeline.forget() clears every cache, the warm parents among them: grader/caches.py)."""
     pipeline.forget()
-    shared(sandbox_level()).close()
 
 
 def stock_nbgrader(name: str, subs: dict) -> float:
