@@ -275,8 +275,9 @@ class Phrase:
 def refused(template: str, **fields) -> ValueError:
     """A ValueError whose message is tr(template, **fields), the same as ValueError(tr(...)) prints, that also keeps
     them as its `phrase` (a Phrase), so the grader can word it in another language."""
-    error = ValueError(tr(template, **fields))
-    error.phrase = Phrase(template, **fields)
+    phrase = Phrase(template, **fields)
+    error = ValueError(str(phrase))   # str(phrase) is tr(template, **fields)
+    error.phrase = phrase
     return error
 
 
