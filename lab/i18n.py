@@ -214,10 +214,10 @@ HEADERS_ZH = {
     "seq_id": "请求 id", "arrival_us": "到达时刻（µs）", "first_scheduled_step": "首次调度步",
     "first_token_step": "首词元步", "first_token_us": "首词元时刻（µs）", "finish_us": "完成时刻（µs）",
     "num_output_tokens": "输出词元数", "num_preemptions": "抢占次数", "num_recomputed_tokens": "重算词元数",
-    "ttft_ms": "首词元时延（ms）", "tpot_ms": "每输出词元时延（ms）", "e2e_ms": "端到端时延（ms）",
+    "ttft_ms": "首词元时延 TTFT（ms）", "tpot_ms": "每输出词元时延 TPOT（ms）", "e2e_ms": "端到端时延 E2E（ms）",
     "throughput_tok_s": "吞吐（词元/s）", "goodput_req_s": "有效吞吐（请求/s）", "slo_attainment": "SLO 达成率",
     **{f"p{q}_{m}_ms": f"p{q} {name}（ms）" for q in (50, 95, 99)
-       for m, name in (("ttft", "首词元时延"), ("tpot", "每输出词元时延"), ("e2e", "端到端时延"))},
+       for m, name in (("ttft", "首词元时延 TTFT"), ("tpot", "每输出词元时延 TPOT"), ("e2e", "端到端时延 E2E"))},
     "rate_req_s": "到达率（请求/s）", "max_num_batched_tokens": "每步词元预算", "num_blocks": "KV 块数",
     "requests_per_step": "每步请求数", "run_s": "运行时长（s）", "recompute_s": "重算用时（s）",
     "recompute_share": "重算占比", "trace": "轨迹",
