@@ -27,7 +27,7 @@ from .report import NOTE_CHARS, Outcome
 from .runner import LEVELS as SANDBOX_LEVELS, NoSandbox
 from .safe_io import say
 from .safe_text import inert
-from .shard import parse_shard, shard_of, student_key
+from .shard_keys import parse_shard, shard_of, student_key
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
 

@@ -22,8 +22,10 @@ from .assignment import Assignment, get
 from .compare import STRICT, by_key, key, loosened, same, same_type
 from .config import DEFAULTS, Config
 from .diagnose import as_released, fingerprint
-from .runner import (BRIDGE_SOURCE, CHILD, ChildRun, Limits, expected_lines, likely_level, run_child, run_pair,
-                     sandbox_level, shared)
+from .runner.cold import likely_level, sandbox_level
+from .runner.limits import Limits
+from .runner.protocol import BRIDGE_SOURCE, CHILD, ChildRun, expected_lines, run_child, run_pair
+from .runner.warm import shared
 from .observed import CRASH, INVALID, TIMEOUT, NoValue, key_kinds, kind
 from .schema import CELL_TIMEOUT, Budget, problem, short_text
 from .suites.base import Task

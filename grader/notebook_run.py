@@ -25,7 +25,9 @@ from . import caches, exports, masters
 from .config import DEFAULTS
 from .messages import Message
 from .safe_text import inert
-from .runner import CPU_MARGIN, Limits, Warm, Watcher
+from .runner.limits import CPU_MARGIN, Limits
+from .runner.warm import Warm
+from .runner.watch import Watcher
 from .sanitize import clean_output
 
 GRACE = 2.0            # seconds a cell has to stop after SIGINT before the run is ended

@@ -30,7 +30,7 @@ class Outcome:
     seconds: float = 0.0
     verdicts: list[TaskVerdict] = field(default_factory=list)
     language: str = "en"              # "" if unknown (a file never read as a notebook): its page says it in each
-    key: str = ""                     # shard.student_key of the file name: the merge tells students apart by it
+    key: str = ""                     # shard_keys.student_key of the file name: the merge tells students apart by it
     answers: dict[str, str] = field(default_factory=dict)  # answer grade_id -> source, as graded
     late: deadline.Late | None = None  # with a due date (course.toml [deadline]): what lateness costs; scores stay raw
 

@@ -30,6 +30,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from .cells import grade_id
 from .verdict import Outcome
 
 THRESHOLD = 0.95    # near pair: ratio of the answers' own tokens at least this
@@ -389,16 +390,14 @@ def _near(pairs: list[tuple[str, str]], mine: dict[str, list[str]], threshold: f
 def stubs_of(assignment: str) -> dict[str, list[str]]:
     """{answer grade_id: the stub of each released edition}; {} where the assignment cannot be read here."""
     try:
-        from . import masters
         from .assignment import get
-        from .examples import release
 
         a = get(assignment)
         found: dict[str, list[str]] = {gid: [] for gid in a.answer_ids}
         for language in a.languages:
-            for cell in release(assignment, language).cells:
-                if masters.grade_id(cell) in found:
-                    found[masters.grade_id(cell)].append(cell.source)
+            for cell in a.release(language).cells:
+                if grade_id(cell) in found:
+                    found[grade_id(cell)].append(cell.source)
         return found
     except Exception:  # noqa: BLE001 - a report.json read away from its course: compared without the stubs
         return {}

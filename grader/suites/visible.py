@@ -20,7 +20,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from .. import masters
+from .. import cells
 from .base import Rule
 
 OP = "visible check"
@@ -46,7 +46,7 @@ def _called(node: ast.stmt) -> str | None:
 
 def check(answer_id: str, test_id: str, source: str) -> Check:
     """A check cell's visible part as definitions and cases."""
-    tree = ast.parse(masters.strip_magics(masters.strip_hidden(source)))
+    tree = ast.parse(cells.strip_magics(cells.strip_hidden(source)))
     cases = tuple(ast.unparse(node.value) for node in tree.body if _called(node) and _called(node) not in NOT_CASES)
     definitions = ast.Module([node for node in tree.body if not _called(node)], type_ignores=[])
     return Check(answer_id, test_id, ast.unparse(definitions), cases)
@@ -54,8 +54,8 @@ def check(answer_id: str, test_id: str, source: str) -> Check:
 
 def checks(todos, nb) -> list[Check]:
     """Each TODO's visible check cell of a master (`todos`: assignment.todos(nb)), in the notebook's order."""
-    cells = masters.cells_by_grade_id(nb)
-    return [check(t.answer_id, t.test_id, cells[t.test_id][0].source) for t in todos if t.test_id in cells]
+    by_id = cells.cells_by_grade_id(nb)
+    return [check(t.answer_id, t.test_id, by_id[t.test_id][0].source) for t in todos if t.test_id in by_id]
 
 
 def scenario_name(call: str, number: int | None = None) -> str:

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 
 # grader's levels today; lower it as modules are folded or split, never raise it. The goal is 8.
-GRADER_LEVELS = 13
+GRADER_LEVELS = 10
 
 
 def modules(root: Path, packages=("grader", "lab")) -> dict[str, Path]:
