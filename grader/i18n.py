@@ -4,8 +4,9 @@ Why a rule failed is a Message where grader/grade.py makes it (RuleResult.messag
 its values), worded here in the page's language; the values in it (what the student's code returned, the op as
 code) are shown as they are, never translated. Our own texts in it (a scenario's name, a run's status) are
 Named, and worded here by lookup; how a run ended and why a value was refused are Messages of their own; lab's
-messages are LabTexts, worded by lab's own Chinese templates (grader/messages.py). No text the grader writes in
-English is read back here: a judge's text cut short stays English.
+messages are LabTexts, worded by lab's own Chinese templates (grader/messages.py). A judge's text cut short stays
+English. The one English still read back here is a scenario's name (_SCENARIO: its prefix, number and policy around
+a name the assignments' names_zh give), until the suites give its parts.
 """
 from __future__ import annotations
 
