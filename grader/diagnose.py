@@ -75,7 +75,7 @@ def _canonical(value):
 # Values of the grader's own types, each as a tag of its own (a NoValue's is a tag no value has: a crash is never the
 # string a function returned).
 _TAGGED = {Instance: lambda value: {"$obj": [value.type_name, _canonical(value.base)]},
-           NoValue: lambda value: {"$novalue": [value.how, value.detail]}}
+           NoValue: lambda value: {"$novalue": [value.how, str(value.detail)]}}   # its English: fingerprints as before
 
 
 def fingerprint(scenario: int, expected, actual, allow: frozenset = STRICT) -> str:

@@ -145,7 +145,7 @@ def _status(actual, shown: Budget) -> Message | str:
     if actual.how == CRASH:
         return Message("crash", {"error": error_words(shown.name(actual.detail))})
     if actual.how == INVALID:   # the protocol's words (grader/runner), not the child's
-        return Message("invalid_observation", {"problem": Named(actual.detail, "problem")})
+        return Message("invalid_observation", {"problem": actual.detail})
     return Message("status_timeout" if actual.how == TIMEOUT else "status_skipped")
 
 
@@ -365,7 +365,7 @@ class Grader:
                 name = self._key(task, ri, si)
                 label = Named(scenario["name"], "scenario")
                 if name not in observed:
-                    detail = labelled(label, Message("not_run", {"status": Named(run.status, "status"), "detail": Named(run.detail, "run_detail")}))
+                    detail = labelled(label, Message("not_run", {"status": Named(run.status, "status"), "detail": run.detail}))
                 elif rule.judge is not None and not visible(scenario):
                     # a fed scenario's value is what this process received on its feed, not what the child says of it
                     verdict = judged(rule.judge, observed[name], {**scenario, "fed": run.fed.get(name)} if "feed" in scenario else scenario)
@@ -527,7 +527,7 @@ def grading_fault(run: ChildRun, server: ChildRun) -> Message | None:
     """Why a bridged run says nothing about the answer (None if it does): its reference server failed, or the
     machine was so loaded that the child ran out of wall time waiting for a CPU."""
     if server.status != "ok":
-        return Message("fault_server", {"status": Named(server.status, "status"), "detail": Named(server.detail, "run_detail")})
+        return Message("fault_server", {"status": Named(server.status, "status"), "detail": server.detail})
     # Starved: one of its processes waited for a CPU a share of the time, while the run itself used little CPU (a run
     # whose own processes kept the CPUs busy starved itself: that is its answer's doing, and is scored).
     starved = run.waited > LOADED * run.elapsed and run.cpu < (1 - LOADED) * run.elapsed
@@ -542,7 +542,7 @@ def _note(task: Task, cell_error, run: ChildRun) -> tuple[Message | Joined | str
     if cell_error:
         parts.append(Message("cell_raised", {"task": task.task_id, "error": error_words(short_text(cell_error))}))
     if run.status != "ok":
-        parts.append(Message("child_ended", {"status": Named(run.status, "status"), "detail": Named(run.detail, "run_detail")}))
+        parts.append(Message("child_ended", {"status": Named(run.status, "status"), "detail": run.detail}))
     status = (Outcome.GRADED if run.status == "ok" and not cell_error else Outcome.RAISED if run.status == "ok"
               else Outcome.TIMED_OUT if run.status == "timeout" else Outcome.CRASHED)
     if len(parts) < 2:
@@ -554,7 +554,7 @@ def judged(judge, observed, scenario: dict) -> Message | str:
     """A property judge's verdict on a student's value (judge(observed, scenario)); it runs here, so a failure is contained.
     A judge says why the value fails as a Message ('' if it passes); one cut short (or still worded as English text) is English only."""
     if type(observed) is not NoValue and problem(observed):  # the protocol already replaced it, but a judge must never see unchecked data
-        return Message("judge_problem", {"problem": Named(problem(observed), "problem")})
+        return Message("judge_problem", {"problem": problem(observed)})
     try:   # a copy: the value may be the reference's own observation (protocol.expected_lines), shared by every student
         said = judge(copy.deepcopy(observed), scenario)
         if isinstance(said, Message):

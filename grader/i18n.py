@@ -3,9 +3,10 @@
 Why a rule failed is a Message where grader/grade.py makes it (RuleResult.message: a key of grader/messages.py and
 its values), worded here in the page's language; the values in it (what the student's code returned, the op as
 code) are shown as they are, never translated. Our own texts in it (a scenario's name, a run's status) are
-Named, and worded here by lookup; lab's messages are LabTexts, worded by lab's own Chinese templates
-(grader/messages.py). What is still English only (a
-verdict's note, a skipped cell's line) is translated here phrase by known phrase.
+Named, and worded here by lookup; how a run ended and why a value was refused are Messages of their own; lab's
+messages are LabTexts, worded by lab's own Chinese templates (grader/messages.py). A judge's text cut short stays
+English. The one English still read back here is a scenario's name (_SCENARIO: its prefix, number and policy around
+a name the assignments' names_zh give), until the suites give its parts.
 """
 from __future__ import annotations
 
@@ -46,54 +47,12 @@ def rule_name(name: str, language: str) -> str:
     return RULES_ZH.get(name, name) if language == "zh" else name
 
 
-def _patterns(pairs: list[tuple[str, object]]) -> list[tuple[re.Pattern, object]]:
-    return [(re.compile(pattern, re.S), zh) for pattern, zh in pairs]
-
-
-def _first(text: str, patterns) -> str | None:
-    """The translation of `text` by the first pattern it matches whole; None if none does."""
-    for pattern, zh in patterns:
-        match = pattern.fullmatch(text)
-        if match:
-            return zh(match) if callable(zh) else zh.format(*match.groups(), **match.groupdict())
-    return None
-
-
 STATUS_ZH = {"timeout": "超时", "crashed": "崩溃", "garbled": "输出无法解读", "ok": "正常结束", "an error": "一个异常",
              "the cell itself ran past the time limit": "单元格本身超出了时间限制"}
-_PROTOCOL = _patterns([  # grader/schema.py's Protocol: what a child wrote that is not the protocol
-    (r"a record after the end", "结束之后的记录"), (r"a record of (\d+) bytes", "一条 {0} 字节的记录"),
-    (r"something that is not a result record", "不是结果记录的内容"), (r"a malformed result record", "格式错误的结果记录"),
-    (r"an unexpected record where the end belongs", "本应结束处的意外记录"), (r"a malformed cells record", "格式错误的单元格记录"),
-    (r"an unexpected record where a scenario belongs", "本应是场景处的意外记录"),
-    (r"a malformed end of a scenario", "格式错误的场景结束记录"),
-])
-_RUN_DETAIL = _patterns([
-    (r"stopped after (\S+) s", "运行 {0} 秒后被终止"),
-    (r"stopped: no progress in (\S+) s of CPU time", "已终止：{0} 秒 CPU 时间内没有进展"),
-    (r"stopped: no progress for (\S+) s", "已终止：{0} 秒内没有进展"),
-    (r"stopped \((.*)\)", "已终止（{0}）"),
-    (r"ended early \(exit code (.*)\)", "提前结束（退出码 {0}）"),
-    (r"the child wrote (.*)", lambda m: f"子进程写出了{_first(m[1], _PROTOCOL) or '无法解读的内容'}"),
-    (r"the reference server did not start", "参考服务器没有启动"),
-])
 
 
 def _status(text: str) -> str:
     return STATUS_ZH.get(text, text)
-
-
-_PROBLEMS = _patterns([
-    (r"more than (\d+) values", "多于 {0} 个值"), (r"nested deeper than (\d+)", "嵌套深度超过 {0}"),
-    (r"an integer of (\d+) bits", "一个 {0} 位的整数"), (r"a string of (\d+) characters", "一个 {0} 个字符的字符串"),
-    # grader/observed.py: a tag the drivers' encoder never writes
-    (r"a malformed (\$\w+) tag", "格式错误的 {0} 标记"), (r"an unknown tag", "未知的标记"),
-    (r"a dict with a key twice", "一个含有重复键的 dict"), (r"a (set|frozenset) with an item twice", "一个含有重复元素的 {0}"),
-    (r"a numpy scalar of an unknown kind", "一个未知种类的 numpy 标量"),
-    (r"an object's type name of the wrong length", "对象的类型名长度不对"),
-    (r"an object's builtin value of the wrong kind", "对象的内置值类型不对"),
-    (r"a (\w+)", "一个 {0}"),
-])
 
 
 _SCENARIO = re.compile(
@@ -120,16 +79,15 @@ def _scenario(match: re.Match) -> str:
 
 
 def named(text: str, family: str, language: str = "zh") -> str:
-    """A messages.Named text in `language`, by its family: the grader's own texts, by lookup or by the patterns of
-    the texts the grader itself writes (a run's detail, why a value was refused)."""
+    """A messages.Named text in `language`, by its family: a scenario's name or a run's status. Any other family (a
+    run's detail or why a value was refused, Named in a report stored before they were Messages) as it was written."""
     if language == "en":
         return text
     if family == "scenario":
         return scenario_name(text)
     if family == "status":
         return _status(text)
-    patterns = {"run_detail": _RUN_DETAIL, "problem": _PROBLEMS}.get(family)   # a family no longer made: as it was written
-    return (_first(text, patterns) if patterns else None) or text
+    return text
 
 
 messages.word_named_with(named)

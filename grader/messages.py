@@ -125,6 +125,38 @@ TEXT = {
         "slo_order_invalid": "the order given is not one place per request",
         "slo_misses": "{misses}",
         "semicolon": "; ",
+        # grader/runner/protocol.py: how a grading child (or its reference server) ended, when not cleanly (ChildRun.detail)
+        "run_stopped_after": "stopped after {seconds} s",
+        "run_no_progress_cpu": "stopped: no progress in {seconds} s of CPU time",
+        "run_no_progress": "stopped: no progress for {seconds} s",
+        "run_stopped": "stopped ({why})",
+        "run_stopped_watcher": "stopped (watcher)",
+        "run_ended_early": "ended early (exit code {code})",
+        "run_wrote": "the child wrote {what}",
+        "server_not_started": "the reference server did not start",
+        "server_not_needed": "not needed: the child called no other TODO",
+        # grader/runner/protocol.py: what a child wrote that is not the protocol (run_wrote's {what})
+        "record_after_end": "a record after the end",
+        "record_too_long": "a record of {size} bytes",
+        "record_unreadable": "something that is not a result record",
+        "record_malformed": "a malformed result record",
+        "record_not_end": "an unexpected record where the end belongs",
+        "record_cells_malformed": "a malformed cells record",
+        "record_not_scenario": "an unexpected record where a scenario belongs",
+        "record_end_malformed": "a malformed end of a scenario",
+        # grader/schema.py and grader/observed.py: why an observation was refused (a NoValue's detail; {problem} above)
+        "problem_values": "more than {limit} values",
+        "problem_depth": "nested deeper than {limit}",
+        "problem_int": "an integer of {bits} bits",
+        "problem_string": "a string of {length} characters",
+        "problem_type": "a {type}",
+        "problem_tag": "a malformed {tag} tag",
+        "problem_unknown_tag": "an unknown tag",
+        "problem_key_twice": "a dict with a key twice",
+        "problem_item_twice": "a {type} with an item twice",
+        "problem_numpy_kind": "a numpy scalar of an unknown kind",
+        "problem_type_name": "an object's type name of the wrong length",
+        "problem_base": "an object's builtin value of the wrong kind",
     },
     "zh": {
         "file_too_large": "文件太大（{size} MiB；上限为 {limit} MiB）",
@@ -229,6 +261,35 @@ TEXT = {
         "slo_order_invalid": "给出的顺序没有让每个请求恰好占一个位置",
         "slo_misses": "{misses}",
         "semicolon": "；",
+        "run_stopped_after": "运行 {seconds} 秒后被终止",
+        "run_no_progress_cpu": "已终止：{seconds} 秒 CPU 时间内没有进展",
+        "run_no_progress": "已终止：{seconds} 秒内没有进展",
+        "run_stopped": "已终止（{why}）",
+        "run_stopped_watcher": "已终止（被监视它的评分程序终止）",
+        "run_ended_early": "提前结束（退出码 {code}）",
+        "run_wrote": "子进程写出了{what}",
+        "server_not_started": "参考服务器没有启动",
+        "server_not_needed": "不需要：子进程没有调用其他 TODO",
+        "record_after_end": "结束之后的记录",
+        "record_too_long": "一条 {size} 字节的记录",
+        "record_unreadable": "不是结果记录的内容",
+        "record_malformed": "格式错误的结果记录",
+        "record_not_end": "本应结束处的意外记录",
+        "record_cells_malformed": "格式错误的单元格记录",
+        "record_not_scenario": "本应是场景处的意外记录",
+        "record_end_malformed": "格式错误的场景结束记录",
+        "problem_values": "多于 {limit} 个值",
+        "problem_depth": "嵌套深度超过 {limit}",
+        "problem_int": "一个 {bits} 位的整数",
+        "problem_string": "一个 {length} 个字符的字符串",
+        "problem_type": "一个 {type}",
+        "problem_tag": "格式错误的 {tag} 标记",
+        "problem_unknown_tag": "未知的标记",
+        "problem_key_twice": "一个含有重复键的 dict",
+        "problem_item_twice": "一个含有重复元素的 {type}",
+        "problem_numpy_kind": "一个未知种类的 numpy 标量",
+        "problem_type_name": "对象的类型名长度不对",
+        "problem_base": "对象的内置值类型不对",
     },
 }
 
@@ -254,6 +315,9 @@ class Message:
     def __str__(self) -> str:  # logs, exceptions and older callers read the English
         return self.text("en")
 
+    def __hash__(self) -> int:  # its values are a dict: by key alone (a NoValue's detail is one, and a NoValue is a value)
+        return hash(self.key)
+
     def inert(self, limit: int) -> Message:
         """The same message with each value inert (the templates are ours; the values may be the student's)."""
         return Message(self.key, {name: made_inert(value, limit) for name, value in self.params.items()})
@@ -274,8 +338,9 @@ def word_named_with(named) -> None:
 @dataclass(frozen=True)
 class Named:
     """A text of the grader's own (never the student's) that grader/i18n.py words in Chinese by its family: a
-    hidden scenario's name ("scenario"), a run's status or detail ("status", "run_detail"), why a value was
-    refused ("problem"). A message of lab's is a LabText."""
+    hidden scenario's name ("scenario"), a run's status ("status"). A run's detail and why a value was refused are
+    Messages; a report stored while they were Named ("run_detail", "problem") shows them as written. A message of
+    lab's is a LabText."""
 
     name: str
     family: str

@@ -33,11 +33,11 @@ CHILD_ENDINGS = (TIMEOUT, SKIPPED, CRASH)
 @dataclass(frozen=True)
 class NoValue:
     """A scenario's observation when it gave no value: `how` (TIMEOUT, SKIPPED, CRASH, INVALID) and its `detail`
-    (a crash: the name of the exception's type, as the child wrote it; invalid: the protocol's words on what was
-    wrong). It prints as the words the page gives it in English, quoted as a value is (a judge shows it as one)."""
+    (a crash: the name of the exception's type, as the child wrote it; invalid: why the protocol refused the value,
+    a Message). It prints as the words the page gives it in English, quoted as a value is (a judge shows it as one)."""
 
     how: str
-    detail: str = ""
+    detail: object = ""   # a str, or a messages.Message (this module sits below grader/messages.py)
 
     def __repr__(self) -> str:
         words = {TIMEOUT: "timeout", SKIPPED: "skipped after 3 timeouts in a row", CRASH: f"crash: {self.detail}",
@@ -51,7 +51,12 @@ class NoValue:
 
 
 class Malformed(ValueError):
-    """A tag the drivers' encoder never writes: the observation is invalid."""
+    """A tag the drivers' encoder never writes: the observation is invalid. Why is a key of grader/messages.py and its
+    values (`key`, `params`), which the protocol makes a Message of: this module sits below messages.py."""
+
+    def __init__(self, key: str, params: dict | None = None):
+        self.key, self.params = key, params or {}
+        super().__init__(key, self.params)   # args: it pickles as it was made
 
 
 class Instance:
@@ -87,17 +92,17 @@ class Instance:
 
 def _list(value, tag: str) -> list:
     if type(value) is not list:
-        raise Malformed(f"a malformed {tag} tag")
+        raise Malformed("problem_tag", {"tag": tag})
     return value
 
 
 def _dict(value) -> dict:
     pairs = _list(value, "$dict")
     if not all(type(pair) is list and len(pair) == 2 for pair in pairs):
-        raise Malformed("a malformed $dict tag")
+        raise Malformed("problem_tag", {"tag": "$dict"})
     found = dict(pairs)   # a key that is not hashable raises TypeError: malformed
     if len(found) != len(pairs):
-        raise Malformed("a dict with a key twice")
+        raise Malformed("problem_key_twice")
     return found
 
 
@@ -106,30 +111,30 @@ def _collection(kind):
         items = _list(value, f"${kind.__name__}")
         found = kind(items)
         if len(found) != len(items):
-            raise Malformed(f"a {kind.__name__} with an item twice")
+            raise Malformed("problem_item_twice", {"type": kind.__name__})
         return found
     return make
 
 
 def _numpy(value):
     if type(value) is not list or len(value) != 2 or type(value[0]) is not str:
-        raise Malformed("a malformed $numpy tag")
+        raise Malformed("problem_tag", {"tag": "$numpy"})
     name, number = value
     if NUMPY_DTYPES.get(name) is not type(number):
-        raise Malformed("a numpy scalar of an unknown kind")
+        raise Malformed("problem_numpy_kind")
     import numpy   # the grader's own: the child's and the grader's venv are one
     return numpy.dtype(name).type(number)   # out of range raises OverflowError: malformed
 
 
 def _object(value):
     if type(value) is not list or len(value) != 3 or type(value[0]) is not str or type(value[1]) is not str:
-        raise Malformed("a malformed $obj tag")
+        raise Malformed("problem_tag", {"tag": "$obj"})
     name, text, base = value
     if not name or len(name) > MAX_TYPE_NAME:
-        raise Malformed("an object's type name of the wrong length")
+        raise Malformed("problem_type_name")
     if base is not None:
         if type(base) is not list or len(base) != 2 or BASES.get(base[0]) is not type(base[1]):
-            raise Malformed("an object's builtin value of the wrong kind")
+            raise Malformed("problem_base")
         base = base[1]
     return Instance(name, text, base)
 
@@ -147,13 +152,13 @@ def decode_hook(obj: dict):
             return obj
         make = TAGS.get(tag)
         if make is None:
-            raise Malformed("an unknown tag")
+            raise Malformed("problem_unknown_tag")
         try:
             return make(value)
         except Malformed:
             raise
         except Exception:  # noqa: BLE001 - unhashable keys, numbers out of a dtype's range: the child wrote nonsense
-            raise Malformed(f"a malformed {tag} tag") from None
+            raise Malformed("problem_tag", {"tag": tag}) from None
     return obj
 
 

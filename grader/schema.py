@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from . import caches
+from .messages import Message
 from .observed import NUMPY_DTYPES, Instance, kind
 
 MAX_DEPTH = 12
@@ -25,8 +26,8 @@ NAME_CHARS = 40           # an exception name longer than this is shown as "an e
 TYPE_CHARS = 60           # a class name of the child's longer than this is shown as "an object"
 
 
-def problem(value) -> str:
-    """'' if `value` is a decoded observation of bounded depth, size and string length, else what is wrong with it.
+def problem(value) -> Message | str:
+    """'' if `value` is a decoded observation of bounded depth, size and string length, else what is wrong with it (a Message).
 
     Decoded (grader/observed.py): JSON's None, bool, int, float, str, list and dict with str keys, plus tuples, sets,
     frozensets, dicts with other keys, numpy scalars of the allowlisted dtypes and Instances (their text is a string,
@@ -36,9 +37,9 @@ def problem(value) -> str:
     while level:
         nodes += len(level)
         if nodes > MAX_NODES:
-            return f"more than {MAX_NODES} values"
+            return Message("problem_values", {"limit": MAX_NODES})
         if depth > MAX_DEPTH:
-            return f"nested deeper than {MAX_DEPTH}"
+            return Message("problem_depth", {"limit": MAX_DEPTH})
         below: list = []
         wrong = _level_problem(level, below)
         if wrong:
@@ -50,13 +51,13 @@ def problem(value) -> str:
 _AS_IS = frozenset({type(None), bool, float})   # values with nothing to bound
 
 
-def _level_problem(level: list, below: list) -> str:
+def _level_problem(level: list, below: list) -> Message | str:
     """What is wrong with a value of one level of an observation, or ''; puts the values inside them in `below`."""
     for item in level:
         kind = type(item)
         if kind is str:
             if len(item) > MAX_STRING:
-                return f"a string of {len(item)} characters"
+                return Message("problem_string", {"length": len(item)})
         elif kind is list or kind is tuple or kind is set or kind is frozenset:
             below += item
         elif kind is dict:
@@ -64,13 +65,13 @@ def _level_problem(level: list, below: list) -> str:
             below += item.values()
         elif kind is int:
             if item.bit_length() > MAX_INT_BITS:
-                return f"an integer of {item.bit_length()} bits"
+                return Message("problem_int", {"bits": item.bit_length()})
         elif kind is Instance:
             below.append(item.text)
             if item.base is not None:
                 below.append(item.base)
         elif kind not in _AS_IS and kind not in numpy_types():
-            return f"a {kind.__name__}"
+            return Message("problem_type", {"type": kind.__name__})
     return ""
 
 

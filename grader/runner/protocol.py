@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..messages import Message
 from ..observed import CHILD_ENDINGS, INVALID, Malformed, NoValue, decode_hook
 from ..schema import MAX_LINE, MAX_STRING, error_name, problem
 from .cold import Cold
@@ -41,7 +42,7 @@ class Protocol:
         self.known = known or {}   # scenario name -> (the reference's record line, its observation): see expected_lines
         self.records: list[dict] = []
         self.lines: dict[str, bytes] = {}   # scenario name -> the line its record came in (see expected_lines)
-        self.error = ""
+        self.error: Message | str = ""   # what the child wrote that is not the protocol ('': nothing yet)
 
     @property
     def finished(self) -> bool:
@@ -54,11 +55,11 @@ class Protocol:
         self.error = self._check(line)
         return not self.error
 
-    def _check(self, line: bytes) -> str:
+    def _check(self, line: bytes) -> Message | str:
         if self.finished:
-            return "a record after the end"
+            return Message("record_after_end")
         if len(line) > MAX_LINE:
-            return f"a record of {len(line)} bytes"
+            return Message("record_too_long", {"size": len(line)})
         done = len(self.records)
         if 0 < done <= len(self.names) and self.known.get(self.names[done - 1], (None,))[0] == line:
             name = self.names[done - 1]   # byte for byte the reference's record: trusted as it is, nothing to check
@@ -70,42 +71,42 @@ class Protocol:
             try:
                 record = json.loads(line, object_hook=decode_hook)
             except Malformed as exc:   # a tag the encoder never writes: the record may still be in its place
-                record, malformed = json.loads(line), str(exc)
+                record, malformed = json.loads(line), Message(exc.key, exc.params)
         except (UnicodeDecodeError, ValueError, RecursionError):
-            return "something that is not a result record"
+            return Message("record_unreadable")
         if type(record) is not dict:
-            return "a malformed result record"
+            return Message("record_malformed")
         if done == 0:
-            return "a malformed cells record" if malformed else self._cells(record)
+            return Message("record_cells_malformed") if malformed else self._cells(record)
         if done <= len(self.names):
             found = self._scenario(record, self.names[done - 1], malformed)
             if not found:
                 self.lines[self.names[done - 1]] = line
             return found
         if record != {"kind": "done"}:
-            return "an unexpected record where the end belongs"
+            return Message("record_not_end")
         self.records.append(record)
         return ""
 
-    def _cells(self, record: dict) -> str:
+    def _cells(self, record: dict) -> Message | str:
         errors = record.get("errors")
         if set(record) != {"kind", "errors"} or record["kind"] != "cells" or type(errors) is not dict \
                 or not set(errors) <= self.cell_ids:
-            return "a malformed cells record"
+            return Message("record_cells_malformed")
         self.records.append({"kind": "cells", "errors": {k: error_name(v) for k, v in errors.items()}})
         return ""
 
-    def _scenario(self, record: dict, name: str, malformed: str = "") -> str:
+    def _scenario(self, record: dict, name: str, malformed: Message | str = "") -> Message | str:
         """A scenario's record: its value ("obs"), or how it gave none ("ended": [how, detail]); either way the record
         kept holds "obs", the value or a NoValue (grader/observed.py)."""
         fields = set(record) - {"kind", "name"}
         if fields not in ({"obs"}, {"ended"}) or record["kind"] != "scenario" or record["name"] != name:
-            return "an unexpected record where a scenario belongs"
+            return Message("record_not_scenario")
         if "ended" in record:
             ended = record["ended"]
             if malformed or type(ended) is not list or len(ended) != 2 or ended[0] not in CHILD_ENDINGS \
                     or type(ended[1]) is not str or len(ended[1]) > MAX_STRING:
-                return "a malformed end of a scenario"
+                return Message("record_end_malformed")
             self.records.append({"kind": "scenario", "name": name, "obs": NoValue(*ended)})
             return ""
         why = malformed or problem(record["obs"])
@@ -120,7 +121,7 @@ class ChildRun:
 
     records: list[dict] = field(default_factory=list)
     status: str = "ok"          # ok | timeout | crashed | garbled
-    detail: str = ""
+    detail: Message | str = ""  # how it ended, when not cleanly ('' when it did)
     why: str = ""               # the limit that stopped it (Finished.why)
     lines: dict[str, bytes] = field(default_factory=dict)   # scenario name -> the line its record came in
     cpu: float = 0.0            # CPU seconds it (and its reference server) used
@@ -164,14 +165,18 @@ def parse_child_output(done: Finished, protocol: Protocol, limits: Limits) -> Ch
             break
     run = ChildRun(protocol.records, lines=protocol.lines, why=done.why, cpu=done.cpu, waited=done.waited, elapsed=done.elapsed)
     if protocol.error:
-        run.status, run.detail = "garbled", f"the child wrote {protocol.error}"
+        run.status, run.detail = "garbled", Message("run_wrote", {"what": protocol.error})
     elif done.timed_out:
         run.status = "timeout"
         limit = {"wall": limits.wall, "stall": limits.stall, "idle": limits.idle}.get(done.why)   # only the limit that fired is set
-        run.detail = {"wall": "stopped after {:.0f} s", "stall": "stopped: no progress in {:g} s of CPU time",
-                      "idle": "stopped: no progress for {:g} s"}.get(done.why, "stopped ({})").format(limit or done.why)
+        if limit is None:   # the watcher (a Pair's) ended it; any other why is shown as it is
+            run.detail = Message("run_stopped_watcher") if done.why == "watcher" else Message("run_stopped", {"why": done.why})
+        else:
+            key, number = {"wall": ("run_stopped_after", "{:.0f}"), "stall": ("run_no_progress_cpu", "{:g}"),
+                           "idle": ("run_no_progress", "{:g}")}[done.why]
+            run.detail = Message(key, {"seconds": number.format(limit)})
     elif not protocol.finished:
-        run.status, run.detail = "crashed", f"ended early (exit code {done.returncode})"
+        run.status, run.detail = "crashed", Message("run_ended_early", {"code": done.returncode})
     return run
 
 
@@ -193,7 +198,7 @@ def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None,
         if woken[0] in ready or not _pending(to_server[0]):   # the child ended (its end closed) without a call: no server
             os.close(to_server[0])
             os.close(from_server[1])
-            served.append(ChildRun(status="ok", detail="not needed: the child called no other TODO"))
+            served.append(ChildRun(status="ok", detail=Message("server_not_needed")))
             return
         served.append(run_child(server, server_limits, runner, bridge_fds=(to_server[0], from_server[1]), watcher=pair.server))
 
@@ -208,7 +213,7 @@ def run_pair(child: dict, server: dict, limits: Limits = CHILD, runner=None,
         thread.join()
         os.close(woken[0])
         os.close(woken[1])
-    server_run = served[0] if served else ChildRun(status="crashed", detail="the reference server did not start")
+    server_run = served[0] if served else ChildRun(status="crashed", detail=Message("server_not_started"))
     if pair.server_killed and server_run.why == "watcher":
         server_run = ChildRun(server_run.records, "ok")   # it was still there after its child: ended, not failed
     return run, server_run

@@ -6,6 +6,7 @@ import pytest
 
 from conftest import FORMS, ROOT, as_saved
 from grader import i18n, masters, reference
+from grader.messages import Message
 from grader.assignment import load
 from grader.config import DEFAULTS
 from grader.grade import Grader, explain, first_diff
@@ -173,7 +174,7 @@ def test_explanations_name_the_first_difference():
 # The words the page gave each way a scenario gives no value, in both languages, before NoValue (they must not change).
 NO_VALUE_WORDS = [
     (NoValue(CRASH, "ValueError"), "the scenario did not finish: crash: ValueError", "场景没有运行完：崩溃：ValueError"),
-    (NoValue(INVALID, "a string of 10000 characters"),
+    (NoValue(INVALID, Message("problem_string", {"length": 10000})),   # as grader/runner/protocol.py makes it
      "the scenario did not finish: 'invalid observation: a string of 10000 characters'",
      "场景没有运行完：'无效的观测：一个 10000 个字符的字符串'"),
     (NoValue(TIMEOUT), "the scenario did not finish: timeout", "场景没有运行完：超时"),

@@ -18,7 +18,8 @@ from conftest import ROOT
 from grader import i18n, masters, schema
 from grader.compare import same
 from grader.grade import Grader
-from grader.observed import INVALID, Instance, Malformed, NoValue, decode_hook, kind
+from grader.messages import Message
+from grader.observed import INVALID, Instance, Malformed, decode_hook, kind
 from grader.runner import ChildRun, Protocol
 
 ENCODER: dict = {}
@@ -210,7 +211,7 @@ def test_a_malformed_tag_is_an_invalid_observation_and_a_wrong_answer_not_a_cras
     lines = [b'{"kind": "cells", "errors": {}}'] + [
         f'{{"kind": "scenario", "name": "{name}", "obs": [{{"value": {obs}}}]}}'.encode() for name in names] + [b'{"kind": "done"}']
     assert all(protocol.feed(line) for line in lines), protocol.error
-    assert {r["obs"] for r in protocol.records if r["kind"] == "scenario"} <= {NoValue(INVALID, m) for m in (
+    assert {(r["obs"].how, str(r["obs"].detail)) for r in protocol.records if r["kind"] == "scenario"} <= {(INVALID, m) for m in (
         "a malformed $tuple tag", "a malformed $dict tag", "a dict with a key twice", "a malformed $numpy tag",
         "a numpy scalar of an unknown kind", "an object's builtin value of the wrong kind", "an object's type name of the wrong length",
         "a malformed $obj tag", "a malformed $set tag", "an unknown tag", "a frozenset with an item twice")}
@@ -222,7 +223,7 @@ def test_a_malformed_tag_is_an_invalid_observation_and_a_wrong_answer_not_a_cras
 
 def test_a_malformed_tag_in_the_cells_record_or_out_of_place_garbles_the_run():
     protocol = Protocol(["todo1"], ["a"])
-    assert not protocol.feed(b'{"kind": "cells", "errors": {"$tuple": 1}}') and "cells" in protocol.error
+    assert not protocol.feed(b'{"kind": "cells", "errors": {"$tuple": 1}}') and protocol.error == Message("record_cells_malformed")
     protocol = Protocol(["todo1"], ["a"])
     assert protocol.feed(b'{"kind": "cells", "errors": {}}')
     assert not protocol.feed(b'{"kind": "scenario", "name": {"$tuple": ["a"]}, "obs": 1}')

@@ -353,21 +353,21 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
     notes = [Message("cell_raised", {"task": "TODO 3", "error": "NameError"}),
              Message("cell_raised", {"task": "TODO 3", "error": error_words("an error")}),
              Message("cell_raised", {"task": "TODO 1", "error": error_words(CELL_TIMEOUT)}),
-             Message("child_ended", {"status": Named("timeout", "status"), "detail": Named("stopped after 120 s", "run_detail")}),
-             Message("child_ended", {"status": Named("crashed", "status"), "detail": Named("ended early (exit code -9)", "run_detail")}),
+             Message("child_ended", {"status": Named("timeout", "status"), "detail": Message("run_stopped_after", {"seconds": "120"})}),
+             Message("child_ended", {"status": Named("crashed", "status"), "detail": Message("run_ended_early", {"code": -9})}),
              Message("grading_error_rerun", {"fault": Message("fault_server", {"status": Named("garbled", "status"),
-                     "detail": Named("the child wrote a malformed result record", "run_detail")})}),
+                     "detail": Message("run_wrote", {"what": Message("record_malformed")})})}),
              Message("grading_error_rerun", {"fault": Message("fault_busy", {"waited": "100", "elapsed": "120"})}),
              Message("answer_cell_missing")]
     for note in notes:
         assert english_sentences(i18n.note(note, "zh")) == [], note
-    assert i18n.named("the child wrote a malformed end of a scenario", "run_detail") == "子进程写出了格式错误的场景结束记录"
+    assert Message("run_wrote", {"what": Message("record_end_malformed")}).text("zh") == "子进程写出了格式错误的场景结束记录"
     both = Joined((notes[0], Message("semicolon"), notes[3]))
     assert i18n.note(both, "en") == "your TODO 3 cell raised NameError; grading child timeout: stopped after 120 s"
     assert english_sentences(i18n.note(both, "zh")) == []
     for status in ["timeout", "crashed"]:
         said = labelled("random queue #0", Message("not_run", {"status": Named(status, "status"),
-                                                               "detail": Named("stopped: no progress for 60 s", "run_detail")}))
+                                                               "detail": Message("run_no_progress", {"seconds": "60"})}))
         assert str(said) == f"random queue #0: not run ({status}: stopped: no progress for 60 s)"
         assert english_sentences(i18n.detail(said, "zh")) == []
     assert english_sentences(i18n.detail(Message("no_answer_cell"), "zh")) == []
@@ -457,7 +457,7 @@ def test_the_summary_a_zh_page_shows_is_chinese():
         failed("meets the SLO on the notebook's traces 0, 1, 2", labelled("trace 0", Message("slo_key_missing"))),
         failed("meets it on two held-out traces of the same kind (not tuned to the three)",
                labelled("held-out trace A", Message("not_run", {"status": Named("timeout", "status"),
-                                                                "detail": Named("stopped after 120 s", "run_detail")})))],
+                                                                "detail": Message("run_stopped_after", {"seconds": "120"})})))],
         note=Message("cell_raised", {"task": "TODO 5", "error": "NameError"}), status=Outcome.RAISED)
     zh = i18n.summary(verdict, "zh")
     assert chinese(zh) and "TODO 5 的单元格里没有 slo_key 函数" in zh and "未公开轨迹 A：未运行（超时" in zh

@@ -3,6 +3,7 @@ child may write (Protocol), and how a finished run is read (parse_child_output, 
 run in test_sandbox.py, test_zygote.py and test_bridge.py."""
 import json
 
+from grader.messages import Message
 from grader.observed import CRASH, INVALID, SKIPPED, TIMEOUT, NoValue
 from grader.runner import CHILD, Finished, Protocol, expected_lines, parse_child_output
 
@@ -41,15 +42,15 @@ def test_any_record_out_of_its_place_garbles_the_run():
             (lines(CELLS, b"not json"), "something that is not a result record"),
             (lines(CELLS, [1, 2]), "a malformed result record")]:
         run = read(output)
-        assert run.status == "garbled" and says in run.detail, (output, run.detail)
+        assert run.status == "garbled" and says in str(run.detail), (output, run.detail)
 
 
 def test_a_run_that_stops_early_crashed_and_one_stopped_by_a_limit_timed_out():
     crashed = read(lines(CELLS, scenario("a", 1)), returncode=-9)
-    assert crashed.status == "crashed" and crashed.detail == "ended early (exit code -9)"
+    assert crashed.status == "crashed" and str(crashed.detail) == "ended early (exit code -9)"
     stalled = read(lines(CELLS), timed_out=True, why="stall")
-    assert stalled.status == "timeout" and stalled.detail == f"stopped: no progress in {CHILD.stall:g} s of CPU time"
-    assert read(b"", timed_out=True, why="wall").detail == f"stopped after {CHILD.wall:.0f} s"
+    assert stalled.status == "timeout" and str(stalled.detail) == f"stopped: no progress in {CHILD.stall:g} s of CPU time"
+    assert str(read(b"", timed_out=True, why="wall").detail) == f"stopped after {CHILD.wall:.0f} s"
 
 
 def test_a_line_equal_to_the_references_is_taken_as_it_is():
@@ -69,9 +70,9 @@ def test_a_scenario_that_gave_no_value_says_so_apart_from_any_value():
     timed_out = read(lines(CELLS, {**ended, "ended": ["timeout", ""]}, {**ended, "name": "b", "ended": ["skipped", ""]}, DONE))
     assert [r["obs"] for r in timed_out.records[1:3]] == [NoValue(TIMEOUT), NoValue(SKIPPED)]
     refused = read(lines(CELLS, scenario("a", ["y" * 10_000]), scenario("b", 1), DONE))
-    assert refused.records[1]["obs"] == NoValue(INVALID, "a string of 10000 characters")
+    assert refused.records[1]["obs"] == NoValue(INVALID, Message("problem_string", {"length": 10000}))
     for wrong in (["invalid", "x"], ["crash"], ["crash", 3], ["boom", ""], ["crash", "E" * 401], "crash"):   # "invalid" is the protocol's
         run = read(lines(CELLS, {**ended, "ended": wrong}))
-        assert run.status == "garbled" and "a malformed end of a scenario" in run.detail, wrong
+        assert run.status == "garbled" and "a malformed end of a scenario" in str(run.detail), wrong
     both = read(lines(CELLS, {**ended, "obs": 1}))
-    assert both.status == "garbled" and "where a scenario belongs" in both.detail
+    assert both.status == "garbled" and "where a scenario belongs" in str(both.detail)

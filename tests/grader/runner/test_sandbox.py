@@ -21,6 +21,7 @@ from conftest import ROOT, needs_level
 from grader import autograde, masters, safe_io, safe_text, sanitize, schema
 from grader.feedback import visible_text
 from grader.grade import Grader
+from grader.messages import Message
 from grader.assignment import load
 from grader.config import DEFAULTS
 from grader.compare import same
@@ -214,11 +215,11 @@ def test_protocol_accepts_exactly_the_expected_records():
         assert feed(broken).error, broken
     huge = feed([{"kind": "cells", "errors": {"todo1": "x" * 10_000}}, {**good[1], "obs": ["y" * 10_000]}])
     assert huge.records[0]["errors"]["todo1"] == "an error" and schema.error_name("RuntimeError: the reference") == "RuntimeError"
-    assert huge.records[1]["obs"] == NoValue(INVALID, "a string of 10000 characters")
+    assert huge.records[1]["obs"] == NoValue(INVALID, Message("problem_string", {"length": 10000}))
     deep = []
     for _ in range(50):
         deep = [deep]
-    assert schema.problem(deep) == f"nested deeper than {schema.MAX_DEPTH}"
+    assert str(schema.problem(deep)) == f"nested deeper than {schema.MAX_DEPTH}"
     assert schema.problem(2 ** 100) and schema.problem(list(range(schema.MAX_NODES + 1)))
     budget = schema.Budget()  # one rule's: many short strings add up, as one long string does
     assert budget.value(["z" * 40] * 10).endswith("...") and budget.left == 0 and budget.value("z") == "..."
@@ -253,7 +254,7 @@ def test_a_record_equal_to_the_references_line_is_the_references_and_any_other_i
     hostile_line = Protocol(["todo1"], ["a"], known)
     hostile_line.feed(cells)
     hostile_line.feed(json.dumps({"kind": "scenario", "name": "a", "obs": ["y" * 10_000]}).encode())
-    assert hostile_line.records[1]["obs"] == NoValue(INVALID, "a string of 10000 characters")
+    assert hostile_line.records[1]["obs"] == NoValue(INVALID, Message("problem_string", {"length": 10000}))
 
 
 # --- cause 5: inert feedback -------------------------------------------------------------------------
@@ -438,7 +439,7 @@ def test_hostile_batch_attackers_earn_nothing(hostile_batch):
     for attacker in ("mallory_shares", "oscar_searches", "trudy_forges", "kim_relays"):
         assert total(rows[attacker]) == 0, (attacker, report[attacker])
     assert {k: float(rows["hector_hogs"][k]) for k in FULL} == FULL | {"todo1": 0}
-    assert "no progress" in json.dumps(report["hector_hogs"]["verdicts"][0])
+    assert '"key": "run_no_progress' in json.dumps(report["hector_hogs"]["verdicts"][0])   # its note's detail: a Message
     assert total(rows["xavier_scripts"]) == 12
 
 
