@@ -2,9 +2,10 @@
 held-out traces (docs/instructors.md, Running a term).
 
 The repository is public, so nothing it holds can choose what a class is graded on: the instructor keeps a secret
-outside it, and each assignment's `seed` is a keyed hash of (secret, assignment); a suite draws its random cases from
-that number and derives what else it holds out from it by a keyed hash with its purpose (`derive`). Where the secret
-comes from is the setting `term_secret` (grader/config.py):
+outside it, and each assignment's `seed` is a keyed hash of (secret, assignment); a suite draws its random cases, and
+what else it holds out, from keyed hashes of that number, one per purpose (`cases_seed`, `derive`): never from the
+number itself, which a generator's draws could give away. Where the secret comes from is the setting `term_secret`
+(grader/config.py):
 
 - "" (the default): the environment variable LAB_TERM_SECRET, else the file course.secret beside course.toml
   (`python -m grader.term new` writes one; .gitignore keeps it out of git); with neither, grading stops and says so;
@@ -72,7 +73,7 @@ def secret(setting: str = "") -> bytes | None:
 
 def seed(setting: str, assignment: str) -> int:
     """The seed of `assignment`'s hidden material this term: PUBLIC_SEED in public mode, else HMAC-SHA256(secret,
-    assignment) as a 256-bit number (drawn from by random.Random, and the key of `derive`)."""
+    assignment) as a 256-bit number: the key of `derive` and `cases_seed`, never a random generator's seed (but in public mode)."""
     return seed_for(secret(setting), assignment)
 
 
@@ -89,6 +90,16 @@ def derive(seed: int, purpose: str, bits: int = 62) -> int:
     key = seed.to_bytes(max(1, (seed.bit_length() + 7) // 8), "big")
     digest = hmac.new(key, purpose.encode(), hashlib.sha256).digest()
     return int.from_bytes(digest, "big") >> (256 - bits)
+
+
+def cases_seed(seed: int) -> int:
+    """What a suite's random generator is seeded with, `seed` being its assignment's: `random.Random(cases_seed(seed))`,
+    never `random.Random(seed)`. A grading child sees its TODO's random cases, and 624 of Mersenne Twister's outputs
+    give away its state, then the number it was seeded with; the term's seed would give all that is drawn from it, 03's
+    held-out traces among them. This is a keyed hash of the seed (`derive`, 256 bits), from which neither the seed nor
+    any other purpose's number follows. In public mode the public seed itself: it hides nothing, and the repository's
+    cases (the tests', the mistakes' signatures) stay as they have always been."""
+    return seed if seed == PUBLIC_SEED else derive(seed, "random cases", 256)
 
 
 def held_out_traces(assignment: str, setting: str = "") -> tuple[int, ...]:

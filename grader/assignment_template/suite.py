@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 from grader.suites.base import Rule, seeded
+from grader.term import cases_seed
 
 
 def requests(rng: random.Random, n: int, arrivals: int = 20) -> list[dict]:
@@ -54,5 +55,5 @@ VISIBLE = {
 
 def build(seed: int) -> dict[str, list[Rule]]:
     """Each TODO's rules (by its answer cell's grade_id), for one random seed."""
-    rng = random.Random(seed)
+    rng = random.Random(cases_seed(seed))   # never the term's seed itself (grader/term.py)
     return {"todo1": todo1_rules(rng), "todo2": todo2_rules(rng)}

@@ -4,11 +4,15 @@ mode is asked for, and nothing shipped (git, the editions, the student bundle, a
 what is drawn from it."""
 from __future__ import annotations
 
+import functools
 import json
+import random
 import re
+import secrets
 import subprocess
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -53,6 +57,68 @@ def test_two_secrets_give_other_held_out_traces_and_random_cases_under_the_same_
     # one secret, other seeds per assignment; and a purpose's number is no other's
     assert term.seed_for(SECRET_A.encode(), BATCH) != term.seed_for(SECRET_A.encode(), "02_decode_scheduling")
     assert term.derive(seed_a, "x") != term.derive(seed_a, "y")
+
+
+ASSIGNMENTS = ("01_continuous_batching", "02_decode_scheduling", BATCH)
+
+
+def _seeds_given(monkeypatch) -> list:
+    """Records every value a random generator is seeded with from now on: random.Random (and its seed method), the
+    module's random.seed, and numpy's generators, bit generators and seed."""
+    given: list = []
+
+    class Recorded(random.Random):
+        def seed(self, a=None, version=2):
+            given.append(a)
+            super().seed(a, version)
+
+    def recorded(make):
+        def seed_of(args, kwargs):
+            given.append(args[0] if args else kwargs.get("seed", kwargs.get("entropy")))
+        if isinstance(make, type):   # a class stays one (numpy checks isinstance against them)
+            return type(make.__name__, (make,), {"__init__": lambda self, *a, **k: (seed_of(a, k), make.__init__(self, *a, **k))[1]})
+
+        @functools.wraps(make)
+        def call(*args, **kwargs):
+            seed_of(args, kwargs)
+            return make(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(random, "Random", Recorded)
+    monkeypatch.setattr(random, "seed", recorded(random.seed))
+    for name in ("default_rng", "seed", "RandomState", "SeedSequence", "PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"):
+        monkeypatch.setattr(np.random, name, recorded(getattr(np.random, name)))
+    return given
+
+
+def _gives_away(value, seed: int) -> bool:
+    """`value` is `seed`, or it follows from it at a glance: its decimal or hex digits (or their first half) are in
+    value's, or an int that shares its top 128 bits (the seed plus or xor a small number)."""
+    if isinstance(value, int) and not isinstance(value, bool) and (value ^ seed).bit_length() <= 128:
+        return True
+    text = repr(value) + (format(value, "x") if isinstance(value, int) else "")
+    text += value.hex() if isinstance(value, (bytes, bytearray)) else ""
+    digits = (str(seed), format(seed, "x"))
+    return any(d in text or d[:len(d) // 2] in text for d in digits)
+
+
+def test_no_random_generator_is_seeded_with_the_term_seed(monkeypatch):
+    """A child sees its TODO's random cases; 624 outputs of Mersenne Twister give its state and then what it was
+    seeded with, which must not be the term's seed (the held-out traces and every purpose's number follow from it).
+    Each assignment's hidden suite, built under a secret, seeds its generators with numbers that do not give it away."""
+    key = secrets.token_hex(32).encode()   # a new term: nothing built under it is cached
+    seeds = {name: term.seed_for(key, name) for name in ASSIGNMENTS}
+    given = _seeds_given(monkeypatch)
+    for name in ASSIGNMENTS:
+        start = len(given)
+        get(name).tasks(seeds[name])
+        drawn = given[start:]
+        assert drawn and drawn[0] == term.cases_seed(seeds[name]), name   # the recording sees the suite's generator
+        assert not [(name, v) for v in drawn for s in (*seeds.values(), int.from_bytes(key, "big")) if _gives_away(v, s)]
+        assert not [(name, v) for v in drawn if key in (v if isinstance(v, bytes) else repr(v).encode())]
+    held_out = get(BATCH).suite.held_out_seeds(seeds[BATCH])
+    assert set(held_out) <= set(given)   # numpy's generators were seen: the held-out traces are made from these
+    assert term.cases_seed(term.PUBLIC_SEED) == term.PUBLIC_SEED   # public mode: the cases it has always had
 
 
 def test_where_the_secret_comes_from(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 from grader.messages import Message, kind_name, lab_text
 from grader.schema import FEEDBACK_BUDGET, Budget, shown
 from grader.suites.base import Rule, seeded
+from grader.term import cases_seed
 
 
 
@@ -329,8 +330,9 @@ VISIBLE = {
 
 
 def build(seed: int) -> dict[str, list[Rule]]:
-    rng = random.Random(seed)
-    other = random.Random(f"{seed} other schedulers")  # new cases draw here, so the older ones stay as they were
+    cases = cases_seed(seed)   # never the term's seed itself (grader/term.py)
+    rng = random.Random(cases)
+    other = random.Random(f"{cases} other schedulers")  # new cases draw here, so the older ones stay as they were
     return {
         "todo1": todo1_rules(rng, other),
         "todo2": todo2_rules(rng),

@@ -20,7 +20,7 @@ from grader.messages import Joined, Message, error_words, lab_text
 from grader.observed import TIMEOUT, NoValue
 from grader.schema import error_name, shown
 from grader.suites.base import Rule, seeded
-from grader.term import PUBLIC_SEED, derive
+from grader.term import PUBLIC_SEED, cases_seed, derive
 
 
 
@@ -546,7 +546,7 @@ VISIBLE_JUDGED = {
 
 def build(seed: int) -> dict[str, list[Rule]]:
     """Each TODO's rules (by its answer cell's grade_id), for one term's seed (grader/term.py)."""
-    rng = random.Random(seed)
+    rng = random.Random(cases_seed(seed))   # never the term's seed itself (grader/term.py)
     return {
         "todo1": todo1_rules(rng),
         "todo2": todo2_rules(rng),
