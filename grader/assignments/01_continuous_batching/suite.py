@@ -57,18 +57,29 @@ def other_trace(jobs: list[dict], slots: int, order: str, continuous: bool = Tru
         if not running and not ready:  # idle: jump to the next arrival, as schedule does
             clock = min(job["arrival"] for job in jobs if left[job["id"]])
             continue
-        if preemptive:
-            running = sorted(running + ready, key=lambda job: key(job, left[job["id"]]))[:slots]
-        elif continuous or not running:
-            running += sorted(ready, key=lambda job: key(job, left[job["id"]]))[:slots - len(running)]
+        running = _admitted(running, ready, slots, lambda job: key(job, left[job["id"]]), continuous, preemptive)
         trace.append({"tick": clock, "served": [job["id"] for job in running]})
-        for job in running:
-            left[job["id"]] -= 1
-        running = [job for job in running if left[job["id"]]]
+        running = _served(running, left)
         clock += 1
     if made_by_fifo(jobs, trace):  # the order happened to be FIFO's: idle ticks while jobs wait, which FIFO never has
         return other_trace(jobs, slots, order, continuous, preemptive, pause + 1)
     return trace
+
+
+def _admitted(running: list[dict], ready: list[dict], slots: int, urgency, continuous: bool, preemptive: bool) -> list[dict]:
+    """The jobs that run this tick, in serving order (`urgency`: other_trace's key of a job, smallest first)."""
+    if preemptive:   # every job that has arrived competes for the slots, the running ones too
+        return sorted(running + ready, key=urgency)[:slots]
+    if continuous or not running:   # a static batch admits only once the one before it has finished
+        return running + sorted(ready, key=urgency)[:slots - len(running)]
+    return running
+
+
+def _served(running: list[dict], left: dict) -> list[dict]:
+    """Serve each running job one token (`left`: tokens left by id); the jobs still unfinished."""
+    for job in running:
+        left[job["id"]] -= 1
+    return [job for job in running if left[job["id"]]]
 
 
 def made_by_fifo(jobs: list[dict], trace: list[dict]) -> bool:
@@ -142,14 +153,10 @@ def judge_double_gain(observed, scenario=None) -> Message | str:
 
 def _judge_workload(observed, want_ratio) -> Message | str:
     """'' if the workload shows what it must, else why not (a Message: grader/messages.py words it)."""
-    if not isinstance(observed, list) or not observed or not isinstance(observed[0], dict) or "value" not in observed[0]:
-        return Message("judge_no_return", {"value": shown(observed)})
-    value = observed[0]["value"]
-    if not (type(value) is tuple and len(value) == 2):   # the text's "(jobs, slots) pair" (二元组), a tuple[list[dict], int]
-        budget = Budget()   # the child's value and the name of its class, within one message's budget
-        said = budget.value(value)
-        return Message("judge_not_a_pair", {"value": said, "kind": kind_name(budget.kind(value))})
-    jobs, slots = value
+    refused = _not_a_pair(observed)
+    if refused:
+        return refused
+    jobs, slots = observed[0]["value"]
     too_big = workload_too_big(jobs, slots)
     if too_big:
         return too_big
@@ -159,11 +166,28 @@ def _judge_workload(observed, want_ratio) -> Message | str:
         return Message("judge_rejected", {"error": _refusal(exc)})
     a, b = static["makespan_ticks"], cont["makespan_ticks"]
     if want_ratio is None:
-        tokens = {job["tokens"] for job in jobs}
-        if slots < 2 or len(jobs) <= slots or len(tokens) < 2:
-            return Message("judge_trivial")
-        return "" if a == b else Message("judge_not_same", {"static": a, "continuous": b})
+        return _no_gain_shown(jobs, slots, a, b)
     return "" if a >= want_ratio * b else Message("judge_ratio", {"static": a, "continuous": b, "ratio": f"{a / b:.2f}", "want": want_ratio})
+
+
+def _not_a_pair(observed) -> Message | str:
+    """'' if the answer returned a pair to judge, else why not (a Message)."""
+    if not isinstance(observed, list) or not observed or not isinstance(observed[0], dict) or "value" not in observed[0]:
+        return Message("judge_no_return", {"value": shown(observed)})
+    value = observed[0]["value"]
+    if not (type(value) is tuple and len(value) == 2):   # the text's "(jobs, slots) pair" (二元组), a tuple[list[dict], int]
+        budget = Budget()   # the child's value and the name of its class, within one message's budget
+        said = budget.value(value)
+        return Message("judge_not_a_pair", {"value": said, "kind": kind_name(budget.kind(value))})
+    return ""
+
+
+def _no_gain_shown(jobs: list[dict], slots: int, static: int, continuous: int) -> Message | str:
+    """'' if a non-trivial workload took as long static as continuous (the makespans given), else why not."""
+    tokens = {job["tokens"] for job in jobs}
+    if slots < 2 or len(jobs) <= slots or len(tokens) < 2:   # the text's non-trivial: 2+ slots, more jobs, 2+ lengths
+        return Message("judge_trivial")
+    return "" if static == continuous else Message("judge_not_same", {"static": static, "continuous": continuous})
 
 
 # The judge simulates the student's workload in the grading process: bound it before it runs.

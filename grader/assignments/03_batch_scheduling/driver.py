@@ -14,6 +14,8 @@ def _batch(batch):
             "budget": batch.token_budget, "preempted": list(batch.preempted_seq_ids)}
 
 
+# Ops that call the BlockManager method of that name on one of the pool's sequences.
+POOL_METHODS = ("num_blocks_needed", "can_append", "append", "deallocate", "can_allocate", "allocate")
 KEY_POLICIES = ("aging_1s",)  # key functions a scenario may name as its policy: defined by the notebook's given cells
 
 
@@ -25,6 +27,8 @@ def _config(ns, config):
 
 
 class _Replay:
+    """The objects an op script builds up, and each op's handler."""
+
     def __init__(self, ns):
         self.ns, self.sched, self.batch, self.step, self.pool, self.seqs = ns, None, None, 0, None, []
 
@@ -49,60 +53,99 @@ class _Replay:
         return next(s for s in (*self.sched.running, *self.sched.waiting) if s.seq_id == seq_id)
 
     def apply(self, kind, args):
-        ns = self.ns
-        if kind == "sched":
-            self.sched, self.batch, self.step = ns["Scheduler"](**_config(ns, args[0])), None, 0
-            return None
-        if kind == "add":
-            return self.sched.add(ns["Sequence"](**args[0]))
-        if kind == "schedule":
-            self.batch = self.sched.schedule()
-            return _batch(self.batch)
-        if kind == "update":
-            done = self.sched.update_from_batch(self.batch, self.step, self.step + 1)
-            self.step += 1
-            return [s.seq_id for s in done]
-        if kind == "step":
-            return [self.apply("schedule", []), self.apply("update", [])]
-        if kind == "run":
-            return [self.apply("step", []) for _ in range(args[0]) if self.sched.has_unfinished()]
-        if kind == "running":  # a running sequence set up by hand: kwargs, computed, outputs, blocks
-            seq = ns["Sequence"](**args[0])
-            seq.status, seq.num_computed_tokens, seq.num_output_tokens = ns["SequenceStatus"].RUNNING, args[1], args[2]
-            seq.block_table = [self.sched.block_manager.free_block_ids.popleft() for _ in range(args[3])]
-            self.sched.running.append(seq)
-            return None
-        if kind == "batch":
-            self.batch = ns["ScheduledBatch"](token_budget=args[0])
-            return None
-        if kind == "batch_add":
-            return self.batch.add(self._find(args[0]), args[1])
-        if kind == "make_room":
-            return self.sched._make_room(self._find(args[0]), args[1], self.batch)
-        if kind == "preempt":
-            return self.sched._preempt(self._find(args[0]), self.batch)
-        if kind == "pool":
-            self.pool, self.seqs = ns["BlockManager"](**args[0]), []
-            return None
-        if kind == "seq":
-            self.seqs.append(ns["Sequence"](**args[0]))
-            return None
-        if kind == "set_seq":
-            setattr(self.seqs[args[0]], args[1], args[2])
-            return None
-        if kind in ("num_blocks_needed", "can_append", "append", "deallocate", "can_allocate", "allocate"):
+        """What one op returns: its handler in OPS, or a BlockManager method called on one of the pool's sequences."""
+        if kind in POOL_METHODS:
             return getattr(self.pool, kind)(self.seqs[args[0]], *args[1:])
-        if kind == "engine":
-            run = ns["LLMEngine"](ns["Scheduler"](**_config(ns, args[0])), ns["TimeModel"](**args[2])).run(args[1])
-            return {"records": run.records, "steps": [[s["num_batched_tokens"], s["num_decode_tokens"], s["preempted"]] for s in run.steps]}
-        if kind == "call":  # [name, args] or [name, args, keys]: of a dict returned, only those keys are judged
-            value = ns[args[0]](*args[1])
-            if len(args) > 2 and isinstance(value, dict):
-                return {key: value[key] for key in args[2] if key in value}
-            return value
-        if kind == "rank":  # TODO 5: the order slo_key gives a trace's requests; the grader runs the engine
-            return _ranking(ns, args[0]) if args else _keys(ns)
-        raise ValueError(f"unknown op {kind}")
+        if kind not in self.OPS:
+            raise ValueError(f"unknown op {kind}")
+        return self.OPS[kind](self, args)
+
+    # The scheduler under test, one call at a time.
+    def _sched(self, args):
+        """A new Scheduler of this configuration, with no batch yet."""
+        self.sched, self.batch, self.step = self.ns["Scheduler"](**_config(self.ns, args[0])), None, 0
+
+    def _add(self, args):
+        """What add returns for a new Sequence of these fields."""
+        return self.sched.add(self.ns["Sequence"](**args[0]))
+
+    def _schedule(self, args):
+        """One schedule() call: the batch it returns, kept for the next update."""
+        self.batch = self.sched.schedule()
+        return _batch(self.batch)
+
+    def _update(self, args):
+        """update_from_batch on the last batch (step k ends at time k + 1): the seq_ids it finished."""
+        done = self.sched.update_from_batch(self.batch, self.step, self.step + 1)
+        self.step += 1
+        return [s.seq_id for s in done]
+
+    def _step(self, args):
+        """One schedule and its update."""
+        return [self.apply("schedule", []), self.apply("update", [])]
+
+    def _run(self, args):
+        """Up to args[0] steps, while any request is unfinished."""
+        return [self.apply("step", []) for _ in range(args[0]) if self.sched.has_unfinished()]
+
+    def _running(self, args):
+        """A running sequence set up by hand: args are its kwargs, computed tokens, outputs and blocks."""
+        ns, seq = self.ns, self.ns["Sequence"](**args[0])
+        seq.status, seq.num_computed_tokens, seq.num_output_tokens = ns["SequenceStatus"].RUNNING, args[1], args[2]
+        seq.block_table = [self.sched.block_manager.free_block_ids.popleft() for _ in range(args[3])]
+        self.sched.running.append(seq)
+
+    # One batch and the scheduler's helpers that fill it.
+    def _new_batch(self, args):
+        """An empty batch of this token budget, for the helpers below."""
+        self.batch = self.ns["ScheduledBatch"](token_budget=args[0])
+
+    def _batch_add(self, args):
+        """What batch.add returns for the sequence of this seq_id and these tokens."""
+        return self.batch.add(self._find(args[0]), args[1])
+
+    def _make_room(self, args):
+        """What the scheduler's _make_room returns for the sequence of this seq_id."""
+        return self.sched._make_room(self._find(args[0]), args[1], self.batch)
+
+    def _preempt(self, args):
+        """What the scheduler's _preempt returns for the sequence of this seq_id."""
+        return self.sched._preempt(self._find(args[0]), self.batch)
+
+    # A BlockManager alone, with sequences of its own.
+    def _pool(self, args):
+        """A new BlockManager of this configuration, with no sequences yet."""
+        self.pool, self.seqs = self.ns["BlockManager"](**args[0]), []
+
+    def _seq(self, args):
+        """One more Sequence of the pool's, of these fields."""
+        self.seqs.append(self.ns["Sequence"](**args[0]))
+
+    def _set_seq(self, args):
+        """Set one field of one of the pool's sequences."""
+        setattr(self.seqs[args[0]], args[1], args[2])
+
+    # Whole runs and plain functions of the notebook.
+    def _engine(self, args):
+        """A whole LLMEngine run: its records and, per step, batched tokens, decode tokens and preempted."""
+        ns = self.ns
+        run = ns["LLMEngine"](ns["Scheduler"](**_config(ns, args[0])), ns["TimeModel"](**args[2])).run(args[1])
+        return {"records": run.records, "steps": [[s["num_batched_tokens"], s["num_decode_tokens"], s["preempted"]] for s in run.steps]}
+
+    def _call(self, args):
+        """What a notebook function returns: [name, args], or [name, args, keys] (of a dict, only those keys are judged)."""
+        value = self.ns[args[0]](*args[1])
+        if len(args) > 2 and isinstance(value, dict):
+            return {key: value[key] for key in args[2] if key in value}
+        return value
+
+    def _rank(self, args):
+        """TODO 5: the order slo_key gives a trace's requests; the grader runs the engine."""
+        return _ranking(self.ns, args[0]) if args else _keys(self.ns)
+
+    OPS = {"sched": _sched, "add": _add, "schedule": _schedule, "update": _update, "step": _step, "run": _run,
+           "running": _running, "batch": _new_batch, "batch_add": _batch_add, "make_room": _make_room, "preempt": _preempt,
+           "pool": _pool, "seq": _seq, "set_seq": _set_seq, "engine": _engine, "call": _call, "rank": _rank}
 
 
 def _ranking(ns, rows):

@@ -1017,8 +1017,12 @@ def latency_summary(records: list[dict], ttft_slo_ms: float, tpot_slo_ms: float)
         values = [row[metric] for row in rows if row[metric] is not None]
         for q in (50, 95, 99):
             summary[f"p{q}_{metric}"] = percentile(values, q) if values else None
-    met = [row for row in rows
-           if row["ttft_ms"] <= ttft_slo_ms and (row["tpot_ms"] is None or row["tpot_ms"] <= tpot_slo_ms)]
+
+    def meets_slo(row):
+        """TTFT within its limit, and TPOT too where the request has one."""
+        return row["ttft_ms"] <= ttft_slo_ms and (row["tpot_ms"] is None or row["tpot_ms"] <= tpot_slo_ms)
+
+    met = [row for row in rows if meets_slo(row)]
     summary["throughput_tok_s"] = sum(r["num_output_tokens"] for r in records) / span_s
     summary["goodput_req_s"] = len(met) / span_s
     summary["slo_attainment"] = len(met) / len(records)

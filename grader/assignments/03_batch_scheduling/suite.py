@@ -440,18 +440,38 @@ def judge_slo(observed, scenario) -> Message | str:
         return Message("slo_key_slow", {"seconds": f"{KEY_CPU_SECONDS:g}", "count": 2000})
     if not isinstance(observed, list) or len(observed) != 1 or not isinstance(observed[0], dict):
         return Message("slo_key_not_run", {"value": shown(observed)})
-    ranking = observed[0].get("value")
-    if "error" not in observed[0] and "feed" in scenario:
-        ranking = fed_ranking(scenario)
+    ranking = _given_order(observed[0], scenario)
     if "error" in observed[0] or ranking in (IMPURE, NOT_A_KEY):
-        error = error_name(observed[0]["error"]) if "error" in observed[0] else "ValueError"   # what serving_order raises
-        if error == "NameError":
-            return Message("slo_key_missing")
-        return Message("slo_key_raised", {"error": error_words(error)})
+        return _key_raised(observed[0])
     trace = _trace(scenario["seed"])
-    if (not isinstance(ranking, list) or not all(type(seq_id) is int for seq_id in ranking)
-            or sorted(ranking) != sorted(r["seq_id"] for r in trace)):
+    if not _one_place_per_request(ranking, trace):
         return Message("slo_order_invalid")
+    return _slo_met(ranking, trace)
+
+
+def _given_order(result: dict, scenario: dict):
+    """The order the key gave: the child's value, or for a held-out trace the order of the keys on its feed."""
+    if "error" not in result and "feed" in scenario:
+        return fed_ranking(scenario)
+    return result.get("value")
+
+
+def _key_raised(result: dict) -> Message:
+    """Why the key gave no order: slo_key is not defined, or it raised (or its feed's keys were impure or none)."""
+    error = error_name(result["error"]) if "error" in result else "ValueError"   # what serving_order raises
+    if error == "NameError":
+        return Message("slo_key_missing")
+    return Message("slo_key_raised", {"error": error_words(error)})
+
+
+def _one_place_per_request(ranking, trace) -> bool:
+    """Whether `ranking` is a list of int seq_ids that names each request of the trace once."""
+    return (isinstance(ranking, list) and all(type(seq_id) is int for seq_id in ranking)
+            and sorted(ranking) == sorted(r["seq_id"] for r in trace))
+
+
+def _slo_met(ranking: list[int], trace) -> Message | str:
+    """'' if serving the trace in `ranking`'s order meets the SLO, else what it missed (a Message)."""
     missed = slo_miss_phrases(slo_metrics(FastEngine(policy=ranked_policy(ranking)).run(trace)))
     # lab's messages (numbers of ours only) as their templates and fields, worded by lab's own Chinese templates
     parts = [part for i, miss in enumerate(missed) for part in [Message("semicolon")] * bool(i) + [lab_text(miss)]]
