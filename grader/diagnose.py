@@ -21,6 +21,7 @@ grader/assignments/<name>/mistakes.yml, keyed by mutant name:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import json
 import os
@@ -121,7 +122,7 @@ def texts(assignment) -> dict[str, dict[str, dict[str, str]]]:
 # the drivers' encoding, lab/ code the reference does not exercise the same way); then run `python -m grader.build
 # mistakes`. Everything else a verdict depends on is data in _key itself, and a comment or a change that alters none
 # of this needs neither. The drift guard (drift(), tested in tests/grader/test_diagnose.py) fails on a forgotten bump.
-CATALOGUE_VERSION = 3
+CATALOGUE_VERSION = 4
 
 
 @caches.cached("a Grader (by identity)", "a Grader is fixed once built; the digest is of its data")
@@ -143,7 +144,9 @@ def _key(grader) -> str:
               for t in grader.tasks],
              [(m.answer_id, m.name, m.find, m.replace) for m in grader.assignment.mutants],
              sorted((gid, sorted(stubs)) for gid, stubs in released_stubs(grader.assignment).items())]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    # a scenario's label is a Message: as data
+    text = json.dumps(parts, sort_keys=True, default=lambda value: {type(value).__name__: dataclasses.asdict(value)})
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 def _compute(grader) -> tuple[dict[str, list], list[str]]:

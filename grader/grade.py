@@ -29,16 +29,16 @@ from .runner.warm import shared
 from .observed import CRASH, INVALID, TIMEOUT, NoValue, key_kinds, kind
 from .schema import CELL_TIMEOUT, Budget, problem, short_text
 from .suites.base import Task
+from .suites.labels import label as scenario_label
 from .term import PUBLIC_SEED
 from .verdict import Outcome, RuleResult, TaskVerdict
 
 LOADED = 0.25           # a child that timed out having waited this share of its time for a CPU was starved: re-run it
 
 
-def labelled(scenario: str | Named | Message, what: Message | str) -> Message | str:
-    """'<scenario>: <what went wrong>': a Message if `what` is one, else English text (a judge's own words)."""
-    if not isinstance(what, Message):
-        return f"{scenario}: {what}"
+def labelled(scenario: str | Named | Message, what: Message | str) -> Message:
+    """'<scenario>: <what went wrong>': the scenario's label worded in the page's language, and `what` (a judge's own
+    words cut short are English text, shown as they are)."""
     return Message("scenario_detail", {"scenario": Named(scenario, "scenario") if isinstance(scenario, str) else scenario, "what": what})
 
 
@@ -363,13 +363,13 @@ class Grader:
             detail, code, seen = "", "", ""
             for si, scenario in enumerate(rule.scenarios):
                 name = self._key(task, ri, si)
-                label = Named(scenario["name"], "scenario")
+                label = scenario_label(scenario)
                 if name not in observed:
                     detail = labelled(label, Message("not_run", {"status": Named(run.status, "status"), "detail": run.detail}))
                 elif rule.judge is not None and not visible(scenario):
                     # a fed scenario's value is what this process received on its feed, not what the child says of it
                     verdict = judged(rule.judge, observed[name], {**scenario, "fed": run.fed.get(name)} if "feed" in scenario else scenario)
-                    # a judge's own words are English only: then so is the whole detail (grader/i18n.py reads it)
+                    # a judge's own words cut short are English text: shown as they are, after its scenario's label
                     detail = labelled(label, verdict) if verdict else ""
                     seen = fingerprint(si, None, asdict(verdict) if isinstance(verdict, Message) else verdict) if verdict else ""  # not its wording
                 elif not same(self.expected[name], observed[name], rule.allows):

@@ -5,12 +5,10 @@ its values), worded here in the page's language; the values in it (what the stud
 code) are shown as they are, never translated. Our own texts in it (a scenario's name, a run's status) are
 Named, and worded here by lookup; how a run ended and why a value was refused are Messages of their own; lab's
 messages are LabTexts, worded by lab's own Chinese templates (grader/messages.py). A judge's text cut short stays
-English. The one English still read back here is a scenario's name (_SCENARIO: its prefix, number and policy around
-a name the assignments' names_zh give), until the suites give its parts.
+English. No English is read back here: a scenario's label is a Message around its own name (grader/suites/base.py),
+and that name is looked up exactly.
 """
 from __future__ import annotations
-
-import re
 
 from lab import BATCHING_EXAMPLES, DECODE_SCENARIOS
 from lab.i18n import ZH as LAB_ZH
@@ -35,7 +33,7 @@ TEXT = {
     },
 }
 
-# The hidden scenarios' names, without their " #k" or " (k)" number and ", static" / ", continuous" suffix.
+# The hidden scenarios' own names, the Named parts of their labels (grader/suites/base.py).
 SCENARIOS_ZH = {
     **{example.name: LAB_ZH[example.name] for example in BATCHING_EXAMPLES},
     **{name: LAB_ZH[name] for name in DECODE_SCENARIOS},
@@ -55,27 +53,11 @@ def _status(text: str) -> str:
     return STATUS_ZH.get(text, text)
 
 
-_SCENARIO = re.compile(
-    r"(?P<example>worked example: |visible check: )?(?P<name>" + "|".join(re.escape(n) for n in sorted(SCENARIOS_ZH, key=len, reverse=True))
-    + r"|vLLM test_\w+(?: \(chunked=\w+\))?|trace \d+|held-out trace [A-Z]|\w+\(\))(?P<number> #\d+| \(\d+\))?"
-    r"(?P<policy>, (?:static|continuous))?(?P<cut>, cut down to a smaller case)?(?=: |$)", re.S)
-
-
 def scenario_name(name: str) -> str:
-    """A hidden scenario's name in Chinese (its number kept; vLLM's test names and function calls as they are)."""
-    match = _SCENARIO.match(name)
-    if not match or match.end() != len(name):
-        return name
-    return _scenario(match)
-
-
-def _scenario(match: re.Match) -> str:
-    name = match["name"]
-    zh = SCENARIOS_ZH.get(name) or re.sub(r"^held-out trace ", "未公开轨迹 ", re.sub(r"^trace ", "轨迹 ", name))
-    policy = {", static": "，静态", ", continuous": "，连续"}.get(match["policy"] or "", "")
-    number = re.sub(r" \((\d+)\)", r"（\1）", match["number"] or "")
-    prefix = {"worked example: ": "算例：", "visible check: ": "可见检查："}.get(match["example"] or "", "")
-    return prefix + zh + number + policy + ("，缩小后的用例" if match["cut"] else "")
+    """A hidden scenario's own name in Chinese, looked up exactly (a label's parts, its number and policy, are
+    Messages: grader/suites/base.py); a name with none (code, or a whole label of a report stored before labels
+    were Messages) as it is."""
+    return SCENARIOS_ZH.get(name, name)
 
 
 def named(text: str, family: str, language: str = "zh") -> str:
@@ -102,15 +84,10 @@ def rule_detail(rule, language: str = "en") -> str:
 
 
 def detail(text, language: str = "en") -> str:
-    """A failing rule's detail in `language`: a Message worded; an English text ('<scenario>: <what went wrong>')
-    with its scenario's name in `language` and the rest in English, as written."""
+    """A failing rule's detail in `language`: a Message worded; an English text (a verdict stored before its detail
+    was a Message) as it was written."""
     if isinstance(text, Message):
         return text.text(language)
-    if language == "en" or not text:
-        return text
-    match = _SCENARIO.match(text)
-    if match and text[match.end():match.end() + 2] == ": ":
-        return f"{_scenario(match)}：{text[match.end() + 2:]}"
     return text
 
 

@@ -70,6 +70,16 @@ TEXT = {
         "fault_server": "the reference server {status}: {detail}",
         "fault_busy": "the machine was busy: the run waited {waited} s of {elapsed} s for a CPU",
         "scenario_detail": "{scenario}: {what}",
+        # a hidden scenario's name (grader/suites/base.py), around a name of names_zh.SCENARIOS (a Named) or code
+        "scenario_numbered": "{name} #{number}",
+        "scenario_counted": "{name} ({number})",
+        "worked_example": "worked example: {name}",
+        "visible_check": "visible check: {name}",
+        "scenario_static": "{name}, static",
+        "scenario_continuous": "{name}, continuous",
+        "trace": "trace {number}",
+        "held_out_trace": "held-out trace {letter}",
+        "vllm_test": "vLLM {name}",
         "cut_down": "{scenario}, cut down to a smaller case",
         "not_run": "not run ({status}: {detail})",
         "did_not_finish": "the scenario did not finish: {status}",
@@ -208,6 +218,15 @@ TEXT = {
         "fault_server": "参考服务器{status}：{detail}",
         "fault_busy": "机器过于繁忙：运行的 {elapsed} 秒中有 {waited} 秒在等待 CPU",
         "scenario_detail": "{scenario}：{what}",
+        "scenario_numbered": "{name} #{number}",
+        "scenario_counted": "{name}（{number}）",
+        "worked_example": "算例：{name}",
+        "visible_check": "可见检查：{name}",
+        "scenario_static": "{name}，静态",
+        "scenario_continuous": "{name}，连续",
+        "trace": "轨迹 {number}",
+        "held_out_trace": "未公开轨迹 {letter}",
+        "vllm_test": "vLLM {name}",
         "cut_down": "{scenario}，缩小后的用例",
         "not_run": "未运行（{status}：{detail}）",
         "did_not_finish": "场景没有运行完：{status}",
@@ -299,7 +318,7 @@ LAYOUT = frozenset({"metadata_changed", "foreign_metadata", "answer_repeated", "
                     "answer_deleted", "cell_deleted"})
 LOST_TODO = frozenset({"answer_deleted"})
 # Keys whose Chinese is punctuation between values only (a full-width colon), so it holds no Chinese word.
-PUNCTUATION = frozenset({"scenario_detail", "slo_misses", "semicolon"})
+PUNCTUATION = frozenset({"scenario_detail", "slo_misses", "semicolon", "scenario_numbered", "scenario_counted", "vllm_test"})
 
 
 @dataclass(frozen=True)

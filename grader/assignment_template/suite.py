@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import random
 
-from grader.suites.base import Rule, seeded
+from grader.suites.base import Rule
+from grader.suites.labels import seeded
 from grader.term import cases_seed
 
 

@@ -36,8 +36,3 @@ class Task:
     @property
     def scenarios(self) -> list[dict]:
         return [sc for rule in self.rules for sc in rule.scenarios]
-
-
-def seeded(name: str, count: int, make) -> list[dict]:
-    """`count` scenarios named '<name> #i', with ops from make(i) (which draws from a seeded rng)."""
-    return [{"name": f"{name} #{i}", "ops": make(i)} for i in range(count)]

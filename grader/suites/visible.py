@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from .. import cells
+from ..messages import Message
 from .base import Rule
 
 OP = "visible check"
@@ -58,10 +59,11 @@ def checks(todos, nb) -> list[Check]:
     return [check(t.answer_id, t.test_id, by_id[t.test_id][0].source) for t in todos if t.test_id in by_id]
 
 
-def scenario_name(call: str, number: int | None = None) -> str:
-    """'visible check: test_todo1_worked_example()': the function a case calls (its arguments are in the op)."""
-    name = re.match(r"\w+", call).group(0)
-    return f"visible check: {name}()" + (f" ({number})" if number is not None else "")
+def scenario_name(call: str, number: int | None = None) -> Message:
+    """'visible check: test_todo1_worked_example()': the function a case calls (its arguments are in the op), code
+    shown as it is."""
+    name = re.match(r"\w+", call).group(0) + "()"
+    return Message("visible_check", {"name": name if number is None else Message("scenario_counted", {"name": name, "number": number})})
 
 
 def place(rules: dict[str, list[Rule]], found: list[Check], where: dict[str, str | dict[str, list[int]]],
@@ -75,7 +77,7 @@ def place(rules: dict[str, list[Rule]], found: list[Check], where: dict[str, str
     rules = {gid: list(found_rules) for gid, found_rules in rules.items()}
     seen = set()
     for cell in found:
-        names = [scenario_name(call) for call in cell.cases]
+        names = [str(scenario_name(call)) for call in cell.cases]
         for position, (call, name) in enumerate(zip(cell.cases, names)):
             seen.add(call)
             placed = where.get(call) or judged.get(call)
@@ -101,5 +103,6 @@ def _add(todo_rules: list[Rule], cell: Check, call: str, placed: str | dict[str,
             continue
         op = [OP, call] if checks is None else [OP, call, list(checks)]
         rule = todo_rules[at]
-        sc = {"name": scenario_name(call, number), "ops": [op]}
+        label = scenario_name(call, number)
+        sc = {"name": str(label), "label": label, "ops": [op]}   # as labels.scenario makes it (not imported: the import graph)
         todo_rules[at] = dataclasses.replace(rule, scenarios=[*rule.scenarios, sc])

@@ -5,6 +5,7 @@ import ast
 import builtins
 import json
 import contextlib
+import functools
 import io
 import re
 
@@ -21,6 +22,7 @@ from grader.config import DEFAULTS
 from grader.grade import RuleResult, TaskVerdict, explain, failed, first_diff, judged, labelled
 from grader.messages import Joined, Message, Named, error_words
 from grader.schema import CELL_TIMEOUT
+from grader.suites.labels import label as scenario_label
 from grader.verdict import Outcome
 from grader.mutants import MUTANTS
 from grader.observed import CRASH, SKIPPED, TIMEOUT, Instance, NoValue
@@ -286,18 +288,26 @@ def test_example_and_scenario_names_have_chinese_names():
 
 # --- the feedback page: judges' details, notes, headers -------------------------------------------------
 
-def every_scenario_name():
-    return sorted({sc["name"] for name in NAMES for task in load(name).tasks(1) for rule in task.rules
-                   for sc in rule.scenarios})
+def every_scenario():
+    return [sc for name in NAMES for task in load(name).tasks(1) for rule in task.rules for sc in rule.scenarios]
+
+
+@functools.cache
+def real_labels() -> dict:
+    return {sc["name"]: scenario_label(sc) for sc in every_scenario()}
+
+
+def real(name: str):
+    """The label the suites give the scenario named `name`."""
+    return real_labels()[name]
 
 
 def test_every_hidden_scenario_has_a_chinese_name():
     # vLLM's test names and the student's function calls are code: they stay as they are
-    for name in every_scenario_name():
-        zh = i18n.scenario_name(name)
+    for sc in every_scenario():
+        name, zh = sc["name"], scenario_label(sc).text("zh")
         assert english_sentences(zh) == [] and (zh != name or re.fullmatch(r"vLLM test_\w+( \(chunked=\w+\))?|\w+\(\)", name)), name
-    assert i18n.scenario_name("held-out trace B") == "未公开轨迹 B" and i18n.scenario_name("tight KV #3") == "KV 紧张 #3"
-    assert i18n.scenario_name("worked example: A-E, continuous") == "算例：A 至 E，连续"
+    assert i18n.scenario_name("tight KV") == "KV 紧张"
 
 
 def judge_messages() -> list[Message | str]:
@@ -347,9 +357,9 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
     assert all(isinstance(m, Message) for m in messages)   # grade.py's and the judges': none is English text
     for name in ["held-out trace A", "tight KV #3", "worked example: preemption and resume (1)", "vLLM test_schedule"]:
         for message in messages:
-            zh = i18n.detail(labelled(name, message), "zh")
+            zh = i18n.detail(labelled(real(name), message), "zh")
             assert english_sentences(zh) == [], (message, zh)
-            assert i18n.detail(labelled(name, message), "en") == f"{name}: {message}"
+            assert i18n.detail(labelled(real(name), message), "en") == f"{name}: {message}"
     notes = [Message("cell_raised", {"task": "TODO 3", "error": "NameError"}),
              Message("cell_raised", {"task": "TODO 3", "error": error_words("an error")}),
              Message("cell_raised", {"task": "TODO 1", "error": error_words(CELL_TIMEOUT)}),
@@ -366,13 +376,13 @@ def test_every_judges_detail_and_note_is_chinese_on_a_zh_page():
     assert i18n.note(both, "en") == "your TODO 3 cell raised NameError; grading child timeout: stopped after 120 s"
     assert english_sentences(i18n.note(both, "zh")) == []
     for status in ["timeout", "crashed"]:
-        said = labelled("random queue #0", Message("not_run", {"status": Named(status, "status"),
+        said = labelled(real("random queue #0"), Message("not_run", {"status": Named(status, "status"),
                                                                "detail": Message("run_no_progress", {"seconds": "60"})}))
         assert str(said) == f"random queue #0: not run ({status}: stopped: no progress for 60 s)"
         assert english_sentences(i18n.detail(said, "zh")) == []
     assert english_sentences(i18n.detail(Message("no_answer_cell"), "zh")) == []
     ops = [["new", {}], ["step"]]
-    cut = labelled(Message("cut_down", {"scenario": Named("summary #3", "scenario")}),
+    cut = labelled(Message("cut_down", {"scenario": real("summary #3")}),
                    explain(ops, [{"value": None}, {"value": 2.0}], [{"value": None}, {"value": 3.0}], DECODE))
     assert str(cut) == "summary #3, cut down to a smaller case: step 2, sim.step(): returned: expected 2.0, got 3.0"
     assert english_sentences(str(cut)) and english_sentences(i18n.detail(cut, "zh")) == []  # a case made smaller (grader/shrink.py)
@@ -394,13 +404,13 @@ def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
             (call, {"value": {"s: t": 1}}, {"value": {"s: t": 2}}, ["['s: t']", "1", "2"]),
             (call, {"value": 1}, {"error": "KeyError"}, ["返回 1", "KeyError"]),
             (check, {"value": [{"x": 1}]}, {"value": [{"x": 2}]}, ["检查[0].x", "1", "2"])]:   # a visible check's own path
-        said = labelled("held-out trace A", explain([op], [exp], [act], cases))
+        said = labelled(real("held-out trace A"), explain([op], [exp], [act], cases))
         en, zh = str(said), i18n.detail(said, "zh")
         shown = snippets.describe(cases, op)
         assert f"held-out trace A: step 1, {shown}: " in en and zh.startswith(f"未公开轨迹 A：第 1 步，{shown}：") and shown.count(":") > 1, (en, zh)
         assert all(value in zh for value in values) and english_sentences(zh) == [], (en, zh)
         assert "step" not in zh and ", got" not in zh.replace("'a: expected b, got c'", ""), zh
-    said = labelled("held-out trace A", first_diff({"s: t": 1}, {"s: t": 2}, path=(Message("path_returned"),)))
+    said = labelled(real("held-out trace A"), first_diff({"s: t": 1}, {"s: t": 2}, path=(Message("path_returned"),)))
     assert str(said) == "held-out trace A: returned['s: t']: expected 1, got 2"
     assert i18n.detail(said, "zh") == "未公开轨迹 A：返回值['s: t']：应为 1，实际为 2"
     # 03's `run` op holds ': ' outside brackets ("for _ in range(120): if ..."): the cut is after the whole op
@@ -411,7 +421,7 @@ def test_a_zh_detail_copies_the_code_and_values_in_it_as_they_are():
     for exp, act, what in [({"value": [[2]]}, {"value": [[3]]}, "返回值[0][0]：应为 2，实际为 3"),
                            ({"value": 1, "state": {"running": [1]}}, {"value": 1, "state": {"running": [2]}}, "状态"),
                            ({"value": 1}, {"error": "KeyError"}, "KeyError")]:
-        said = labelled("held-out trace A", explain([run], [exp], [act], cases03))
+        said = labelled(real("held-out trace A"), explain([run], [exp], [act], cases03))
         en, zh = str(said), i18n.detail(said, "zh")
         assert zh.startswith(f"未公开轨迹 A：第 1 步，{shown}：") and what in zh, (en, zh)
         assert english_sentences(zh.replace(shown, "")) == [] and "returned" not in zh and "state " not in zh, (en, zh)
@@ -426,7 +436,7 @@ def test_a_value_that_reads_like_the_grader_s_english_is_shown_as_it_is():
     for exp, act, value, shown in [({"value": {"a": 1}}, {"value": {"a": 1, key: 3}}, key, f"[{key!r}]：不应有这个键，实际为 3"),
                                    ({"value": "a"}, {"value": text}, text, f"应为 'a'，实际为 {text!r}"),
                                    ({"value": 1}, {"value": quoted}, quoted, f"实际为 {ascii(quoted)}（类型为 str）")]:
-        said = labelled("trace 0", explain([["step"]], [exp], [act], DECODE))
+        said = labelled(real("trace 0"), explain([["step"]], [exp], [act], DECODE))
         zh = i18n.detail(said, "zh")
         assert zh.startswith("轨迹 0：第 1 步，sim.step()：") and shown in zh, (str(said), zh)
         assert english_sentences(zh.replace(ascii(value), "")) == [], zh
@@ -454,9 +464,9 @@ def test_a_skipped_cells_note_is_chinese_on_a_zh_page():
 
 def test_the_summary_a_zh_page_shows_is_chinese():
     verdict = TaskVerdict("TODO 5", "todo5", "todo5_tests", 2, 0.0, [
-        failed("meets the SLO on the notebook's traces 0, 1, 2", labelled("trace 0", Message("slo_key_missing"))),
+        failed("meets the SLO on the notebook's traces 0, 1, 2", labelled(real("trace 0"), Message("slo_key_missing"))),
         failed("meets it on two held-out traces of the same kind (not tuned to the three)",
-               labelled("held-out trace A", Message("not_run", {"status": Named("timeout", "status"),
+               labelled(real("held-out trace A"), Message("not_run", {"status": Named("timeout", "status"),
                                                                 "detail": Message("run_stopped_after", {"seconds": "120"})})))],
         note=Message("cell_raised", {"task": "TODO 5", "error": "NameError"}), status=Outcome.RAISED)
     zh = i18n.summary(verdict, "zh")

@@ -14,7 +14,8 @@ from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
 from grader.messages import Message, kind_name, lab_text
 from grader.schema import FEEDBACK_BUDGET, Budget, shown
-from grader.suites.base import Rule, seeded
+from grader.suites.base import Rule
+from grader.suites.labels import named, numbered, scenario, seeded, with_policy, worked_example
 from grader.term import cases_seed
 
 
@@ -107,8 +108,7 @@ def seed_examples(fn: str) -> list[dict]:
     for example in (FOUR_ON_TWO, NO_GAIN, A_TO_E):
         for continuous in (False, True):
             trace = schedule(example.jobs, example.slots, continuous)["trace"]
-            cases.append({"name": f"worked example: {example.name}, {'continuous' if continuous else 'static'}",
-                          "ops": call(fn, example.jobs, trace)})
+            cases.append(scenario(worked_example(with_policy(example.name, continuous)), call(fn, example.jobs, trace)))
     return cases
 
 
@@ -245,12 +245,12 @@ PAUSED_TRACE = other_trace(PAUSED, 1, "shortest remaining first", preemptive=Tru
 
 # The worked examples served by other schedulers.
 OTHER_EXAMPLES = [
-    {"name": f"worked example: {A_TO_E.name}, longest first",
-     "ops": call("waits_and_flows", A_TO_E.jobs, other_trace(A_TO_E.jobs, A_TO_E.slots, "longest first"))},
-    {"name": f"worked example: {A_TO_E.name} on 1 slot, shortest first",
-     "ops": call("waits_and_flows", A_TO_E.jobs, other_trace(A_TO_E.jobs, 1, "shortest remaining first"))},
-    {"name": f"worked example: {FOUR_ON_TWO.name}, newest first, static",
-     "ops": call("waits_and_flows", FOUR_ON_TWO.jobs, other_trace(FOUR_ON_TWO.jobs, 2, "newest first", continuous=False))},
+    scenario(worked_example(f"{A_TO_E.name}, longest first"),
+             call("waits_and_flows", A_TO_E.jobs, other_trace(A_TO_E.jobs, A_TO_E.slots, "longest first"))),
+    scenario(worked_example(f"{A_TO_E.name} on 1 slot, shortest first"),
+             call("waits_and_flows", A_TO_E.jobs, other_trace(A_TO_E.jobs, 1, "shortest remaining first"))),
+    scenario(worked_example(with_policy(f"{FOUR_ON_TWO.name}, newest first", False)),
+             call("waits_and_flows", FOUR_ON_TWO.jobs, other_trace(FOUR_ON_TWO.jobs, 2, "newest first", continuous=False))),
 ]
 
 
@@ -293,27 +293,27 @@ def todo3_rules(rng: random.Random) -> list[Rule]:
 LONG_JOBS_CPU_SECONDS = 0.5
 
 
-def long_case(name: str, tokens: list[int], slots: int, policies=(False, True)) -> dict:
-    return {"name": name, "ops": [op for c in policies for op in call("predicted_makespan", tokens, slots, c)],
-            "cpu_seconds": LONG_JOBS_CPU_SECONDS}
+def long_case(name, tokens: list[int], slots: int, policies=(False, True)) -> dict:
+    """`name`: a names_zh name, or a label (grader/suites/base.py)."""
+    ops = [op for c in policies for op in call("predicted_makespan", tokens, slots, c)]
+    return scenario(named(name) if isinstance(name, str) else name, ops, cpu_seconds=LONG_JOBS_CPU_SECONDS)
 
 
 def long_jobs(rng: random.Random, i: int) -> dict:
     tokens = [rng.randint(10**8, 10**9) for _ in range(rng.randint(1, 12))]
-    return long_case(f"long jobs #{i}", tokens, rng.randint(1, 6))
+    return long_case(numbered("long jobs", i), tokens, rng.randint(1, 6))
 
 
 def todo4_rules(rng: random.Random, other: random.Random) -> list[Rule]:
     def random_case(continuous):
         return call("predicted_makespan", [rng.randint(1, 12) for _ in range(rng.randint(1, 14))], rng.randint(1, 5), continuous)
 
-    seeds = [{"name": f"worked example: {e.name}, {'continuous' if c else 'static'}",
-              "ops": call("predicted_makespan", [j["tokens"] for j in e.jobs], e.slots, c)}
+    seeds = [scenario(worked_example(with_policy(e.name, c)), call("predicted_makespan", [j["tokens"] for j in e.jobs], e.slots, c))
              for e in (FOUR_ON_TWO, A_TO_E) for c in (False, True)]
     billion = 10**9
     return [
         Rule("the worked examples",
-             seeds + [long_case(f"worked example: {A_TO_E.name}, each job 10**8 times longer", [2 * 10**8, 6 * 10**8, 3 * 10**8, 2 * 10**8, 4 * 10**8], 2)]),
+             seeds + [long_case(worked_example(f"{A_TO_E.name}, each job 10**8 times longer"), [2 * 10**8, 6 * 10**8, 3 * 10**8, 2 * 10**8, 4 * 10**8], 2)]),
         Rule("static: each group lasts as long as its longest job", seeded("static", 14, lambda i: random_case(False))
              + [long_case("static, a billion tokens", [billion, 1, 1, billion, 7], 2, (False,))]),
         Rule("continuous: a freed slot takes the next job at once", seeded("continuous", 14, lambda i: random_case(True))

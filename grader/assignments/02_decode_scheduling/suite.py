@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import random
 
-from grader.suites.base import Rule, seeded
+from grader.messages import Message
+from grader.suites.base import Rule
+from grader.suites.labels import named, scenario, seeded, worked_example
 from grader.term import cases_seed
 
 POLICIES = ("fixed_priority", "aging", "deadline")
@@ -169,7 +171,9 @@ SEED_GUARDS = [new(), enq(request_id=1, prompt_len=0), enq(request_id=1, prompt_
 
 
 def _seed(name: str, *scripts) -> list[dict]:
-    return [{"name": f"worked example: {name}" + (f" ({i})" if len(scripts) > 1 else ""), "ops": ops} for i, ops in enumerate(scripts)]
+    counted = len(scripts) > 1
+    return [scenario(worked_example(Message("scenario_counted", {"name": named(name), "number": i}) if counted else name), ops)
+            for i, ops in enumerate(scripts)]
 
 
 def todo1_rules(rng: random.Random) -> list[Rule]:

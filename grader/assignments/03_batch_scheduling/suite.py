@@ -19,7 +19,8 @@ from grader import caches
 from grader.messages import Joined, Message, error_words, lab_text
 from grader.observed import TIMEOUT, NoValue
 from grader.schema import error_name, shown
-from grader.suites.base import Rule, seeded
+from grader.suites.base import Rule
+from grader.suites.labels import scenario as labelled, seeded
 from grader.term import PUBLIC_SEED, cases_seed, derive
 
 
@@ -34,7 +35,7 @@ def add(seq_id, prompt, max_tokens=16, priority=0, arrival_us=0):
 
 
 def _vllm(name: str, ops: list) -> dict:
-    return {"name": f"vLLM {name}", "ops": ops}
+    return labelled(Message("vllm_test", {"name": name}), ops)   # vLLM's test name is code: shown as it is
 
 
 # vLLM V1 scenarios (tests/v1/core/test_scheduler.py), in this model's terms.
@@ -385,10 +386,10 @@ def _trace(seed: int) -> tuple:
     return tuple(sorted(exercise_trace(seed), key=lambda r: (r["arrival_us"], r["seq_id"])))
 
 
-def slo_scenario(seed: int, name: str | None = None, held_out: bool = False) -> dict:
+def slo_scenario(seed: int, name: Message | None = None, held_out: bool = False) -> dict:
     """One trace's scenario: ["rank", rows] (RequestInfo's fields), or, held out, ["rank"] and the rows in its feed."""
     rows = [[r["seq_id"], r["arrival_us"], r["priority"], r["num_prompt_tokens"]] for r in _trace(seed)]
-    scenario = {"name": name or f"trace {seed}", "seed": seed, "ops": [["rank", rows]], "cpu_seconds": KEY_CPU_SECONDS}
+    scenario = labelled(name or Message("trace", {"number": seed}), [["rank", rows]], seed=seed, cpu_seconds=KEY_CPU_SECONDS)
     if held_out:
         again = list(reversed(range(max(0, len(rows) - RECHECKED), len(rows))))
         scenario.update(ops=[["rank"]], feed={"items": rows, "again": again})
@@ -512,7 +513,7 @@ def todo5_rules(seed: int) -> list[Rule]:
     return [
         Rule(f"meets the SLO on the notebook's traces {stated}", [slo_scenario(s) for s in SLO_EXERCISE["seeds"]], judge=judge_slo),
         Rule("meets it on two held-out traces of the same kind (not tuned to the three)",
-             [slo_scenario(s, f"held-out trace {'AB'[i]}", held_out=True) for i, s in enumerate(held_out_seeds(seed))],
+             [slo_scenario(s, Message("held_out_trace", {"letter": "AB"[i]}), held_out=True) for i, s in enumerate(held_out_seeds(seed))],
              judge=judge_slo),
     ]
 
