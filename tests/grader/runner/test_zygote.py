@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 from grader import notebook_run
-from grader.runner import UID_BASE, UID_COUNT, Cold, Limits
+from grader.runner import UID_BASE, UID_COUNT, Cold, Limits, run_child
 from grader.runner.watch import tree
 
 DRIVER = "def observe(ns, ops):\n    return ns['probe']()\n"
@@ -156,6 +156,33 @@ def test_one_watcher_stops_a_run_that_only_writes_noise(zygote, kind):
     done = runner.run("grade", payload, Limits(wall=60, stall=1.0, cpu_seconds=60))
     assert done.timed_out and done.why == "stall", (done.why, done.output[:200])
     assert b"[1]" in done.output   # the noise did arrive: it was not counted as progress
+
+
+# A JSON object that is no record of the grading protocol, written to the result pipe every 0.2 s while the run spins.
+NOT_A_RECORD = '''
+import os, signal, sys, time
+signal.setitimer(signal.ITIMER_PROF, 0)
+_f = sys._getframe()
+while _f is not None and "emit" not in _f.f_locals:
+    _f = _f.f_back
+_fd = _f.f_locals["emit"].__closure__[0].cell_contents.fileno()   # the result pipe
+while True:
+    _start = time.monotonic()
+    while time.monotonic() - _start < 0.2:
+        pass
+    os.write(_fd, %r + b"\\n")
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line", [b"{}", b'{"kind": "nonsense"}'])
+def test_a_json_object_that_is_no_record_of_the_protocol_is_not_progress(zygote, line):
+    """Only a record the grading protocol takes is progress: a child that spins while it writes {} every 0.2 s was
+    held for the whole wall limit (120 s in grading); the first line the protocol refuses garbles the run, so it ends there."""
+    payload = {"setup": [], "cells": [["c", NOT_A_RECORD % line]], "driver": DRIVER, "scenarios": [], "scenario_cpu": 1000}
+    run = run_child(payload, Limits(wall=30, stall=1.0, idle=5.0, cpu_seconds=60), zygote)
+    assert run.why != "wall" and run.elapsed < 10, (run.why, run.elapsed)
+    assert run.status == "garbled", (run.status, run.detail)
 
 
 RLIMITS = """
