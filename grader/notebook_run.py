@@ -29,7 +29,7 @@ from .runner import CPU_MARGIN, Limits, Warm, Watcher
 from .sanitize import clean_output
 
 GRACE = 2.0            # seconds a cell has to stop after SIGINT before the run is ended
-LIMITS = Limits(memory_bytes=4 << 30, processes=512)   # a feedback run's rlimits: IPython, pandas and plots need more
+LIMITS = Limits(memory_bytes=4 << 30)   # a feedback run's rlimits: IPython, pandas and plots need more memory
 
 
 def defined_names(source: str) -> set[str]:
