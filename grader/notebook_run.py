@@ -31,7 +31,7 @@ from .runner.watch import Watcher
 from .sanitize import clean_output
 
 GRACE = 2.0            # seconds a cell has to stop after SIGINT before the run is ended
-LIMITS = Limits(memory_bytes=4 << 30, processes=512)   # a feedback run's rlimits: IPython, pandas and plots need more
+LIMITS = Limits(memory_bytes=4 << 30)   # a feedback run's rlimits: IPython, pandas and plots need more memory
 
 
 def defined_names(source: str) -> set[str]:
@@ -85,10 +85,17 @@ class CellLimits(Watcher):
         self.interrupted: dict[int, str] = {}
         self.stopped: Message | None = None   # why the whole run was stopped, if it was
 
+    def progress(self, line: bytes) -> bool:
+        record = runner_record(line)
+        if record is not None:
+            self.record(record)
+        return record is not None
+
     def record(self, record: dict) -> None:
-        if record.get("kind") == "start" and type(record.get("index")) is int:
+        """A record of the cell runner (runner_record)."""
+        if record["kind"] == "start":
             self.current, self.interrupted_at = (record["index"], time.monotonic(), self.cpu), None
-        elif record.get("kind") in ("cell", "done"):
+        else:
             self.current, self.interrupted_at = None, None
 
     def tick(self, now: float, cpu: float) -> str | None:
@@ -110,6 +117,24 @@ class CellLimits(Watcher):
             self.interrupted_at = now
             return "interrupt"
         return None
+
+
+STATUSES = ("ok", "error", "interrupted", "skipped")   # of a cell record (grader/runner/notebook.py)
+
+
+def runner_record(line: bytes) -> dict | None:
+    """A line of a feedback run's result pipe as a record of its cell runner (grader/runner/notebook.py: a cell's start,
+    its end, the run's end), or None: only those are its progress, and anything else is read as nothing (_records)."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or record.get("kind") not in ("start", "cell", "done"):
+        return None
+    if record["kind"] != "done" and (type(record.get("index")) is not int
+                                     or record["kind"] == "cell" and record.get("status") not in STATUSES):
+        return None
+    return record
 
 
 def todo_name(grade_id: str) -> str:
@@ -287,16 +312,20 @@ class Publishing(Watcher):
     def __init__(self, limits: CellLimits, claimed: dict[int, Claim], code: set[int]):
         self.limits, self.claimed, self.code, self.seen = limits, claimed, code, set()
 
-    def record(self, record: dict) -> None:
+    def progress(self, line: bytes) -> bool:
+        record = runner_record(line)
+        if record is None:
+            return False
         self.limits.record(record)
         index = record.get("index")
-        if type(index) is not int or index not in self.claimed or index in self.seen:
-            return
+        if index not in self.claimed or index in self.seen:
+            return True
         rec = _checked(record, self.code)
         if rec is not None:
             self.seen.add(index)   # a release cell before any answer: no student code has run yet
             if index not in self.limits.interrupted:
                 _store_drawn(self.claimed[index], rec)
+        return True
 
     def tick(self, now: float, cpu: float) -> str | None:
         return self.limits.tick(now, cpu)
@@ -411,7 +440,7 @@ def _checked(rec, code: set[int]) -> dict | None:
     """A cell record of one of `code`'s cells, with its outputs cleaned (a new dict), or None if it is not one."""
     if not isinstance(rec, dict) or rec.get("kind") != "cell" or type(rec.get("index")) is not int:
         return None
-    if rec["index"] not in code or rec.get("status") not in ("ok", "error", "interrupted", "skipped"):
+    if rec["index"] not in code or rec.get("status") not in STATUSES:
         return None
     outputs = rec.get("outputs") if isinstance(rec.get("outputs"), list) else []
     return {**rec, "outputs": [clean_output(o) for o in outputs[:200] if isinstance(o, dict)]}

@@ -2,7 +2,7 @@
 
 - limits.py: Limits, every limit of one run with its default;
 - sandbox.py: the bwrap view, /etc files, one uid per running sandbox and the sweep (kernel_state.py, seccomp.py);
-- watch.py: the one watcher (records as progress; wall, stall and idle limits; CPU and wait);
+- watch.py: the one watcher (its protocol's records as progress; wall, stall and idle limits; CPU and wait);
 - cold.py: a fresh interpreter per run (Cold, run_sandboxed, sandbox_level); warm.py: forks of one warm parent
   (Warm, shared), whose own program is boot.py. Cold and Warm have the same run(kind, payload, limits, ...);
 - child.py, bridge.py, notebook.py: programs sent as text into the sandbox (a grading child, the bridge to its

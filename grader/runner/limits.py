@@ -5,6 +5,11 @@ import resource
 from dataclasses import dataclass
 
 CPU_MARGIN = 5   # RLIMIT_CPU is the wall limit plus this many seconds when not set: the watcher stops a run first
+# RLIMIT_NPROC: an honest run needs 1-3 tasks (measured at level bwrap while the solved notebooks of 01, 02 and 03 were
+# graded: a grading child 2 at most, a feedback run 3, numpy, IPython and matplotlib included, with the sandbox's
+# OPENBLAS_NUM_THREADS=1: sandbox.ONE_THREAD); a shell escape or a subprocess adds one or two, and level userns's cold
+# runs count bwrap's own init. With a uid per sandbox a fork bomb exhausts only its own; but where the kernel does not
+# group CPU time by session (no autogroup), each busy task weighs as much as the grading process: 256 left it a 257th.
 
 
 @dataclass(frozen=True)
@@ -16,7 +21,7 @@ class Limits:
     idle: float | None = None          # wall seconds it may go without a record; a sleep uses no CPU (None: no limit)
     cpu_seconds: int | None = None     # RLIMIT_CPU of each process (None: the wall limit plus CPU_MARGIN)
     memory_bytes: int = 2 << 30        # RLIMIT_AS of each process
-    processes: int = 256               # RLIMIT_NPROC, per uid: with a uid per sandbox, a fork bomb exhausts only its own
+    processes: int = 16                # RLIMIT_NPROC (threads count too), per uid: see above
     file_bytes: int = 64 << 20         # RLIMIT_FSIZE: the largest file it may write
     open_files: int = 512              # RLIMIT_NOFILE
     scratch_bytes: int = 256 << 20     # size of its private /tmp (bwrap level)

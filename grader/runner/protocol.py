@@ -148,21 +148,47 @@ def run_child(payload: dict, limits: Limits = CHILD, runner=None, *, bridge_fds:
     `known`: expected_lines() of the reference's observations; `feeds`: scenario name -> the items its scenario
     reads one at a time from this process (feed.py), never in the payload; what they received is the run's `fed`."""
     feeder = Feeder(feeds) if feeds else None
+    protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]], known)
     try:
-        done = (runner or Cold()).run("grade", payload, limits, watcher=watcher, bridge_fds=bridge_fds,
+        done = (runner or Cold()).run("grade", payload, limits, watcher=Reading(protocol, watcher), bridge_fds=bridge_fds,
                                       **({"feed_fds": feeder.child_fds} if feeder else {}))
     finally:
         fed = feeder.close() if feeder else {}
-    protocol = Protocol([gid for gid, _ in payload["cells"]], [sc["name"] for sc in payload["scenarios"]], known)
-    run = parse_child_output(done, protocol, limits)
+    run = _child_run(done, protocol, limits)   # the protocol has read every line of the output as it came
     run.fed = fed
     return run
 
 
+class Reading(Watcher):
+    """A grading child's records read by its Protocol as they arrive, around the caller's watcher (or none): a line is
+    progress only where the protocol takes it, a record of its own kind in its place. The first line it refuses has
+    garbled the run whatever follows (parse_child_output reads no further), so the run is ended there."""
+
+    def __init__(self, protocol: Protocol, watcher: Watcher | None = None):
+        self.protocol, self.watcher = protocol, watcher or Watcher()
+
+    def on_start(self, members) -> None:
+        self.watcher.on_start(members)
+
+    def extra_pids(self) -> list[int]:
+        return self.watcher.extra_pids()
+
+    def progress(self, line: bytes) -> bool:
+        return self.protocol.feed(line)
+
+    def tick(self, now: float, cpu: float) -> str | None:
+        return "kill" if self.protocol.error else self.watcher.tick(now, cpu)
+
+
 def parse_child_output(done: Finished, protocol: Protocol, limits: Limits) -> ChildRun:
+    """A finished run's output read by `protocol` (a fresh one), and how the run ended."""
     for line in done.output.split(b"\n"):
         if line.strip() and not protocol.feed(line):
             break
+    return _child_run(done, protocol, limits)
+
+
+def _child_run(done: Finished, protocol: Protocol, limits: Limits) -> ChildRun:
     run = ChildRun(protocol.records, lines=protocol.lines, why=done.why, cpu=done.cpu, waited=done.waited, elapsed=done.elapsed)
     if protocol.error:
         run.status, run.detail = "garbled", Message("run_wrote", {"what": protocol.error})

@@ -54,11 +54,16 @@ STUDENT_UID = UID_BASE      # level "userns": the uid a run has inside its own u
 INPUTS = "/inputs"          # where a bwrap sandbox sees its read-only inputs
 
 
+# numpy's OpenBLAS starts a thread per core (up to 64) when it loads or when a fork first multiplies matrices: on a
+# many-core grader that alone would pass a run's process limit (limits.py), and the grader runs two workers per core.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
 def environment(scratch: str) -> dict[str, str]:
     """The whole environment of a sandboxed process (nothing of the grader's): `scratch` is its home and temp folder."""
     return {"PATH": f"{Path(sys.executable).parent}:{SYSTEM_PATH}", "LANG": "C.UTF-8", "HOME": scratch, "TMPDIR": scratch,
             "USER": "student", "LOGNAME": "student", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-            "JUPYTER_PLATFORM_DIRS": "1", "GRADER_SCRATCH": scratch}
+            "JUPYTER_PLATFORM_DIRS": "1", "GRADER_SCRATCH": scratch, **ONE_THREAD}
 
 
 def tool(name: str) -> str | None:

@@ -1,4 +1,4 @@
-"""The one watcher of a sandboxed run: its records as progress, its wall, stall and idle limits, its CPU and wait.
+"""The one watcher of a sandboxed run: its protocol's records as progress, its wall, stall and idle limits, its CPU and wait.
 
 Both runners (grader/runner/cold.py, warm.py) hand it the run's result pipe, how to list the run's processes,
 how to tell that it ended and how to kill it; it reads the records, checks the limits from outside (from
@@ -7,7 +7,6 @@ how to tell that it ended and how to kill it; it reads the records, checks the l
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import signal
@@ -35,7 +34,7 @@ class Finished:
 
 
 class Watcher:
-    """Hooks a caller can give a run: its start, each record as it arrives, and a periodic check."""
+    """Hooks a caller can give a run: its start, each line of its result pipe as it arrives, and a periodic check."""
 
     def on_start(self, members) -> None:
         """The run has started; `members()` lists its processes (host pids)."""
@@ -44,8 +43,12 @@ class Watcher:
         """Processes outside the run whose CPU counts as the run's in its no-progress limit."""
         return []
 
-    def record(self, record: dict) -> None:
-        pass
+    def progress(self, line: bytes) -> bool:
+        """Each line the run writes to its result pipe (its newline stripped; not a blank one), in order: whether it
+        is progress, a record of the run's own protocol in its place. Only the caller knows that protocol (a grading
+        child's: protocol.py; a feedback run's: grader/notebook_run.py); a JSON object is no more than noise (a run
+        that wrote {} every 0.2 s held a worker for the whole wall limit), so here nothing is."""
+        return False
 
     def tick(self, now: float, cpu: float) -> str | None:
         """None to go on, 'interrupt' to send SIGINT to the run, 'kill' to end it."""
@@ -184,7 +187,7 @@ def _read_lines(fd: int, lines: queue.Queue, cap: int, max_lines: int) -> None:
 def watch(result_fd: int, members, kill, limits: Limits, watcher: Watcher, exited=None) -> Finished:
     """Read the run's records from `result_fd` and stop it at the first limit it passes; returns how it ended.
 
-    Only a record (a JSON object on a line) is progress: a blank line or noise is not. `members()` lists the
+    Only what the watcher calls progress (Watcher.progress: a record of the run's protocol) is. `members()` lists the
     run's processes; `kill()` ends them all. The run has ended when its result pipe closes or passes
     `limits.result_bytes`, or, given `exited` (a cold run, whose last records may follow), when `exited(seconds)`,
     which may wait that long for the run's own process, says so."""
@@ -201,7 +204,8 @@ def watch(result_fd: int, members, kill, limits: Limits, watcher: Watcher, exite
         reader.join(timeout=5)
         while not lines.empty():
             line = lines.get_nowait()
-            out += line if line and line is not FULL else b""
+            if line and line is not FULL:
+                _take(line, out, watcher)   # shown to the watcher too, whose protocol has then read all of `out`
     return Finished(0 if eof and not why else None, bool(why), bytes(out), b"", why, cpu, usage.waited, time.monotonic() - started)
 
 
@@ -250,14 +254,10 @@ def _ended(eof: bool, exited) -> bool:
 
 
 def _take(line: bytes, out: bytearray, watcher: Watcher) -> bool:
-    """Adds a line to `out`; whether it is a record (a JSON object), which the watcher is then shown."""
+    """Adds a line to `out`; whether the watcher calls it progress (a blank line never is, and is not shown)."""
     out += line
-    with contextlib.suppress(ValueError, TypeError, AttributeError, RecursionError):
-        record = json.loads(line)
-        if isinstance(record, dict):
-            watcher.record(record)
-            return True
-    return False
+    line = line[:-1] if line.endswith(b"\n") else line
+    return bool(line.strip()) and watcher.progress(line)
 
 
 def _limit_passed(limits: Limits, ran: float, cpu_since_progress: float, idle: float) -> str:

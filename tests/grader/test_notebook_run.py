@@ -44,3 +44,13 @@ def test_a_cell_no_later_cell_reads_can_be_left_out_and_one_that_is_read_cannot(
     assert not notebook_run.unread_later(nb, 4)    # globals() may read anything
     release = nbformat.v4.new_notebook(cells=[code("x = 1"), nbformat.v4.new_markdown_cell("m"), code("y = 2"), answer("todo1", "")])
     assert notebook_run.release_prefix(release, ["todo1"]) == ("x = 1", "y = 2")
+
+
+def test_a_feedback_runs_progress_is_a_record_of_its_cell_runner():
+    """CellLimits (the feedback run's watcher) takes the cell runner's records as progress, nothing else."""
+    limits = notebook_run.CellLimits(1.0, 30.0, 90.0)
+    for noise in (b"{}", b'{"kind": "nonsense"}', b'{"kind": "start", "index": "3"}', b'{"kind": "cell", "index": 3}', b"[1]", b"x"):
+        assert limits.progress(noise) is False and limits.current is None, noise
+    assert limits.progress(b'{"kind": "start", "index": 3}') and limits.current[0] == 3
+    assert limits.progress(b'{"kind": "cell", "index": 3, "status": "ok", "outputs": []}') and limits.current is None
+    assert limits.progress(b'{"kind": "done", "cpu": 1.0}')

@@ -76,3 +76,16 @@ def test_a_scenario_that_gave_no_value_says_so_apart_from_any_value():
         assert run.status == "garbled" and "a malformed end of a scenario" in str(run.detail), wrong
     both = read(lines(CELLS, {**ended, "obs": 1}))
     assert both.status == "garbled" and "where a scenario belongs" in str(both.detail)
+
+
+def test_progress_is_a_record_the_protocol_takes_in_its_place_and_a_refused_line_ends_the_run():
+    """What the watcher of a grading child calls progress (protocol.Reading): a JSON object is not enough."""
+    from grader.runner.protocol import Reading
+
+    for noise in (b"{}", b'{"kind": "nonsense"}', json.dumps(DONE).encode(), b"[1]"):   # done before the cells: out of place
+        reading = Reading(Protocol(["todo1"], ["a"]))
+        assert reading.progress(noise) is False and reading.tick(0.0, 0.0) == "kill", noise
+    reading = Reading(Protocol(["todo1"], ["a"]))
+    assert [reading.progress(json.dumps(r).encode()) for r in (CELLS, scenario("a", 1), DONE)] == [True] * 3
+    assert reading.tick(0.0, 0.0) is None
+    assert reading.progress(json.dumps(DONE).encode()) is False   # a record after the end

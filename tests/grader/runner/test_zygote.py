@@ -1,4 +1,5 @@
 """The warm parent: each fork is a sandbox of its own; nothing one run leaves is seen by the next. A cold run is called alike."""
+import dataclasses
 import json
 import os
 import subprocess
@@ -8,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 from grader import notebook_run
-from grader.runner import UID_BASE, UID_COUNT, Cold, Limits
+from grader.runner import CHILD, UID_BASE, UID_COUNT, Cold, Limits, run_child
 from grader.runner.watch import tree
 
 DRIVER = "def observe(ns, ops):\n    return ns['probe']()\n"
@@ -158,6 +159,33 @@ def test_one_watcher_stops_a_run_that_only_writes_noise(zygote, kind):
     assert b"[1]" in done.output   # the noise did arrive: it was not counted as progress
 
 
+# A JSON object that is no record of the grading protocol, written to the result pipe every 0.2 s while the run spins.
+NOT_A_RECORD = '''
+import os, signal, sys, time
+signal.setitimer(signal.ITIMER_PROF, 0)
+_f = sys._getframe()
+while _f is not None and "emit" not in _f.f_locals:
+    _f = _f.f_back
+_fd = _f.f_locals["emit"].__closure__[0].cell_contents.fileno()   # the result pipe
+while True:
+    _start = time.monotonic()
+    while time.monotonic() - _start < 0.2:
+        pass
+    os.write(_fd, %r + b"\\n")
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line", [b"{}", b'{"kind": "nonsense"}'])
+def test_a_json_object_that_is_no_record_of_the_protocol_is_not_progress(zygote, line):
+    """Only a record the grading protocol takes is progress: a child that spins while it writes {} every 0.2 s was
+    held for the whole wall limit (120 s in grading); the first line the protocol refuses garbles the run, so it ends there."""
+    payload = {"setup": [], "cells": [["c", NOT_A_RECORD % line]], "driver": DRIVER, "scenarios": [], "scenario_cpu": 1000}
+    run = run_child(payload, Limits(wall=30, stall=1.0, idle=5.0, cpu_seconds=60), zygote)
+    assert run.why != "wall" and run.elapsed < 10, (run.why, run.elapsed)
+    assert run.status == "garbled", (run.status, run.detail)
+
+
 RLIMITS = """
 import os, resource
 def probe():
@@ -215,6 +243,53 @@ def test_the_graders_own_processes_do_not_count_against_a_runs_process_limit(zyg
             proc.wait()
     print(f"runs limited to 20 processes, with 40 of the grader's own outside, forked {forks}")
     assert forks == {"cold": 18, "warm": 19}, forks   # cold: bwrap's init and the run; warm: the run alone
+
+
+FORK_ALL = """
+import errno, os, time
+def probe():
+    forks = 0
+    while True:
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            return [forks, errno.errorcode[exc.errno]]
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        forks += 1
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["grading", "feedback"])
+def test_a_run_forks_up_to_its_process_limit_and_no_further(zygote, kind):
+    """A fork past RLIMIT_NPROC is refused (EAGAIN) and the run goes on; the limit is a few times what an honest run
+    needs (limits.py): where the kernel does not group CPU time by session (no autogroup), each busy process of a
+    run weighs as much as the grading process, and 255 of them starved it."""
+    if zygote.level == "userns" and os.geteuid() == 0:
+        pytest.skip("userns as root: the kernel enforces no RLIMIT_NPROC on uid 0 (make test-rootless runs it)")
+    limits = CHILD if kind == "grading" else notebook_run.LIMITS
+    seen = probe(zygote, FORK_ALL, dataclasses.replace(limits, wall=60, stall=None, idle=None, cpu_seconds=60))
+    assert seen == [limits.processes - 1, "EAGAIN"], seen   # the run itself is the one more
+    assert limits.processes <= 16, limits.processes
+
+
+THREADS = """
+def probe():
+    import numpy
+    a = numpy.ones((400, 400))
+    a @ a   # OpenBLAS starts its threads (one per core) at its first product
+    return [line.split()[1] for line in open('/proc/self/status') if line.startswith('Threads:')]
+"""
+
+
+@pytest.mark.slow
+def test_numpy_runs_on_one_thread_in_a_run_cold_or_warm(zygote):
+    """The sandbox sets OPENBLAS_NUM_THREADS and OMP_NUM_THREADS to 1: a run's task count does not grow with the
+    grader's cores (OpenBLAS would start one thread per core, up to 64), so its process limit fits every machine."""
+    for runner in (Cold(zygote.level), zygote):
+        assert probe(runner, THREADS) == ["1"], runner
 
 
 FONT_SEEN = """
