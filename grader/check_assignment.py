@@ -14,7 +14,8 @@ Each item runs its check directly and reads the check's own result (verdicts, li
   fail one rule, docs/authoring.md, but a mistake in a value every rule reads fails them all);
 - the corpus: at least as many notebooks as its assignment.toml's `corpus` figure (tests/grader/test_diagnose.py);
 - translations: `python -m grader.translation status NAME` (grader.translation.status), per language;
-- its tests: pytest over every test parametrised with this assignment (tests/conftest.py's --assignment), those
+- its tests: pytest over every test parametrised with this assignment or a path to its files (tests/conftest.py's
+  --assignment; the same tests as -k NAME), those
   marked slow aside; each failing test is an item, read from pytest's JUnit XML report.
 
 It exits 1 when an item fails, 0 when every one holds (advice aside).

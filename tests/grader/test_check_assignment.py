@@ -103,6 +103,29 @@ def test_an_item_is_the_assignments_whose_name_is_among_its_parameters():
     assert assignment_of(SimpleNamespace()) == set()
 
 
+def test_a_test_parametrised_by_a_path_is_its_assignments():
+    """Issue 44: test_editions_have_no_internal_jargon[notebooks/zh/NAME.ipynb] was left out of --assignment NAME."""
+    for path in (ROOT / "notebooks" / "zh" / "01_x.ipynb", "solutions/01_x.ipynb", ROOT / "grader/assignments/01_x/corpus/a.ipynb"):
+        assert "01_x" in assignment_of(SimpleNamespace(callspec=SimpleNamespace(params={"path": path})))
+    assert "01_x" not in assignment_of(SimpleNamespace(callspec=SimpleNamespace(params={"path": "notebooks/01_xy.ipynb"})))
+
+
+def collected(*args) -> set[str]:
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests", "--collect-only", "-q", "-m", "not slow",
+                           "-p", "no:cacheprovider", *args], cwd=ROOT, capture_output=True, text=True)
+    return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+@pytest.mark.slow   # two pytest collections of the whole suite
+def test_the_assignment_option_selects_every_test_that_names_it():
+    """--assignment NAME (make check-assignment) runs what -k NAME selects: no test parametrised by a path to its
+    notebooks, or any other way of naming it, is missed."""
+    name = "01_continuous_batching"
+    chosen = collected("--assignment", name)
+    assert any("[notebooks/zh/01_continuous_batching.ipynb]" in test for test in chosen)
+    assert collected("-k", name) - chosen == set()
+
+
 def test_check_assignment_is_a_make_target():
     makefile = (ROOT / "Makefile").read_text()
     assert "check-assignment" in makefile.split(".PHONY:", 1)[1].splitlines()[0]
