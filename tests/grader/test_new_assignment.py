@@ -139,3 +139,19 @@ def test_every_grading_command_of_the_walk_through_says_where_the_term_secret_co
     blocks = [b for b in re.split(r"\n\s*\n", text) if re.search(r"make autograde\s+ASSIGNMENT=", b)]
     assert len(blocks) >= 2
     assert [b for b in blocks if "TERM_SECRET=public" not in b and "grader.term new" not in b] == []
+
+
+def test_the_next_steps_it_prints_are_the_walk_throughs(monkeypatch, capsys, tmp_path):
+    """Issue 44: it said "next: make notebooks", which rebuilds every assignment; the walk-through builds the new
+    one's editions only, then runs its checklist. The "created" line lists every file there, mistakes.yml too."""
+    from grader import new_assignment
+
+    for name in ("master.py", "mistakes.yml", "corpus/a.ipynb"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.setattr(new_assignment, "create", lambda name, title=None: tmp_path)
+    assert new_assignment.main(["04_x"]) == 0
+    created, following = capsys.readouterr().out.splitlines()
+    assert "mistakes.yml" in created and "corpus/" in created
+    assert "make notebooks ASSIGNMENTS=04_x" in following and "make check-assignment NAME=04_x" in following
+    assert not re.search(r"make notebooks(?! ASSIGNMENTS=)", following)
