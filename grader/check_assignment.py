@@ -14,7 +14,8 @@ Each item runs its check directly and reads the check's own result (verdicts, li
   fail one rule, docs/authoring.md, but a mistake in a value every rule reads fails them all);
 - the corpus: at least as many notebooks as its assignment.toml's `corpus` figure (tests/grader/test_diagnose.py),
   none still the template's starter notebooks (template_corpus: their answer cells read, nothing graded);
-- translations: `python -m grader.translation status NAME` (grader.translation.status), per language;
+- translations: `python -m grader.translation status NAME` (grader.translation.status, and title_problems: a
+  scaffolded title left in English), per language;
 - its tests: pytest over every test parametrised with this assignment or a path to its files (tests/conftest.py's
   --assignment; the same tests as -k NAME), those
   marked slow aside; each failing test is an item, read from pytest's JUnit XML report.
@@ -246,8 +247,8 @@ def checklist(name: str, tests: bool = True, pytest_args: list[str] | None = Non
           lambda: ([f"{len(assignment.corpus)} in {assignment.folder / 'corpus'}"]
                    if len(assignment.corpus) < assignment.figures.corpus else []) + template_corpus(assignment))
     for language in translation.languages(name)[1:]:
-        check(f"the {language} translation is current (python -m grader.translation status {name})",
-              lambda language=language: translation.status(name, language))
+        check(f"the {language} translation is current, its title too (python -m grader.translation status {name})",
+              lambda language=language: translation.status(name, language) + translation.title_problems(name, language))
     if tests:
         start = time.monotonic()
         say(f"… its tests: python -m pytest tests --assignment {name} -m 'not slow'")

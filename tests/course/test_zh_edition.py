@@ -385,6 +385,18 @@ def test_a_stale_comment_translation_is_reported(key, edit, tmp_path, monkeypatc
     assert translation.main(["status", name]) == 1 and "the English comments changed" in capsys.readouterr().out
 
 
+def test_the_translation_command_prints_its_usage_for_help(monkeypatch, capsys):
+    """Issue 44: `python -m grader.translation --help` ran status over every assignment instead."""
+    monkeypatch.setattr(translation, "status", lambda *a: pytest.fail("--help ran status"))
+    for args in (["--help"], ["status", "--help"], ["stamp", "--help"]):
+        with pytest.raises(SystemExit) as stopped:
+            translation.main(args)
+        assert stopped.value.code == 0 and "usage: python -m grader.translation" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stopped:
+        translation.main(["stamp", "01_continuous_batching"])   # no LANG, no KEY
+    assert stopped.value.code == 2
+
+
 def test_a_translated_comment_missing_from_the_master_fails():
     catalogue = copy.deepcopy(translation.load_catalogue("03_batch_scheduling", "zh"))
     catalogue["code-storm-cause"]["comments"].append({"from": "no such comment", "to": "没有"})

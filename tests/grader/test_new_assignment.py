@@ -155,3 +155,27 @@ def test_the_next_steps_it_prints_are_the_walk_throughs(monkeypatch, capsys, tmp
     assert "mistakes.yml" in created and "corpus/" in created
     assert "make notebooks ASSIGNMENTS=04_x" in following and "make check-assignment NAME=04_x" in following
     assert not re.search(r"make notebooks(?! ASSIGNMENTS=)", following)
+
+
+def test_a_scaffolded_title_left_in_english_is_listed(monkeypatch, tmp_path):
+    """Issue 44: the zh title make new-assignment writes is the English one, and translation status called it
+    current. title_problems (check-assignment's translation item, translation status) lists it until translated."""
+    from grader import paths, translation
+    from grader.new_assignment import TEMPLATE
+
+    fields = {"__NAME__": "04_x", "__NUMBER__": "04", "__TITLE__": "Token Queue"}
+    for name in ("master.py", "zh.yml"):
+        text = (TEMPLATE / name).read_text(encoding="utf-8")
+        for key, value in fields.items():
+            text = text.replace(key, value)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(paths, "master_path", lambda name: tmp_path / "master.py")
+    real = translation.load_catalogue
+    monkeypatch.setattr(translation, "load_catalogue", lambda name, language, path=None: real(name, language, tmp_path / "zh.yml"))
+    assert translation.title_problems("04_x", "zh") == ["'md-title': the title '04 · Token Queue' is not translated (a zh title is written in zh)"]
+    zh = tmp_path / "zh.yml"
+    zh.write_text(zh.read_text(encoding="utf-8").replace("# 04 · Token Queue", "# 04 · 词元队列"), encoding="utf-8")
+    assert translation.title_problems("04_x", "zh") == []
+    monkeypatch.undo()
+    assert all(translation.title_problems(name, "zh") == [] for name in paths.assignment_names()
+               if "zh" in translation.languages(name))
