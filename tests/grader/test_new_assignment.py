@@ -179,3 +179,36 @@ def test_a_scaffolded_title_left_in_english_is_listed(monkeypatch, tmp_path):
     monkeypatch.undo()
     assert all(translation.title_problems(name, "zh") == [] for name in paths.assignment_names()
                if "zh" in translation.languages(name))
+
+
+def test_each_template_mutant_fails_one_rule_of_its_todo():
+    """Issue 44: the template's TODO 1 mutant ("forgets the output tokens") failed both rules of TODO 1, so a
+    scaffold, meant to pass cleanly, met check-assignment's "one bug fails one rule" advice. The template's rules
+    replayed in-process on its reference and on each mutant (the ops are plain calls; no grading run)."""
+    import copy
+    import importlib.util
+
+    import jupytext
+
+    from grader import masters
+    from grader.new_assignment import TEMPLATE
+
+    def module(name):
+        spec = importlib.util.spec_from_file_location(f"template_{name}", TEMPLATE / f"{name}.py")
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        return loaded
+
+    def defined(source):
+        namespace = {"todo": lambda task: lambda fn: fn}
+        exec(source, namespace)
+        return namespace
+
+    reference = masters.reference_of(jupytext.read(TEMPLATE / "master.py"))
+    rules = module("suite").build(0)
+    for mutant in module("mutants").MUTANTS:
+        right, wrong = defined(reference[mutant.answer_id]), defined(mutant.apply(reference[mutant.answer_id]))
+        failed = [rule.name for rule in rules[mutant.answer_id]
+                  if any(wrong[fn](*copy.deepcopy(args)) != right[fn](*copy.deepcopy(args))
+                         for scenario in rule.scenarios for fn, args, *_ in scenario["ops"])]
+        assert len(failed) == 1, (mutant.name, failed)
