@@ -12,9 +12,12 @@ Each item runs its check directly and reads the check's own result (verdicts, li
   tests/grader/test_grader.py); and each needs a mistake and a hint in both languages (mistakes_file_problems);
   a mutant that fails more than one rule of its own TODO is listed as advice ('!', not a failure: one bug should
   fail one rule, docs/authoring.md, but a mistake in a value every rule reads fails them all);
-- the corpus: at least as many notebooks as its assignment.toml's `corpus` figure (tests/grader/test_diagnose.py);
-- translations: `python -m grader.translation status NAME` (grader.translation.status), per language;
-- its tests: pytest over every test parametrised with this assignment (tests/conftest.py's --assignment), those
+- the corpus: at least as many notebooks as its assignment.toml's `corpus` figure (tests/grader/test_diagnose.py),
+  none still the template's starter notebooks (template_corpus: their answer cells read, nothing graded);
+- translations: `python -m grader.translation status NAME` (grader.translation.status, and title_problems: a
+  scaffolded title left in English), per language;
+- its tests: pytest over every test parametrised with this assignment or a path to its files (tests/conftest.py's
+  --assignment; the same tests as -k NAME), those
   marked slow aside; each failing test is an item, read from pytest's JUnit XML report.
 
 It exits 1 when an item fails, 0 when every one holds (advice aside).
@@ -103,6 +106,44 @@ def mutants_failing_several_rules(grader, graded: list | None = None) -> list[st
         failed = [r.name for r in own.rules if not r.passed]
         if len(failed) > 1:
             found.append(f"{mutant.answer_id} {mutant.name!r}: fails {len(failed)} rules of {own.task_id}: {failed}")
+    return found
+
+
+def defined(source: str) -> set[str]:
+    """The names an answer cell defines (exports), or, if it defines more than functions, every word in it."""
+    from .exports import exports, words
+
+    try:
+        return set(exports(source))
+    except Exception:   # a helper constant, a syntax error: the check stays cheap and lenient
+        return words(source)
+
+
+def template_corpus(assignment) -> list[str]:
+    """Each corpus notebook still the template's: an answer cell that does not define the names the reference's
+    defines, or answers equal to a starter entry of the template's corpus.yml while the master is no longer the
+    template's. Reads the notebooks only; grades nothing."""
+    import jupytext
+    import nbformat
+    import yaml
+
+    from . import masters
+    from .new_assignment import CORPUS, TEMPLATE
+
+    reference = dict(assignment.reference)
+    starters = [{k: v.strip() for k, v in entry.items()}
+                for entry in yaml.safe_load((TEMPLATE / CORPUS).read_text(encoding="utf-8")).values()]
+    templated = reference == masters.reference_of(jupytext.read(TEMPLATE / "master.py"))
+    found = []
+    for path in assignment.corpus:
+        nb = nbformat.read(path, as_version=4)
+        answers = {masters.grade_id(c): c.source for c in nb.cells if masters.grade_id(c) in reference}
+        missing = {aid: sorted(defined(source) - defined(answers.get(aid, ""))) for aid, source in reference.items()}
+        if any(missing.values()):
+            found.append(f"{path.name}: does not define {', '.join(f'{aid} {names}' for aid, names in missing.items() if names)}"
+                         " (a notebook of the template's corpus? replace it with one answering this assignment)")
+        elif not templated and {k: v.strip() for k, v in answers.items()} in starters:
+            found.append(f"{path.name}: answers as the template's corpus.yml does (replace it with one answering this assignment)")
     return found
 
 
@@ -202,12 +243,12 @@ def checklist(name: str, tests: bool = True, pytest_args: list[str] | None = Non
         wanted = f"at least {assignment.figures.corpus}"
     except ValueError:
         wanted = "as many"
-    check(f"a corpus of {wanted} notebooks (assignment.toml: corpus)",
-          lambda: [f"{len(assignment.corpus)} in {assignment.folder / 'corpus'}"]
-          if len(assignment.corpus) < assignment.figures.corpus else [])
+    check(f"a corpus of {wanted} notebooks (assignment.toml: corpus), none of them the template's",
+          lambda: ([f"{len(assignment.corpus)} in {assignment.folder / 'corpus'}"]
+                   if len(assignment.corpus) < assignment.figures.corpus else []) + template_corpus(assignment))
     for language in translation.languages(name)[1:]:
-        check(f"the {language} translation is current (python -m grader.translation status {name})",
-              lambda language=language: translation.status(name, language))
+        check(f"the {language} translation is current, its title too (python -m grader.translation status {name})",
+              lambda language=language: translation.status(name, language) + translation.title_problems(name, language))
     if tests:
         start = time.monotonic()
         say(f"… its tests: python -m pytest tests --assignment {name} -m 'not slow'")

@@ -3,10 +3,10 @@
     python -m grader.new_assignment 04_token_budget [--title "Token Budget"]
 
 It copies grader/assignment_template/ (master, zh catalogue, promises, suite, driver, cases, assignment.toml, one mutant per
-TODO, one correct alternative), puts the name in, and records the zh catalogue's fingerprints. Then it writes a starter
-corpus: it builds the new student editions (in a temporary folder) and saves the template's corpus.yml answers into
-them as a student's Jupyter would, corpus/<entry>.ipynb. `make notebooks` then builds its editions and
-`make autograde ASSIGNMENT=<name>` grades them.
+TODO with its mistake and hint in mistakes.yml, names_zh, one correct alternative), puts the name in, and records the zh
+catalogue's fingerprints. Then it writes a starter corpus: it builds the new student editions (in a temporary folder)
+and saves the template's corpus.yml answers into them as a student's Jupyter would, corpus/<entry>.ipynb.
+`make notebooks ASSIGNMENTS=<name>` then builds its editions and `make check-assignment NAME=<name>` says what it lacks.
 """
 from __future__ import annotations
 
@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = create(args.name, args.title)
     made = ", ".join(sorted(p.name + "/" * p.is_dir() for p in folder.iterdir()))   # what is there, never a list kept by hand
-    print(f"created {folder}: {made}\nnext: make notebooks, then make autograde ASSIGNMENT={args.name} SUBMISSIONS=... OUT=...")
+    print(f"created {folder}: {made}\nnext (docs/authoring.md, the walk-through): make notebooks ASSIGNMENTS={args.name}"
+          f" (its editions only), then make check-assignment NAME={args.name}")
     return 0
 
 

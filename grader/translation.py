@@ -264,6 +264,25 @@ def status(name: str, language: str) -> list[str]:
     return problems
 
 
+def title_problems(name: str, language: str) -> list[str]:
+    """The notebook's title (its first `# ` heading) left as the English in `language`'s catalogue: equal to the
+    English title, or with no character of the language (make new-assignment scaffolds it from the English name)."""
+    import jupytext
+
+    from .paths import master_path
+
+    nb, catalogue = jupytext.read(master_path(name)), load_catalogue(name, language)
+    first = next((c for c in nb.cells if c.cell_type == "markdown" and re.search(r"^# ", c.source, re.M)), None)
+    if first is None:
+        return []
+    english = re.search(r"^# (.+)$", first.source, re.M).group(1).strip().rstrip("|").strip()
+    found = re.search(r"^# (.+)$", ((catalogue.get(cell_key(first)) or {}).get("markdown") or ""), re.M)
+    title = found.group(1).strip().rstrip("|").strip() if found else ""
+    if title and (title == english or (language == "zh" and not re.search(r"[\u4e00-\u9fff]", title))):
+        return [f"{cell_key(first)!r}: the title {title!r} is not translated (a {language} title is written in {language})"]
+    return []
+
+
 def _yaml_hex(value: str) -> str:
     """A hex fingerprint of digits only (or like 1e5) would load as a number: quote it then."""
     return value if yaml.safe_load(value) == value else f"'{value}'"
@@ -297,19 +316,25 @@ def stamp(name: str, language: str, keys: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """python -m grader.translation status [NAME ...] | stamp NAME LANG KEY ..."""
-    import sys
+    import argparse
 
     from .paths import assignment_names
 
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["stamp"]:
-        if len(args) < 4:
-            print("usage: python -m grader.translation stamp NAME LANG KEY ...  (e.g. stamp 03_batch_scheduling zh md-explanations)")
-            return 2
-        stamp(args[1], args[2], args[3:])
+    parser = argparse.ArgumentParser(prog="python -m grader.translation",
+                                     description="Whether each translation matches its English master, and recording that it does.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    said = commands.add_parser("status", help="list each cell whose translation is missing or stale (exit 1 if any)")
+    said.add_argument("names", nargs="*", metavar="NAME", help="assignments (default: every one)")
+    stamped = commands.add_parser("stamp", help="after translating KEYs anew, record the English they now match")
+    stamped.add_argument("name", metavar="NAME", help="e.g. 03_batch_scheduling")
+    stamped.add_argument("language", metavar="LANG", help="e.g. zh")
+    stamped.add_argument("keys", nargs="+", metavar="KEY", help="cell keys, e.g. md-explanations")
+    args = parser.parse_args(argv)
+    if args.command == "stamp":
+        stamp(args.name, args.language, args.keys)
         return 0
-    problems = [f"{name}.{lang}: {p}" for name in (args[1:] or assignment_names()) for lang in languages(name)[1:]
-                for p in status(name, lang)]
+    problems = [f"{name}.{lang}: {p}" for name in (args.names or assignment_names()) for lang in languages(name)[1:]
+                for p in status(name, lang) + title_problems(name, lang)]
     print("\n".join(problems) or "every translation is current")
     return 1 if problems else 0
 

@@ -56,4 +56,5 @@ def expect_raises(exc_type: type[BaseException], fn, rule: str) -> None:
 
 def passed(task_id: str, count: int) -> None:
     """Print the closing line of a test cell."""
-    print(tr("{task_id}: {count} visible checks passed.", task_id=task_id, count=count))
+    template = "{task_id}: {count} visible check passed." if count == 1 else "{task_id}: {count} visible checks passed."
+    print(tr(template, task_id=task_id, count=count))

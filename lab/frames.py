@@ -58,30 +58,31 @@ def compare_policies(jobs: list[dict], slots: int) -> pd.DataFrame:
 VALUE_COLUMNS = {"phase", "action", "status"}  # columns whose values are names, shown as row labels are
 
 
-def _gloss(label: Any) -> str | None:
-    """The Chinese name of a table label, if it has one."""
-    return HEADERS_ZH.get(label) if isinstance(label, str) else None
+def _gloss(label: Any, own: dict[str, str] | None = None) -> str | None:
+    """The Chinese name of a table label, if it has one (`own`: an assignment's names, before lab's)."""
+    return ({**HEADERS_ZH, **(own or {})}).get(label) if isinstance(label, str) else None
 
 
-def _named(label: Any) -> Any:
+def _named(label: Any, own: dict[str, str] | None = None) -> Any:
     """A row label or an axis name in this edition: its Chinese name before the code name, if it has one."""
-    gloss = _gloss(label)
+    gloss = _gloss(label, own)
     if gloss is None:
         return label
     return f"{gloss} {label}" if label.isidentifier() else gloss  # "static start" is no code name
 
 
-def table(frame: pd.DataFrame) -> pd.DataFrame:
+def table(frame: pd.DataFrame, headers_zh: dict[str, str] | None = None) -> pd.DataFrame:
     """A table as this edition shows it: in zh, each header that is a code name gets its Chinese name above it, and
     row labels and axis names get theirs before them (`静态 static`); in en, the table itself. Only for showing:
-    keep computing on the table you passed."""
+    keep computing on the table you passed. `headers_zh`: an assignment's own code names in Chinese, beside lab's."""
     if get_language() != "zh":
         return frame
-    shown = frame.rename(index=_named).rename_axis(index=[_named(n) for n in frame.index.names])
+    named = lambda label: _named(label, headers_zh)  # noqa: E731
+    shown = frame.rename(index=named).rename_axis(index=[named(n) for n in frame.index.names])
     for column in VALUE_COLUMNS.intersection(c for c in frame.columns if isinstance(c, str)):
-        shown[column] = frame[column].map(_named)  # the event names in 02's tables: prefill, decode, finish
+        shown[column] = frame[column].map(named)  # the event names in 02's tables: prefill, decode, finish
     columns = list(frame.columns)
-    glosses = [_gloss(c) for c in columns]
+    glosses = [_gloss(c, headers_zh) for c in columns]
     if not isinstance(frame.columns, pd.MultiIndex) and any(glosses):
         shown.columns = pd.MultiIndex.from_arrays([[g or c for g, c in zip(glosses, columns)],
                                                    [c if g and c.isidentifier() else "" for g, c in zip(glosses, columns)]])

@@ -20,6 +20,7 @@ ZH = {
     "{rule}\n    seen: {detail}": "{rule}\n    实际看到：{detail}",
     "no error": "没有抛出异常",
     "{task_id}: {count} visible checks passed.": "{task_id}：{count} 项可见检查全部通过。",
+    "{task_id}: {count} visible check passed.": "{task_id}：{count} 项可见检查通过。",
     # lab.decode: stubs and cells below a blank TODO
     "{task_id} ({name}) is not implemented yet: in the answer cell under the heading '{task_id}', "
     "replace `raise NotImplementedError()` with your code.":

@@ -309,7 +309,9 @@ def assignment_of(item) -> set[str]:
     """The string parameters of a test item, those inside tuples too: where one is an assignment's name, the item
     is that assignment's (tests are parametrised over grader.paths.assignment_names())."""
     values = getattr(getattr(item, "callspec", None), "params", {}).values()
-    return {x for v in values for x in (v if isinstance(v, tuple) else (v,)) if isinstance(x, str)}
+    strings = {x for v in values for x in (v if isinstance(v, tuple) else (v,)) if isinstance(x, (str, os.PathLike))}
+    # a path names its assignment as a folder or a file's stem: notebooks/zh/NAME.ipynb, grader/assignments/NAME/...
+    return {str(x) for x in strings} | {part for x in strings for part in (*Path(x).parts, Path(x).stem)}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -2,6 +2,7 @@
 from grader.mutants import Mutant
 
 MUTANTS = [
-    Mutant("todo1", "forgets the output tokens", 'request["prompt"] + request["output"]', 'request["prompt"]'),
+    # One bug, one rule: the first request alone is right, so "no requests ..., one request its own" still holds.
+    Mutant("todo1", "counts the first request only", "for request in requests)", "for request in requests[:1])"),
     Mutant("todo2", "ties go to the highest id", '(request["arrival"], request["id"])', '(request["arrival"], -request["id"])'),
 ]

@@ -114,22 +114,40 @@ def test_a_zh_table_heads_every_column_in_chinese(name):
     assert sum("<thead>" in "".join(o.get("data", {}).get("text/html", "")) for c in nb.cells for o in c.get("outputs", [])) >= load(name).figures.zh_tables
 
 
-def printed_tables(nb) -> list[str]:
-    """Stream outputs that hold a lab.table printed as text: a glossed code name under its Chinese name. Printed,
-    pandas lines columns up by characters, and a Chinese character is two columns wide: the numbers slide left."""
+def table_line(line: str) -> bool:
+    """A line of a table printed as text: two or more column names (lab.i18n.HEADERS_ZH's code names or their
+    Chinese) that are its every word or stand apart by runs of spaces, or pandas' header row, indented past the
+    index and made of snake_case names only. A sentence that names one (`max_wait=…`, 最长等待时长) is no table."""
     from lab.i18n import HEADERS_ZH
+    names = set(HEADERS_ZH) | set(HEADERS_ZH.values())
+    words = line.split()
+    known = [w for w in words if w in names]
+    if len(words) >= 2 and len(known) == len(words):
+        return True
+    if sum(w in names for w in re.split(r"\s{2,}", line.strip())) >= 2:
+        return True
+    return (line.startswith("  ") and len(words) >= 2 and all(w.isidentifier() for w in words)
+            and any("_" in w for w in words))
+
+
+def printed_tables(nb) -> list[str]:
+    """The lines of stream outputs that look like a printed table (table_line): printed, pandas lines columns up by
+    characters, and a Chinese character is two columns wide, so the numbers slide left."""
     found = []
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             text = "".join(output.get("text", "")) if output.get("output_type") == "stream" else ""
-            found += [code for code, zh in HEADERS_ZH.items() if zh in text and re.search(rf"(?<!\w){re.escape(code)}(?!\w)", text)]
+            found += [line for line in text.splitlines() if table_line(line)]
     return found
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_zh_table_is_drawn_not_printed(name):
     nb = nbformat.read(ROOT / "solutions" / "zh" / f"{name}.ipynb", as_version=4)
-    assert printed_tables(nb) == []
+    found = printed_tables(nb)
+    assert not found, (f"solutions/zh/{name}.ipynb prints a table: {found[0]!r}. Printed, a table misaligns its "
+                       "Chinese columns (a Chinese character is two columns wide): show it with lab.table(frame) as "
+                       "a cell's last expression, so it is drawn as HTML")
 
 
 def test_the_printed_table_check_catches_01s_old_describe():
@@ -139,7 +157,31 @@ def test_the_printed_table_check_catches_01s_old_describe():
     finally:
         lab.set_language("en")
     cell = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("stream", name="stdout", text=text)])
-    assert "makespan_ticks" in printed_tables(nbformat.v4.new_notebook(cells=[cell]))
+    assert [line.split()[:2] for line in printed_tables(nbformat.v4.new_notebook(cells=[cell]))][:2] == [
+        ["最大完工时间（tick）", "忙碌的槽位·tick"], ["makespan_ticks", "busy_slots"]]
+
+
+@pytest.mark.parametrize("text, table", [
+    ("max_wait=10：最长等待时长 10 个 tick，平均等待时长 2.5", False),   # issue 44's trial: a sentence, not a table
+    ("max_wait 与 mean_wait", False),
+    ("       arrival  output  wait_ticks\nid                           ", True),   # an assignment's own columns
+    ("max_wait    mean_wait", True),
+])
+def test_a_printed_table_is_a_line_of_column_names_not_a_sentence_naming_one(text, table):
+    cell = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("stream", name="stdout", text=text)])
+    assert bool(printed_tables(nbformat.v4.new_notebook(cells=[cell]))) == table
+
+
+def test_an_assignment_passes_its_own_chinese_headers():
+    import pandas as pd
+    frame = pd.DataFrame({"id": [1], "wait_ticks": [3], "max_wait": [4]}).set_index("id")
+    lab.set_language("zh")
+    shown = lab.table(frame, headers_zh={"wait_ticks": "等待（tick）", "id": "请求"})
+    assert list(shown.columns) == [("等待（tick）", "wait_ticks"), ("最长等待", "max_wait")]
+    assert shown.index.names == ["请求 id"]
+    assert "wait_ticks" not in lab_i18n.HEADERS_ZH   # lab's own stay as they were
+    lab.set_language("en")
+    assert lab.table(frame, headers_zh={"wait_ticks": "等待"}) is frame
 
 
 def test_the_header_check_catches_an_english_table():
@@ -341,6 +383,18 @@ def test_a_stale_comment_translation_is_reported(key, edit, tmp_path, monkeypatc
     problems = translation.status(name, "zh")
     assert len(problems) == 1 and f"cell '{key}': the English comments changed" in problems[0]  # `en` still current
     assert translation.main(["status", name]) == 1 and "the English comments changed" in capsys.readouterr().out
+
+
+def test_the_translation_command_prints_its_usage_for_help(monkeypatch, capsys):
+    """Issue 44: `python -m grader.translation --help` ran status over every assignment instead."""
+    monkeypatch.setattr(translation, "status", lambda *a: pytest.fail("--help ran status"))
+    for args in (["--help"], ["status", "--help"], ["stamp", "--help"]):
+        with pytest.raises(SystemExit) as stopped:
+            translation.main(args)
+        assert stopped.value.code == 0 and "usage: python -m grader.translation" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stopped:
+        translation.main(["stamp", "01_continuous_batching"])   # no LANG, no KEY
+    assert stopped.value.code == 2
 
 
 def test_a_translated_comment_missing_from_the_master_fails():

@@ -103,6 +103,29 @@ def test_an_item_is_the_assignments_whose_name_is_among_its_parameters():
     assert assignment_of(SimpleNamespace()) == set()
 
 
+def test_a_test_parametrised_by_a_path_is_its_assignments():
+    """Issue 44: test_editions_have_no_internal_jargon[notebooks/zh/NAME.ipynb] was left out of --assignment NAME."""
+    for path in (ROOT / "notebooks" / "zh" / "01_x.ipynb", "solutions/01_x.ipynb", ROOT / "grader/assignments/01_x/corpus/a.ipynb"):
+        assert "01_x" in assignment_of(SimpleNamespace(callspec=SimpleNamespace(params={"path": path})))
+    assert "01_x" not in assignment_of(SimpleNamespace(callspec=SimpleNamespace(params={"path": "notebooks/01_xy.ipynb"})))
+
+
+def collected(*args) -> set[str]:
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests", "--collect-only", "-q", "-m", "not slow",
+                           "-p", "no:cacheprovider", *args], cwd=ROOT, capture_output=True, text=True)
+    return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+@pytest.mark.slow   # two pytest collections of the whole suite
+def test_the_assignment_option_selects_every_test_that_names_it():
+    """--assignment NAME (make check-assignment) runs what -k NAME selects: no test parametrised by a path to its
+    notebooks, or any other way of naming it, is missed."""
+    name = "01_continuous_batching"
+    chosen = collected("--assignment", name)
+    assert any("[notebooks/zh/01_continuous_batching.ipynb]" in test for test in chosen)
+    assert collected("-k", name) - chosen == set()
+
+
 def test_check_assignment_is_a_make_target():
     makefile = (ROOT / "Makefile").read_text()
     assert "check-assignment" in makefile.split(".PHONY:", 1)[1].splitlines()[0]
@@ -127,3 +150,31 @@ def test_a_bad_assignment_toml_is_a_failing_item_not_a_crash(monkeypatch):
     items = check_assignment.checklist("02_decode_scheduling", tests=False, say=lambda line: None)
     corpus = [item for item in items if "corpus" in item.title]
     assert len(corpus) == 1 and not corpus[0].ok and "plots must be an integer" in corpus[0].missing[0]
+
+
+def test_a_corpus_still_the_templates_is_a_failing_item(tmp_path):
+    """Issue 44: the corpus item held while the trial's corpus was still the template's starter notebooks (answering
+    total_tokens and fcfs_order, not the trial's pick_next and serve). Read, not graded."""
+    import jupytext
+    import nbformat
+    import yaml
+
+    from grader import masters
+    from grader.new_assignment import CORPUS, TEMPLATE
+
+    starters = yaml.safe_load((TEMPLATE / CORPUS).read_text(encoding="utf-8"))
+    template = dict(masters.reference_of(jupytext.read(TEMPLATE / "master.py")))
+    for entry, answers in starters.items():
+        cells = [nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade_id": gid, "solution": True}})
+                 for gid, source in answers.items()]
+        nbformat.write(nbformat.v4.new_notebook(cells=cells), tmp_path / f"{entry}.ipynb")
+    corpus = sorted(tmp_path.glob("*.ipynb"))
+
+    def problems(reference):
+        return check_assignment.template_corpus(SimpleNamespace(reference=reference, corpus=corpus))
+
+    assert problems(template) == []   # the scaffold as make new-assignment writes it: its corpus answers its TODOs
+    renamed = template | {"todo1": 'def pick_next(waiting, now, max_wait):\n    """Whom to serve."""\n    return None\n'}
+    assert len(found := problems(renamed)) == len(corpus) and all("does not define todo1 ['pick_next']" in f for f in found)
+    same_names = template | {"todo2": template["todo2"].replace('"""', '"""Changed. ', 1)}
+    assert len(found := problems(same_names)) == len(corpus) and all("as the template's corpus.yml" in f for f in found)

@@ -129,3 +129,86 @@ def test_the_scaffold_passes_every_test_of_its_own(tmp_path):
                                   "tests/grader/test_submission.py::test_every_student_text_states_the_same_layout_costs"],
                                  cwd=copy, capture_output=True, text=True, env=env | {"PYTHONPATH": str(copy)}, timeout=600)
     assert course_wide.returncode == 0, course_wide.stdout[-4000:]
+
+
+def test_every_grading_command_of_the_walk_through_says_where_the_term_secret_comes_from():
+    """Issue 44: step 12's `make autograde ...` stopped with "error: no term secret" in a fresh checkout, as written.
+    Each paragraph or code block of docs/authoring.md that gives the command also gives TERM_SECRET=public or
+    `grader.term new` (checked by hand: step 12's command, run on 01's corpus, grades every notebook 10/10)."""
+    text = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.split(r"\n\s*\n", text) if re.search(r"make autograde\s+ASSIGNMENT=", b)]
+    assert len(blocks) >= 2
+    assert [b for b in blocks if "TERM_SECRET=public" not in b and "grader.term new" not in b] == []
+
+
+def test_the_next_steps_it_prints_are_the_walk_throughs(monkeypatch, capsys, tmp_path):
+    """Issue 44: it said "next: make notebooks", which rebuilds every assignment; the walk-through builds the new
+    one's editions only, then runs its checklist. The "created" line lists every file there, mistakes.yml too."""
+    from grader import new_assignment
+
+    for name in ("master.py", "mistakes.yml", "corpus/a.ipynb"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.setattr(new_assignment, "create", lambda name, title=None: tmp_path)
+    assert new_assignment.main(["04_x"]) == 0
+    created, following = capsys.readouterr().out.splitlines()
+    assert "mistakes.yml" in created and "corpus/" in created
+    assert "make notebooks ASSIGNMENTS=04_x" in following and "make check-assignment NAME=04_x" in following
+    assert not re.search(r"make notebooks(?! ASSIGNMENTS=)", following)
+
+
+def test_a_scaffolded_title_left_in_english_is_listed(monkeypatch, tmp_path):
+    """Issue 44: the zh title make new-assignment writes is the English one, and translation status called it
+    current. title_problems (check-assignment's translation item, translation status) lists it until translated."""
+    from grader import paths, translation
+    from grader.new_assignment import TEMPLATE
+
+    fields = {"__NAME__": "04_x", "__NUMBER__": "04", "__TITLE__": "Token Queue"}
+    for name in ("master.py", "zh.yml"):
+        text = (TEMPLATE / name).read_text(encoding="utf-8")
+        for key, value in fields.items():
+            text = text.replace(key, value)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(paths, "master_path", lambda name: tmp_path / "master.py")
+    real = translation.load_catalogue
+    monkeypatch.setattr(translation, "load_catalogue", lambda name, language, path=None: real(name, language, tmp_path / "zh.yml"))
+    assert translation.title_problems("04_x", "zh") == ["'md-title': the title '04 · Token Queue' is not translated (a zh title is written in zh)"]
+    zh = tmp_path / "zh.yml"
+    zh.write_text(zh.read_text(encoding="utf-8").replace("# 04 · Token Queue", "# 04 · 词元队列"), encoding="utf-8")
+    assert translation.title_problems("04_x", "zh") == []
+    monkeypatch.undo()
+    assert all(translation.title_problems(name, "zh") == [] for name in paths.assignment_names()
+               if "zh" in translation.languages(name))
+
+
+def test_each_template_mutant_fails_one_rule_of_its_todo():
+    """Issue 44: the template's TODO 1 mutant ("forgets the output tokens") failed both rules of TODO 1, so a
+    scaffold, meant to pass cleanly, met check-assignment's "one bug fails one rule" advice. The template's rules
+    replayed in-process on its reference and on each mutant (the ops are plain calls; no grading run)."""
+    import copy
+    import importlib.util
+
+    import jupytext
+
+    from grader import masters
+    from grader.new_assignment import TEMPLATE
+
+    def module(name):
+        spec = importlib.util.spec_from_file_location(f"template_{name}", TEMPLATE / f"{name}.py")
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        return loaded
+
+    def defined(source):
+        namespace = {"todo": lambda task: lambda fn: fn}
+        exec(source, namespace)
+        return namespace
+
+    reference = masters.reference_of(jupytext.read(TEMPLATE / "master.py"))
+    rules = module("suite").build(0)
+    for mutant in module("mutants").MUTANTS:
+        right, wrong = defined(reference[mutant.answer_id]), defined(mutant.apply(reference[mutant.answer_id]))
+        failed = [rule.name for rule in rules[mutant.answer_id]
+                  if any(wrong[fn](*copy.deepcopy(args)) != right[fn](*copy.deepcopy(args))
+                         for scenario in rule.scenarios for fn, args, *_ in scenario["ops"])]
+        assert len(failed) == 1, (mutant.name, failed)
