@@ -48,6 +48,9 @@ class Abort(BaseException):
 SCALARS = {int, str, bool, type(None)}   # JSON carries these as they are
 CONTAINERS = {list, dict, set, collections.deque}
 FLAT = SCALARS | {float}
+WRAPPED = {tuple: "t", frozenset: "z"}   # immutable containers: they cross as values
+SEQUENCES = {list: "list", collections.deque: "deque"}
+NOT_A_NUMBER = object()
 
 
 def _flat(values):
@@ -56,6 +59,17 @@ def _flat(values):
     if kinds <= SCALARS:
         return True
     return kinds <= FLAT and all(math.isfinite(v) for v in values if type(v) is float)
+
+
+def _number(value):
+    """A numpy scalar or another kind of number as the Python number it stands for; else NOT_A_NUMBER."""
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        return value.item()   # numpy scalars travel as Python numbers
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return NOT_A_NUMBER
 
 
 class Mirror:
@@ -210,20 +224,20 @@ class Bridge:
             return value if math.isfinite(value) else {"f": repr(value)}
         if kind in CONTAINERS or self.travelling.get(kind):   # the common case first: an object that crosses by reference
             return self._reference(value, graph)
-        if kind is tuple:
-            return {"t": [self.encode(v, graph) for v in value]}
-        if kind is frozenset:
-            return {"z": [self.encode(v, graph) for v in value]}
+        if kind in WRAPPED:
+            return {WRAPPED[kind]: [self.encode(v, graph) for v in value]}
         if isinstance(value, enum.Enum):
             return {"e": _qual(kind), "v": self.encode(value.value, graph)}
         if isinstance(value, type):
             return {"c": _qual(value)}
-        if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
-            return self.encode(value.item(), graph)   # numpy scalars travel as Python numbers
-        if isinstance(value, numbers.Integral):
-            return int(value)
-        if isinstance(value, numbers.Real):
-            return self.encode(float(value), graph)
+        number = _number(value)
+        if number is not NOT_A_NUMBER:
+            return self.encode(number, graph)
+        named = self._named(value, graph)
+        return self._reference(value, graph) if named is None else named
+
+    def _named(self, value, graph):
+        """A bound method or a function a message may name, or None (it then crosses as a placeholder)."""
         if isinstance(value, types.MethodType):
             name = getattr(value.__func__, "__name__", None)
             method = self._method(value.__self__, name)
@@ -232,7 +246,7 @@ class Bridge:
         elif isinstance(value, types.FunctionType) and self._defined(value):
             module = value.__module__
             return {"g": value.__qualname__} if module == self.ns.get("__name__") else {"fn": _qual(value)}
-        return self._reference(value, graph)
+        return None
 
     def _reference(self, value, graph):
         """{"r": id}, with the object's contents in `graph` the first time this message meets it."""
@@ -255,15 +269,11 @@ class Bridge:
 
     def _shallow(self, value, graph):
         kind = type(value)
-        if kind in (list, collections.deque) and set(map(type, value)) <= SCALARS:  # block tables, free lists: as they are
-            return {"k": "list" if kind is list else "deque", "s": list(value), **({"n": value.maxlen} if kind is not list else {})}
-        if kind is dict and set(map(type, value)) <= SCALARS and set(map(type, value.values())) <= SCALARS:
-            return {"k": "dict", "s": list(value.items())}   # events, per-step counts: as they are
-        if kind is list:
-            return {"k": "list", "v": [self.encode(v, graph) for v in value]}
-        if kind is collections.deque:
-            return {"k": "deque", "v": [self.encode(v, graph) for v in value], "n": value.maxlen}
+        if kind in SEQUENCES:
+            return self._shallow_sequence(value, kind, graph)
         if kind is dict:
+            if set(map(type, value)) <= SCALARS and set(map(type, value.values())) <= SCALARS:
+                return {"k": "dict", "s": list(value.items())}   # events, per-step counts: as they are
             return {"k": "dict", "v": [[self.encode(k, graph), self.encode(v, graph)] for k, v in value.items()]}
         if kind is set:
             return {"k": "set", "v": [self.encode(v, graph) for v in value]}
@@ -274,6 +284,18 @@ class Bridge:
             return {"k": "obj", "c": _qual(kind), "s": list(fields.items())}
         return {"k": "obj", "c": _qual(kind), "v": {str(k): self.encode(v, graph) for k, v in fields.items()}}
 
+    def _shallow_sequence(self, value, kind, graph):
+        """A list or a deque (with its maxlen); of scalars only (block tables, free lists), as it is."""
+        name = SEQUENCES[kind]
+        spec = {"k": name}
+        if set(map(type, value)) <= SCALARS:
+            spec["s"] = list(value)
+        else:
+            spec["v"] = [self.encode(v, graph) for v in value]
+        if kind is not list:
+            spec["n"] = value.maxlen
+        return spec
+
     def decode(self, value):
         if not isinstance(value, dict):
             if isinstance(value, list):
@@ -281,41 +303,43 @@ class Bridge:
             return value
         if "r" in value:
             return self.objs[value["r"]]
-        if "t" in value:
-            return tuple(self.decode(v) for v in value["t"])
-        if "z" in value:
-            return frozenset(self.decode(v) for v in value["z"])
-        if "f" in value:
-            return float(value["f"])
-        if "e" in value:
-            cls = self._resolve(value["e"])
-            if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
-                raise BridgeError("an unknown enum")
-            return cls(self.decode(value["v"]))
-        if "c" in value:
-            cls = self._resolve(value["c"])
-            if not isinstance(cls, type):
-                raise BridgeError("an unknown class")
-            return cls
-        if "m" in value:
-            owner = value["m"]
-            if not (isinstance(owner, dict) and "r" in owner):
-                raise BridgeError("a method of something other than an object")
-            method = self._method(self.decode(owner), value.get("n"))
-            if method is None:
-                raise BridgeError("not a method that a notebook or lab class defines")
-            return method
-        if "g" in value:
-            fn = self._resolve(f"{self.ns.get('__name__')}:{value['g']}")
-            if fn is None:
-                raise BridgeError("an unknown name")
-            return fn
-        if "fn" in value:
-            fn = self._resolve(value["fn"])
-            if not isinstance(fn, types.FunctionType) or not _lab(fn.__module__):
-                raise BridgeError("an unknown function")
-            return fn
+        for key, decoder in DECODERS:   # in this order: the first key a value holds says what it is
+            if key in value:
+                return decoder(self, value)
         raise BridgeError("an unknown value in a message")
+
+    def _decode_enum(self, value):
+        cls = self._resolve(value["e"])
+        if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+            raise BridgeError("an unknown enum")
+        return cls(self.decode(value["v"]))
+
+    def _decode_class(self, value):
+        cls = self._resolve(value["c"])
+        if not isinstance(cls, type):
+            raise BridgeError("an unknown class")
+        return cls
+
+    def _decode_method(self, value):
+        owner = value["m"]
+        if not (isinstance(owner, dict) and "r" in owner):
+            raise BridgeError("a method of something other than an object")
+        method = self._method(self.decode(owner), value.get("n"))
+        if method is None:
+            raise BridgeError("not a method that a notebook or lab class defines")
+        return method
+
+    def _decode_global(self, value):
+        fn = self._resolve(f"{self.ns.get('__name__')}:{value['g']}")
+        if fn is None:
+            raise BridgeError("an unknown name")
+        return fn
+
+    def _decode_function(self, value):
+        fn = self._resolve(value["fn"])
+        if not isinstance(fn, types.FunctionType) or not _lab(fn.__module__):
+            raise BridgeError("an unknown function")
+        return fn
 
     def apply_graph(self, graph):
         """Create the objects this side has not seen, then write every object's contents in place."""
@@ -353,35 +377,38 @@ class Bridge:
         if kind == "opaque":
             return
         if kind == "obj":
-            if "s" in spec:   # plain fields, sent as they are
-                fields = dict(spec["s"])
-                if not set(map(type, fields)) <= {str} or not _flat(fields.values()):
-                    raise BridgeError("a plain object holds something else")
-                if not self._settable(obj, fields):
-                    raise BridgeError("a field that is not data of its class")
-                obj.__dict__.clear()
-                obj.__dict__.update(fields)
-                return
-            if not self._settable(obj, spec["v"]):
-                raise BridgeError("a field that is not data of its class")
-            fields = {k: self.decode(v) for k, v in spec["v"].items()}
-            obj.__dict__.clear()
-            obj.__dict__.update(fields)
+            self._fill_fields(obj, spec)
             return
-        if "s" in spec:   # scalars only, sent as they are
-            values = [tuple(pair) for pair in spec["s"]] if kind == "dict" else spec["s"]
-            flat = [v for pair in values for v in pair] if kind == "dict" else values
-            if not set(map(type, flat)) <= SCALARS:
-                raise BridgeError("a container of scalars holds something else")
-        elif kind == "dict":
-            values = [(self.decode(k), self.decode(v)) for k, v in spec["v"]]
-        else:
-            values = [self.decode(v) for v in spec["v"]]
+        values = self._contents(kind, spec)
         if kind == "list":
             obj[:] = values
         else:
             obj.clear()
             (obj.extend if kind == "deque" else obj.update)(values)
+
+    def _fill_fields(self, obj, spec):
+        plain = "s" in spec   # plain fields, sent as they are
+        fields = dict(spec["s"]) if plain else spec["v"]
+        if plain and not (set(map(type, fields)) <= {str} and _flat(fields.values())):
+            raise BridgeError("a plain object holds something else")
+        if not self._settable(obj, fields):
+            raise BridgeError("a field that is not data of its class")
+        if not plain:
+            fields = {k: self.decode(v) for k, v in fields.items()}
+        obj.__dict__.clear()
+        obj.__dict__.update(fields)
+
+    def _contents(self, kind, spec):
+        """The values of a list, deque or set, or the (key, value) pairs of a dict."""
+        if "s" not in spec:
+            if kind == "dict":
+                return [(self.decode(k), self.decode(v)) for k, v in spec["v"]]
+            return [self.decode(v) for v in spec["v"]]
+        values = [tuple(pair) for pair in spec["s"]] if kind == "dict" else spec["s"]   # scalars only, as they are
+        flat = [v for pair in values for v in pair] if kind == "dict" else values
+        if not set(map(type, flat)) <= SCALARS:
+            raise BridgeError("a container of scalars holds something else")
+        return values
 
     # -- messages ------------------------------------------------------------------------------
     def send(self, message):
@@ -552,3 +579,16 @@ class Bridge:
             signal.setitimer(timer, 0)
             self._reset()
         return True
+
+
+# What a value that is not an {"r": id} decodes to, by the first of these keys it holds.
+DECODERS = (
+    ("t", lambda bridge, value: tuple(bridge.decode(v) for v in value["t"])),
+    ("z", lambda bridge, value: frozenset(bridge.decode(v) for v in value["z"])),
+    ("f", lambda bridge, value: float(value["f"])),
+    ("e", Bridge._decode_enum),
+    ("c", Bridge._decode_class),
+    ("m", Bridge._decode_method),
+    ("g", Bridge._decode_global),
+    ("fn", Bridge._decode_function),
+)
