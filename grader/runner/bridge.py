@@ -23,6 +23,7 @@ import dataclasses
 import enum
 import functools
 import importlib
+import itertools
 import json
 import math
 import numbers
@@ -51,6 +52,8 @@ FLAT = SCALARS | {float}
 WRAPPED = {tuple: "t", frozenset: "z"}   # immutable containers: they cross as values
 SEQUENCES = {list: "list", collections.deque: "deque"}
 NOT_A_NUMBER = object()
+EMPTY = {"list": list, "dict": dict, "set": set}
+NAMES = {str}
 
 
 def _flat(values):
@@ -211,11 +214,6 @@ class Bridge:
         return True
 
     # -- values --------------------------------------------------------------------------------
-    def _new_id(self, obj):
-        self.next_id += 2
-        self.objs[self.next_id], self.ids[id(obj)] = obj, self.next_id
-        return self.next_id
-
     def encode(self, value, graph):
         kind = type(value)
         if value is None or kind in (bool, int, str):
@@ -252,7 +250,8 @@ class Bridge:
         """{"r": id}, with the object's contents in `graph` the first time this message meets it."""
         rid = self.ids.get(id(value))
         if rid is None or self.objs.get(rid) is not value:
-            rid = self._new_id(value)
+            self.next_id = rid = self.next_id + 2
+            self.objs[rid], self.ids[id(value)] = value, rid
         if rid not in graph:
             graph[rid] = None   # placeholder first: cycles end here
             graph[rid] = self._shallow(value, graph)
@@ -269,6 +268,8 @@ class Bridge:
 
     def _shallow(self, value, graph):
         kind = type(value)
+        if self.travelling.get(kind) and type(getattr(value, "__dict__", None)) is dict:   # the common case first
+            return self._shallow_fields(value, kind, graph)
         if kind in SEQUENCES:
             return self._shallow_sequence(value, kind, graph)
         if kind is dict:
@@ -279,10 +280,14 @@ class Bridge:
             return {"k": "set", "v": [self.encode(v, graph) for v in value]}
         if not self._travels(value):   # it stays on its side; the other side holds a placeholder that comes back as it
             return {"k": "opaque", **({"call": 1} if callable(value) else {})}
+        return self._shallow_fields(value, kind, graph)
+
+    def _shallow_fields(self, value, kind, graph):
+        """An object that travels, field by field."""
         fields = value.__dict__
         if _flat(fields.values()):   # a record of numbers and strings (a request): its fields as they are
             return {"k": "obj", "c": _qual(kind), "s": list(fields.items())}
-        return {"k": "obj", "c": _qual(kind), "v": {str(k): self.encode(v, graph) for k, v in fields.items()}}
+        return {"k": "obj", "c": _qual(kind), "v": {str(k): v if type(v) in SCALARS else self.encode(v, graph) for k, v in fields.items()}}
 
     def _shallow_sequence(self, value, kind, graph):
         """A list or a deque (with its maxlen); of scalars only (block tables, free lists), as it is."""
@@ -357,7 +362,7 @@ class Bridge:
         if kind == "deque":
             return collections.deque(maxlen=spec["n"])
         if kind in ("list", "dict", "set"):
-            return {"list": list, "dict": dict, "set": set}[kind]()
+            return EMPTY[kind]()
         if kind == "opaque":
             return OpaqueCallable() if spec.get("call") else Opaque()
         if kind != "obj":
@@ -389,12 +394,12 @@ class Bridge:
     def _fill_fields(self, obj, spec):
         plain = "s" in spec   # plain fields, sent as they are
         fields = dict(spec["s"]) if plain else spec["v"]
-        if plain and not (set(map(type, fields)) <= {str} and _flat(fields.values())):
+        if plain and not (set(map(type, fields)) <= NAMES and _flat(fields.values())):
             raise BridgeError("a plain object holds something else")
         if not self._settable(obj, fields):
             raise BridgeError("a field that is not data of its class")
         if not plain:
-            fields = {k: self.decode(v) for k, v in fields.items()}
+            fields = {k: v if type(v) in SCALARS else self.decode(v) for k, v in fields.items()}   # decode(v) is v for these
         obj.__dict__.clear()
         obj.__dict__.update(fields)
 
@@ -403,9 +408,9 @@ class Bridge:
         if "s" not in spec:
             if kind == "dict":
                 return [(self.decode(k), self.decode(v)) for k, v in spec["v"]]
-            return [self.decode(v) for v in spec["v"]]
-        values = [tuple(pair) for pair in spec["s"]] if kind == "dict" else spec["s"]   # scalars only, as they are
-        flat = [v for pair in values for v in pair] if kind == "dict" else values
+            return [v if type(v) in SCALARS else self.decode(v) for v in spec["v"]]
+        values = list(map(tuple, spec["s"])) if kind == "dict" else spec["s"]   # scalars only, as they are
+        flat = itertools.chain.from_iterable(values) if kind == "dict" else values
         if not set(map(type, flat)) <= SCALARS:
             raise BridgeError("a container of scalars holds something else")
         return values
