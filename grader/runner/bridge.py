@@ -23,6 +23,7 @@ import dataclasses
 import enum
 import functools
 import importlib
+import itertools
 import json
 import math
 import numbers
@@ -48,6 +49,11 @@ class Abort(BaseException):
 SCALARS = {int, str, bool, type(None)}   # JSON carries these as they are
 CONTAINERS = {list, dict, set, collections.deque}
 FLAT = SCALARS | {float}
+WRAPPED = {tuple: "t", frozenset: "z"}   # immutable containers: they cross as values
+SEQUENCES = {list: "list", collections.deque: "deque"}
+NOT_A_NUMBER = object()
+EMPTY = {"list": list, "dict": dict, "set": set}
+NAMES = {str}
 
 
 def _flat(values):
@@ -56,6 +62,17 @@ def _flat(values):
     if kinds <= SCALARS:
         return True
     return kinds <= FLAT and all(math.isfinite(v) for v in values if type(v) is float)
+
+
+def _number(value):
+    """A numpy scalar or another kind of number as the Python number it stands for; else NOT_A_NUMBER."""
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        return value.item()   # numpy scalars travel as Python numbers
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return NOT_A_NUMBER
 
 
 class Mirror:
@@ -197,11 +214,6 @@ class Bridge:
         return True
 
     # -- values --------------------------------------------------------------------------------
-    def _new_id(self, obj):
-        self.next_id += 2
-        self.objs[self.next_id], self.ids[id(obj)] = obj, self.next_id
-        return self.next_id
-
     def encode(self, value, graph):
         kind = type(value)
         if value is None or kind in (bool, int, str):
@@ -210,20 +222,20 @@ class Bridge:
             return value if math.isfinite(value) else {"f": repr(value)}
         if kind in CONTAINERS or self.travelling.get(kind):   # the common case first: an object that crosses by reference
             return self._reference(value, graph)
-        if kind is tuple:
-            return {"t": [self.encode(v, graph) for v in value]}
-        if kind is frozenset:
-            return {"z": [self.encode(v, graph) for v in value]}
+        if kind in WRAPPED:
+            return {WRAPPED[kind]: [self.encode(v, graph) for v in value]}
         if isinstance(value, enum.Enum):
             return {"e": _qual(kind), "v": self.encode(value.value, graph)}
         if isinstance(value, type):
             return {"c": _qual(value)}
-        if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
-            return self.encode(value.item(), graph)   # numpy scalars travel as Python numbers
-        if isinstance(value, numbers.Integral):
-            return int(value)
-        if isinstance(value, numbers.Real):
-            return self.encode(float(value), graph)
+        number = _number(value)
+        if number is not NOT_A_NUMBER:
+            return self.encode(number, graph)
+        named = self._named(value, graph)
+        return self._reference(value, graph) if named is None else named
+
+    def _named(self, value, graph):
+        """A bound method or a function a message may name, or None (it then crosses as a placeholder)."""
         if isinstance(value, types.MethodType):
             name = getattr(value.__func__, "__name__", None)
             method = self._method(value.__self__, name)
@@ -232,13 +244,14 @@ class Bridge:
         elif isinstance(value, types.FunctionType) and self._defined(value):
             module = value.__module__
             return {"g": value.__qualname__} if module == self.ns.get("__name__") else {"fn": _qual(value)}
-        return self._reference(value, graph)
+        return None
 
     def _reference(self, value, graph):
         """{"r": id}, with the object's contents in `graph` the first time this message meets it."""
         rid = self.ids.get(id(value))
         if rid is None or self.objs.get(rid) is not value:
-            rid = self._new_id(value)
+            self.next_id = rid = self.next_id + 2
+            self.objs[rid], self.ids[id(value)] = value, rid
         if rid not in graph:
             graph[rid] = None   # placeholder first: cycles end here
             graph[rid] = self._shallow(value, graph)
@@ -255,24 +268,38 @@ class Bridge:
 
     def _shallow(self, value, graph):
         kind = type(value)
-        if kind in (list, collections.deque) and set(map(type, value)) <= SCALARS:  # block tables, free lists: as they are
-            return {"k": "list" if kind is list else "deque", "s": list(value), **({"n": value.maxlen} if kind is not list else {})}
-        if kind is dict and set(map(type, value)) <= SCALARS and set(map(type, value.values())) <= SCALARS:
-            return {"k": "dict", "s": list(value.items())}   # events, per-step counts: as they are
-        if kind is list:
-            return {"k": "list", "v": [self.encode(v, graph) for v in value]}
-        if kind is collections.deque:
-            return {"k": "deque", "v": [self.encode(v, graph) for v in value], "n": value.maxlen}
+        if self.travelling.get(kind) and type(getattr(value, "__dict__", None)) is dict:   # the common case first
+            return self._shallow_fields(value, kind, graph)
+        if kind in SEQUENCES:
+            return self._shallow_sequence(value, kind, graph)
         if kind is dict:
+            if set(map(type, value)) <= SCALARS and set(map(type, value.values())) <= SCALARS:
+                return {"k": "dict", "s": list(value.items())}   # events, per-step counts: as they are
             return {"k": "dict", "v": [[self.encode(k, graph), self.encode(v, graph)] for k, v in value.items()]}
         if kind is set:
             return {"k": "set", "v": [self.encode(v, graph) for v in value]}
         if not self._travels(value):   # it stays on its side; the other side holds a placeholder that comes back as it
             return {"k": "opaque", **({"call": 1} if callable(value) else {})}
+        return self._shallow_fields(value, kind, graph)
+
+    def _shallow_fields(self, value, kind, graph):
+        """An object that travels, field by field."""
         fields = value.__dict__
         if _flat(fields.values()):   # a record of numbers and strings (a request): its fields as they are
             return {"k": "obj", "c": _qual(kind), "s": list(fields.items())}
-        return {"k": "obj", "c": _qual(kind), "v": {str(k): self.encode(v, graph) for k, v in fields.items()}}
+        return {"k": "obj", "c": _qual(kind), "v": {str(k): v if type(v) in SCALARS else self.encode(v, graph) for k, v in fields.items()}}
+
+    def _shallow_sequence(self, value, kind, graph):
+        """A list or a deque (with its maxlen); of scalars only (block tables, free lists), as it is."""
+        name = SEQUENCES[kind]
+        spec = {"k": name}
+        if set(map(type, value)) <= SCALARS:
+            spec["s"] = list(value)
+        else:
+            spec["v"] = [self.encode(v, graph) for v in value]
+        if kind is not list:
+            spec["n"] = value.maxlen
+        return spec
 
     def decode(self, value):
         if not isinstance(value, dict):
@@ -281,41 +308,43 @@ class Bridge:
             return value
         if "r" in value:
             return self.objs[value["r"]]
-        if "t" in value:
-            return tuple(self.decode(v) for v in value["t"])
-        if "z" in value:
-            return frozenset(self.decode(v) for v in value["z"])
-        if "f" in value:
-            return float(value["f"])
-        if "e" in value:
-            cls = self._resolve(value["e"])
-            if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
-                raise BridgeError("an unknown enum")
-            return cls(self.decode(value["v"]))
-        if "c" in value:
-            cls = self._resolve(value["c"])
-            if not isinstance(cls, type):
-                raise BridgeError("an unknown class")
-            return cls
-        if "m" in value:
-            owner = value["m"]
-            if not (isinstance(owner, dict) and "r" in owner):
-                raise BridgeError("a method of something other than an object")
-            method = self._method(self.decode(owner), value.get("n"))
-            if method is None:
-                raise BridgeError("not a method that a notebook or lab class defines")
-            return method
-        if "g" in value:
-            fn = self._resolve(f"{self.ns.get('__name__')}:{value['g']}")
-            if fn is None:
-                raise BridgeError("an unknown name")
-            return fn
-        if "fn" in value:
-            fn = self._resolve(value["fn"])
-            if not isinstance(fn, types.FunctionType) or not _lab(fn.__module__):
-                raise BridgeError("an unknown function")
-            return fn
+        for key, decoder in DECODERS:   # in this order: the first key a value holds says what it is
+            if key in value:
+                return decoder(self, value)
         raise BridgeError("an unknown value in a message")
+
+    def _decode_enum(self, value):
+        cls = self._resolve(value["e"])
+        if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+            raise BridgeError("an unknown enum")
+        return cls(self.decode(value["v"]))
+
+    def _decode_class(self, value):
+        cls = self._resolve(value["c"])
+        if not isinstance(cls, type):
+            raise BridgeError("an unknown class")
+        return cls
+
+    def _decode_method(self, value):
+        owner = value["m"]
+        if not (isinstance(owner, dict) and "r" in owner):
+            raise BridgeError("a method of something other than an object")
+        method = self._method(self.decode(owner), value.get("n"))
+        if method is None:
+            raise BridgeError("not a method that a notebook or lab class defines")
+        return method
+
+    def _decode_global(self, value):
+        fn = self._resolve(f"{self.ns.get('__name__')}:{value['g']}")
+        if fn is None:
+            raise BridgeError("an unknown name")
+        return fn
+
+    def _decode_function(self, value):
+        fn = self._resolve(value["fn"])
+        if not isinstance(fn, types.FunctionType) or not _lab(fn.__module__):
+            raise BridgeError("an unknown function")
+        return fn
 
     def apply_graph(self, graph):
         """Create the objects this side has not seen, then write every object's contents in place."""
@@ -333,7 +362,7 @@ class Bridge:
         if kind == "deque":
             return collections.deque(maxlen=spec["n"])
         if kind in ("list", "dict", "set"):
-            return {"list": list, "dict": dict, "set": set}[kind]()
+            return EMPTY[kind]()
         if kind == "opaque":
             return OpaqueCallable() if spec.get("call") else Opaque()
         if kind != "obj":
@@ -353,35 +382,38 @@ class Bridge:
         if kind == "opaque":
             return
         if kind == "obj":
-            if "s" in spec:   # plain fields, sent as they are
-                fields = dict(spec["s"])
-                if not set(map(type, fields)) <= {str} or not _flat(fields.values()):
-                    raise BridgeError("a plain object holds something else")
-                if not self._settable(obj, fields):
-                    raise BridgeError("a field that is not data of its class")
-                obj.__dict__.clear()
-                obj.__dict__.update(fields)
-                return
-            if not self._settable(obj, spec["v"]):
-                raise BridgeError("a field that is not data of its class")
-            fields = {k: self.decode(v) for k, v in spec["v"].items()}
-            obj.__dict__.clear()
-            obj.__dict__.update(fields)
+            self._fill_fields(obj, spec)
             return
-        if "s" in spec:   # scalars only, sent as they are
-            values = [tuple(pair) for pair in spec["s"]] if kind == "dict" else spec["s"]
-            flat = [v for pair in values for v in pair] if kind == "dict" else values
-            if not set(map(type, flat)) <= SCALARS:
-                raise BridgeError("a container of scalars holds something else")
-        elif kind == "dict":
-            values = [(self.decode(k), self.decode(v)) for k, v in spec["v"]]
-        else:
-            values = [self.decode(v) for v in spec["v"]]
+        values = self._contents(kind, spec)
         if kind == "list":
             obj[:] = values
         else:
             obj.clear()
             (obj.extend if kind == "deque" else obj.update)(values)
+
+    def _fill_fields(self, obj, spec):
+        plain = "s" in spec   # plain fields, sent as they are
+        fields = dict(spec["s"]) if plain else spec["v"]
+        if plain and not (set(map(type, fields)) <= NAMES and _flat(fields.values())):
+            raise BridgeError("a plain object holds something else")
+        if not self._settable(obj, fields):
+            raise BridgeError("a field that is not data of its class")
+        if not plain:
+            fields = {k: v if type(v) in SCALARS else self.decode(v) for k, v in fields.items()}   # decode(v) is v for these
+        obj.__dict__.clear()
+        obj.__dict__.update(fields)
+
+    def _contents(self, kind, spec):
+        """The values of a list, deque or set, or the (key, value) pairs of a dict."""
+        if "s" not in spec:
+            if kind == "dict":
+                return [(self.decode(k), self.decode(v)) for k, v in spec["v"]]
+            return [v if type(v) in SCALARS else self.decode(v) for v in spec["v"]]
+        values = list(map(tuple, spec["s"])) if kind == "dict" else spec["s"]   # scalars only, as they are
+        flat = itertools.chain.from_iterable(values) if kind == "dict" else values
+        if not set(map(type, flat)) <= SCALARS:
+            raise BridgeError("a container of scalars holds something else")
+        return values
 
     # -- messages ------------------------------------------------------------------------------
     def send(self, message):
@@ -552,3 +584,16 @@ class Bridge:
             signal.setitimer(timer, 0)
             self._reset()
         return True
+
+
+# What a value that is not an {"r": id} decodes to, by the first of these keys it holds.
+DECODERS = (
+    ("t", lambda bridge, value: tuple(bridge.decode(v) for v in value["t"])),
+    ("z", lambda bridge, value: frozenset(bridge.decode(v) for v in value["z"])),
+    ("f", lambda bridge, value: float(value["f"])),
+    ("e", Bridge._decode_enum),
+    ("c", Bridge._decode_class),
+    ("m", Bridge._decode_method),
+    ("g", Bridge._decode_global),
+    ("fn", Bridge._decode_function),
+)
