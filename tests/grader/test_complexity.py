@@ -16,7 +16,6 @@ LIMIT = 15
 GRADE = "grader/grade.py: the judging path, reworked with grade.py's own split"
 NOTEBOOK_RUN = "grader/notebook_run.py: the feedback run, reworked with notebook_run.py's own split"
 DIAGNOSE = "grader/diagnose.py: the mistakes catalogue, whose key is being changed at the same time"
-BRIDGE = "grader/runner/bridge.py: the bridge's encode/decode, reworked with bridge.py's own split"
 
 # "path::qualified name": (its complexity when it was allowed, why). It may not grow; its entry goes when it is
 # brought down to LIMIT.
@@ -29,10 +28,6 @@ ALLOWED = {
     "grader/notebook_run.py::unread_later": (21, NOTEBOOK_RUN),
     "grader/notebook_run.py::_drawn": (16, NOTEBOOK_RUN),
     "grader/diagnose.py::_canonical": (19, DIAGNOSE),
-    "grader/runner/bridge.py::Bridge.encode": (23, BRIDGE),
-    "grader/runner/bridge.py::Bridge.decode": (23, BRIDGE),
-    "grader/runner/bridge.py::Bridge._fill": (21, BRIDGE),
-    "grader/runner/bridge.py::Bridge._shallow": (20, BRIDGE),
 }
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
