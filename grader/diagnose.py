@@ -52,27 +52,38 @@ def _canonical(value):
     """The value as JSON data that keeps its types, with numbers written at DIGITS significant digits (so a last-bit
     difference does not count); an object is its type's name (its repr may hold an address)."""
     kind = type(value)
-    if kind in (int, float):
-        return "#" + format(value, f".{DIGITS}g")
-    if value is None or kind is bool or kind is str:
-        return value
-    if kind is list:
-        return [_canonical(v) for v in value]
-    if kind is dict and all(type(k) is str and k[:1] != "$" for k in value):
-        return {k: _canonical(v) for k, v in value.items()}
-    if kind is dict:
-        return {"$dict": [[_canonical(k), _canonical(v)] for k, v in value.items()]}
-    if kind in (tuple, set, frozenset):
-        items = [_canonical(v) for v in value]
-        return {"$" + kind.__name__: items if kind is tuple else sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
-    tagged = _TAGGED.get(kind)
-    if tagged is not None:
-        return tagged(value)
+    # by the exact type: a subclass of int or str (an enum, say) is an object like any other
+    encode = _PLAIN.get(kind) or _TAGGED.get(kind)
+    if encode is not None:
+        return encode(value)
     if is_numpy(value):
         return {"$numpy": [kind.__name__, _canonical(value.item())]}
     return repr(value)
 
 
+def _number(value) -> str:
+    """An int or a float as text at DIGITS significant digits, after a "#"."""
+    return "#" + format(value, f".{DIGITS}g")
+
+
+def _dict(value: dict) -> dict:
+    """A dict as a JSON object when its keys can be one (str keys, none that looks like a tag), else as its pairs."""
+    if all(type(k) is str and k[:1] != "$" for k in value):
+        return {k: _canonical(v) for k, v in value.items()}
+    return {"$dict": [[_canonical(k), _canonical(v)] for k, v in value.items()]}
+
+
+def _collection(value: tuple | set | frozenset) -> dict:
+    """A tuple, set or frozenset tagged with its type; a set's items in an order of their own (not the set's)."""
+    kind = type(value)
+    items = [_canonical(v) for v in value]
+    return {"$" + kind.__name__: items if kind is tuple else sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
+
+
+# Values JSON has as they are (None, bool, str) and the builtin containers, by their exact type.
+_PLAIN = {int: _number, float: _number, type(None): lambda value: value, bool: lambda value: value,
+          str: lambda value: value, list: lambda value: [_canonical(v) for v in value], dict: _dict,
+          tuple: _collection, set: _collection, frozenset: _collection}
 # Values of the grader's own types, each as a tag of its own (a NoValue's is a tag no value has: a crash is never the
 # string a function returned).
 _TAGGED = {Instance: lambda value: {"$obj": [value.type_name, _canonical(value.base)]},

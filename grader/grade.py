@@ -66,31 +66,58 @@ def first_diff(expected, actual, shown: Budget | None = None, path: tuple = (), 
     shown = shown or Budget()
     where = Joined(path or (Message("path_value"),))
     if not same_type(expected, actual, allow):
-        want, want_kind = _short(expected), kind_name(kind(expected))
-        got, got_kind = shown.value(actual), kind_name(shown.kind(actual))
-        return Message("diff_kinds", {"where": where, "want": want, "want_kind": want_kind, "got": got, "got_kind": got_kind})
+        return _types_differ(expected, actual, shown, where)
     mine, theirs = loosened(expected, allow), loosened(actual, allow)
+    found = None
     if type(mine) is dict and type(theirs) is dict:
-        if mine and theirs and {key(k, allow)[0] for k in mine} != {key(k, allow)[0] for k in theirs}:
-            want, want_kind = _short(expected), _kinds(key_kinds(mine))
-            got, got_kind = shown.value(actual), _kinds(shown.key_kinds(theirs))
-            return Message("diff_key_kinds", {"where": where, "want": want, "want_kind": want_kind, "got": got, "got_kind": got_kind})
-        ours, child = by_key(mine, allow), by_key(theirs, allow)
-        for k in list(ours) + [k for k in child if k not in ours]:
-            if k not in child:
-                return Message("diff_no_key_got", {"where": Joined(_step(path, ours[k][0])), "want": _short(ours[k][1])})
-            if k not in ours:
-                at = Joined(_step(path, child[k][0], shown))
-                return Message("diff_no_key_wanted", {"where": at, "got": shown.value(child[k][1])})
-            if not same(ours[k][1], child[k][1], allow):
-                return first_diff(ours[k][1], child[k][1], shown, _step(path, ours[k][0]), allow)
-    if type(mine) in (list, tuple) and type(theirs) in (list, tuple) and len(mine) == len(theirs):
-        for index, (e, a) in enumerate(zip(mine, theirs)):
-            if not same(e, a, allow):
-                label = Message("request", {"id": e["request_id"]}) if isinstance(e, dict) and "request_id" in e else str(index)
-                return first_diff(e, a, shown, (*path, "[", label, "]"), allow)
+        found = _key_types_differ(expected, actual, mine, theirs, shown, where, allow)
+        found = found or _dict_diff(mine, theirs, shown, path, allow)
+    elif type(mine) in (list, tuple) and type(theirs) in (list, tuple) and len(mine) == len(theirs):
+        found = _items_diff(mine, theirs, shown, path, allow)
+    if found is not None:
+        return found
     want = _short(expected)
     return Message("diff", {"where": where, "want": want, "got": shown.value(actual)})
+
+
+def _types_differ(expected, actual, shown: Budget, where: Joined) -> Message:
+    """Two values of different types, each named after it (the child's within `shown`'s budget)."""
+    want, want_kind = _short(expected), kind_name(kind(expected))
+    got, got_kind = shown.value(actual), kind_name(shown.kind(actual))
+    return Message("diff_kinds", {"where": where, "want": want, "want_kind": want_kind, "got": got, "got_kind": got_kind})
+
+
+def _key_types_differ(expected, actual, mine: dict, theirs: dict, shown: Budget, where: Joined,
+                      allow: frozenset) -> Message | None:
+    """Two dicts (`mine`, `theirs`: as loosened) whose keys differ in type, each named after their types (None if they do not)."""
+    if mine and theirs and {key(k, allow)[0] for k in mine} != {key(k, allow)[0] for k in theirs}:
+        want, want_kind = _short(expected), _kinds(key_kinds(mine))
+        got, got_kind = shown.value(actual), _kinds(shown.key_kinds(theirs))
+        return Message("diff_key_kinds", {"where": where, "want": want, "want_kind": want_kind, "got": got, "got_kind": got_kind})
+    return None
+
+
+def _dict_diff(mine: dict, theirs: dict, shown: Budget, path: tuple, allow: frozenset) -> Message | None:
+    """The first key (ours first, then the child's) that one dict lacks or whose values differ (None if there is none)."""
+    ours, child = by_key(mine, allow), by_key(theirs, allow)
+    for k in list(ours) + [k for k in child if k not in ours]:
+        if k not in child:
+            return Message("diff_no_key_got", {"where": Joined(_step(path, ours[k][0])), "want": _short(ours[k][1])})
+        if k not in ours:
+            at = Joined(_step(path, child[k][0], shown))
+            return Message("diff_no_key_wanted", {"where": at, "got": shown.value(child[k][1])})
+        if not same(ours[k][1], child[k][1], allow):
+            return first_diff(ours[k][1], child[k][1], shown, _step(path, ours[k][0]), allow)
+    return None
+
+
+def _items_diff(mine: list | tuple, theirs: list | tuple, shown: Budget, path: tuple, allow: frozenset) -> Message | None:
+    """Where the first differing item of two sequences of one length differs (a request named by its id; None if none does)."""
+    for index, (e, a) in enumerate(zip(mine, theirs)):
+        if not same(e, a, allow):
+            label = Message("request", {"id": e["request_id"]}) if isinstance(e, dict) and "request_id" in e else str(index)
+            return first_diff(e, a, shown, (*path, "[", label, "]"), allow)
+    return None
 
 
 def _root(word: str) -> tuple:
@@ -301,14 +328,18 @@ class Grader:
         if run.status != "ok" or errors:
             raise RuntimeError(f"the reference does not run cleanly ({run.status} {run.detail} {errors}): fix the master")
         expected = {rec["name"]: rec["obs"] for rec in run.records if rec["kind"] == "scenario"}
-        failing = [sc["name"] for task in self.tasks for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)
-                   if visible(sc) and not _all_held(expected.get(self._key(task, ri, si)))]
+        failing = self._failing_visible(expected)
         if failing:   # a case of a visible check that the reference fails: the check and the master disagree
             raise RuntimeError(f"the reference fails its own {failing[0]}: fix the master")
-        invalid = [name for name, obs in expected.items() if type(obs) is NoValue and obs.how == INVALID]
+        invalid = _invalid(expected)
         if invalid:  # a student's equally oversized value would compare equal: the suite must fit the channel
             raise RuntimeError(f"the reference's observation of {invalid[0]} exceeds the result schema: {expected[invalid[0]].detail}")
         return run
+
+    def _failing_visible(self, expected: dict[str, object]) -> list[str]:
+        """The cases of visible checks (by their names) in which not every check held on the reference's run."""
+        return [sc["name"] for task in self.tasks for ri, rule in enumerate(task.rules) for si, sc in enumerate(rule.scenarios)
+                if visible(sc) and not _all_held(expected.get(self._key(task, ri, si)))]
 
     def grade_task(self, task: Task, answer_source: str) -> TaskVerdict:
         """The verdict on one answer; an answer already graded in this batch (a shared answer) is not run again.
@@ -358,39 +389,59 @@ class Grader:
         names = set(self._names(task))
         observed = {name: obs for name, obs in observations(run).items() if name in names}
         cell_error = (run.records[0].get("errors", {}) if run.records else {}).get(task.answer_id)
-        results, cases = [], {}
-        for ri, rule in enumerate(task.rules):
-            detail, code, seen = "", "", ""
-            for si, scenario in enumerate(rule.scenarios):
-                name = self._key(task, ri, si)
-                label = scenario_label(scenario)
-                if name not in observed:
-                    detail = labelled(label, Message("not_run", {"status": Named(run.status, "status"), "detail": run.detail}))
-                elif rule.judge is not None and not visible(scenario):
-                    # a fed scenario's value is what this process received on its feed, not what the child says of it
-                    verdict = judged(rule.judge, observed[name], {**scenario, "fed": run.fed.get(name)} if "feed" in scenario else scenario)
-                    # a judge's own words cut short are English text: shown as they are, after its scenario's label
-                    detail = labelled(label, verdict) if verdict else ""
-                    seen = fingerprint(si, None, asdict(verdict) if isinstance(verdict, Message) else verdict) if verdict else ""  # not its wording
-                elif not same(self.expected[name], observed[name], rule.allows):
-                    cases[ri] = (label, *up_to_departure(scenario["ops"], self.expected[name], observed[name], rule.allows),
-                                 rule.allows)
-                    detail, code = self._case(*cases[ri])
-                    seen = fingerprint(si, self.expected[name], observed[name], rule.allows)
-                if detail:
-                    break
-            results.append(failed(rule.name, detail, code, self._quotes(task, rule.name), seen) if detail else RuleResult(rule.name, True))
+        cases = {}   # {rule index: its failing case} of the rules that failed by comparison with the reference
+        results = [self._rule_result(task, ri, run, observed, cases) for ri in range(len(task.rules))]
         passed = sum(r.passed for r in results)
         note, status = _note(task, cell_error, run)
         score = score_of(task.points, passed, len(results))
         hung = run.status == "timeout" or cell_error == CELL_TIMEOUT or any(map(ran_out, observed.values()))
         # Cases too long to read are cut down; the score is already fixed, and an answer that hung is not run again.
-        long = {ri: case for ri, case in cases.items() if not snippets.fits(results[ri].snippet) and isinstance(case[3], list)}
-        if long and not hung and run.status == "ok":
-            for ri, (label, *case) in self._shrink(task, answer_source, long).items():
-                detail, results[ri].snippet = self._case(Message("cut_down", {"scenario": label}), *case)
-                results[ri].detail, results[ri].message = str(detail), detail
+        if not hung and run.status == "ok":
+            self._cut_down(task, answer_source, results, cases)
         return TaskVerdict(task.task_id, task.answer_id, task.test_id, task.points, score, results, note, hung, status=status)
+
+    def _rule_result(self, task: Task, ri: int, run: ChildRun, observed: dict, cases: dict[int, tuple]) -> RuleResult:
+        """Rule `ri`'s result: failed on its first scenario that fails (whose case, if it is one, goes in `cases`)."""
+        rule = task.rules[ri]
+        for si in range(len(rule.scenarios)):
+            detail, code, seen = self._scenario_failure(task, ri, si, run, observed, cases)
+            if detail:
+                return failed(rule.name, detail, code, self._quotes(task, rule.name), seen)
+        return RuleResult(rule.name, True)
+
+    def _scenario_failure(self, task: Task, ri: int, si: int, run: ChildRun, observed: dict,
+                          cases: dict[int, tuple]) -> tuple[Message | str, str, str]:
+        """(detail, code, seen) of rule `ri`'s scenario `si` ('' each when it passes): not run, failed by its rule's
+        judge, or departing from the reference (then its case goes in `cases`)."""
+        rule = task.rules[ri]
+        scenario = rule.scenarios[si]
+        name = self._key(task, ri, si)
+        label = scenario_label(scenario)
+        if name not in observed:
+            status = {"status": Named(run.status, "status"), "detail": run.detail}
+            return labelled(label, Message("not_run", status)), "", ""
+        if rule.judge is not None and not visible(scenario):
+            # a fed scenario's value is what this process received on its feed, not what the child says of it
+            verdict = judged(rule.judge, observed[name], {**scenario, "fed": run.fed.get(name)} if "feed" in scenario else scenario)
+            if not verdict:
+                return "", "", ""
+            # a judge's own words cut short are English text: shown as they are, after its scenario's label
+            return labelled(label, verdict), "", fingerprint(si, None, asdict(verdict) if isinstance(verdict, Message) else verdict)  # not its wording
+        if same(self.expected[name], observed[name], rule.allows):
+            return "", "", ""
+        cases[ri] = (label, *up_to_departure(scenario["ops"], self.expected[name], observed[name], rule.allows), rule.allows)
+        detail, code = self._case(*cases[ri])
+        return detail, code, fingerprint(si, self.expected[name], observed[name], rule.allows)
+
+    def _cut_down(self, task: Task, answer_source: str, results: list[RuleResult], cases: dict[int, tuple]) -> None:
+        """Each failing case whose code is too long to read (and is a list of ops), in `results`, replaced by a
+        smaller one that still fails, where _shrink finds one."""
+        long = {ri: case for ri, case in cases.items() if not snippets.fits(results[ri].snippet) and isinstance(case[3], list)}
+        if not long:
+            return
+        for ri, (label, *case) in self._shrink(task, answer_source, long).items():
+            detail, results[ri].snippet = self._case(Message("cut_down", {"scenario": label}), *case)
+            results[ri].detail, results[ri].message = str(detail), detail
 
     def _shrink(self, task: Task, answer_source: str, cases: dict[int, tuple]) -> dict[int, tuple]:
         """Smaller versions of failing cases ({rule index: (label, ops, expected, actual, allow)}) that still fail.
@@ -404,24 +455,35 @@ class Grader:
             left = deadline - time.monotonic()
             if not open_ or left < 1:
                 break
-            share, batch = max(1, shrink.SHRINK_CANDIDATES // len(open_)), []
-            for ri in open_:
-                fresh = [ops for ops in shrink.candidates(self.cases.KIND, best[ri][1]) if (ri, shrink.key(ops)) not in tried]
-                tried.update((ri, shrink.key(ops)) for ops in fresh[:share])
-                batch += [(ri, {"name": f"shrink|{ri}|{n}", "ops": ops}) for n, ops in enumerate(fresh[:share])]
+            batch = self._shrink_batch(best, open_, tried)
             observed = self._observe_both(task, answer_source, [sc for _, sc in batch], left) if batch else None
             if observed is None:
                 break
-            expected, actual = observed
-            for ri, sc in batch:
-                exp, act = expected.get(sc["name"]), actual.get(sc["name"])
-                allow = task.rules[ri].allows
-                if not shrink.disagrees(exp, act, cases[ri][2], allow):
-                    continue
-                candidate = (best[ri][0], *up_to_departure(sc["ops"], exp, act, allow), allow)
-                if shrink.size(self._case(*candidate)[1]) < shrink.size(self._case(*best[ri])[1]):
-                    best[ri] = smaller[ri] = candidate
+            self._keep_smaller(task, batch, *observed, cases, best, smaller)
         return smaller
+
+    def _shrink_batch(self, best: dict[int, tuple], open_: list[int], tried: set) -> list[tuple[int, dict]]:
+        """One round's candidates as (rule index, scenario): for each case still too long, its share of
+        SHRINK_CANDIDATES not tried before (they are added to `tried`)."""
+        share, batch = max(1, shrink.SHRINK_CANDIDATES // len(open_)), []
+        for ri in open_:
+            fresh = [ops for ops in shrink.candidates(self.cases.KIND, best[ri][1]) if (ri, shrink.key(ops)) not in tried]
+            tried.update((ri, shrink.key(ops)) for ops in fresh[:share])
+            batch += [(ri, {"name": f"shrink|{ri}|{n}", "ops": ops}) for n, ops in enumerate(fresh[:share])]
+        return batch
+
+    def _keep_smaller(self, task: Task, batch: list[tuple[int, dict]], expected: dict, actual: dict,
+                      cases: dict[int, tuple], best: dict[int, tuple], smaller: dict[int, tuple]) -> None:
+        """Each candidate of `batch` that still fails as its case did and whose code is shorter than the best so far
+        becomes the best (in `best` and `smaller`)."""
+        for ri, sc in batch:
+            exp, act = expected.get(sc["name"]), actual.get(sc["name"])
+            allow = task.rules[ri].allows
+            if not shrink.disagrees(exp, act, cases[ri][2], allow):
+                continue
+            candidate = (best[ri][0], *up_to_departure(sc["ops"], exp, act, allow), allow)
+            if shrink.size(self._case(*candidate)[1]) < shrink.size(self._case(*best[ri])[1]):
+                best[ri] = smaller[ri] = candidate
 
     def _observe_both(self, task: Task, answer_source: str, scenarios: list[dict], timeout: float) -> tuple[dict, dict] | None:
         """The reference's and the student's observations of `scenarios` (None if either run did not end cleanly)."""
@@ -521,6 +583,11 @@ def up_to_departure(ops: list, expected, actual, allow: frozenset = STRICT) -> t
     """A failing case cut after the op where the student's run departs (what follows cannot matter)."""
     at = departure(expected, actual, allow)
     return (ops, expected, actual) if at is None else (ops[: at + 1], expected[: at + 1], actual[: at + 1])
+
+
+def _invalid(expected: dict[str, object]) -> list[str]:
+    """The scenarios whose observation the protocol refused as invalid (too big for the result schema)."""
+    return [name for name, obs in expected.items() if type(obs) is NoValue and obs.how == INVALID]
 
 
 def grading_fault(run: ChildRun, server: ChildRun) -> Message | None:

@@ -210,27 +210,40 @@ def unread_later(nb, index: int) -> bool:
     if tree is None or not _only_binds(tree):
         return False
     names = exports.bound(tree)
-    for cell in nb.cells[:index]:   # a function defined before may read them when a later cell calls it
+    return not _read_by_a_function(nb.cells[:index], names) and not _read_later(nb.cells[index + 1:], names)
+
+
+def _read_by_a_function(cells: list, names: set[str]) -> bool:
+    """Can a function defined in one of `cells` read one of `names` (when a later cell calls it)? A code cell that
+    names them or reads names indirectly, and does not parse, may."""
+    for cell in cells:
         if cell.cell_type != "code" or not _uses(cell.source, names | READS_ALL, set()):
             continue
         earlier = _tree(cell.source)
         if earlier is None or any(_reads(n, names) for n in ast.walk(earlier)
                                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))):
-            return False
-    for cell in nb.cells[index + 1:]:
-        if not names:
             return True
+    return False
+
+
+def _read_later(cells: list, names: set[str]) -> bool:
+    """Does one of `cells` (those after the cell, in order) read one of `names` before binding it again itself? A code
+    cell that names them and does not parse may."""
+    names = set(names)   # each name bound again is taken out as the cells go
+    for cell in cells:
+        if not names:
+            return False
         if cell.cell_type != "code" or not _uses(cell.source, names | READS_ALL, set()):
             continue
         later = _tree(cell.source)
         if later is None:
-            return False
+            return True
         for node in later.body:
             if _reads(node, names):
-                return False
+                return True
             if isinstance(node, ast.Assign):   # bound again before any read: what the cell bound is gone
                 names -= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return True
+    return False
 
 
 def _tree(source: str) -> ast.Module | None:
@@ -265,11 +278,7 @@ def _drawn(nb, code: list[int], prefix: tuple[str, ...], skip: dict[int, str]) -
     """({index: claim} of the leading code cells that are the release's own and not drawn yet, which this run claims
     (release them with _done_drawing), {index: outputs} of those to reuse, once drawn by a run in flight if need be).
     The chain stops at a cell left out for another reason (`skip`): the cells after it do not run as in the release."""
-    keys = {}
-    for position, index in enumerate(code):
-        if position >= len(prefix) or nb.cells[index].source != prefix[position] or index in skip:
-            break
-        keys[index] = prefix[: position + 1]
+    keys = _release_keys(nb, code, prefix, skip)
     usable = {index: key for index, key in keys.items() if unread_later(nb, index)}
     with _DRAWN_LOCK:
         pending = {_DRAWING[key] for key in usable.values() if key not in _DRAWN and key in _DRAWING}
@@ -281,6 +290,17 @@ def _drawn(nb, code: list[int], prefix: tuple[str, ...], skip: dict[int, str]) -
     with _DRAWN_LOCK:   # never changed once stored: each page gets its own nodes (nbformat.from_dict)
         reuse = {index: _DRAWN[key] for index, key in usable.items() if key in _DRAWN}
     return mine, reuse
+
+
+def _release_keys(nb, code: list[int], prefix: tuple[str, ...], skip: dict[int, str]) -> dict[int, tuple[str, ...]]:
+    """{index: the release's code cells up to it} of the leading code cells (`code`) that are the release's own
+    (`prefix`), up to the first that is not or is left out (`skip`)."""
+    keys = {}
+    for position, index in enumerate(code):
+        if position >= len(prefix) or nb.cells[index].source != prefix[position] or index in skip:
+            break
+        keys[index] = prefix[: position + 1]
+    return keys
 
 
 def _release(claim: Claim) -> None:
@@ -341,30 +361,20 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: set[str] | frozenset[st
     A cell not run says why in `language` (the page's); the notes returned, one per cell that was interrupted or
     not run, are in English (report.md)."""
     deps = dependents(nb, answer_ids)
-    by_gid = {masters.grade_id(c): i for i, c in enumerate(nb.cells) if masters.grade_id(c)}
-    skip: dict[int, Message | str] = {}   # why a cell is left out ('' for none the page shows)
-    for gid in hung or {}:
-        for later in deps.get(by_gid.get(gid, -1), []):
-            skip.setdefault(later, Message("why_uses_graded_hang", {"todo": todo_name(gid)}))
-    quiet = {i for gid, i in by_gid.items()
-             if gid in unneeded and i not in skip and nb.cells[i].cell_type == "code" and unused_later(nb, i)}
-    skip.update({i: "" for i in quiet})
+    skip, quiet = _left_out(nb, deps, hung, unneeded)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     claimed, reused = _drawn(nb, code, prefix, skip)
     try:
-        # Numbered as if every cell not left out ran: a reused figure keeps its number, and a traceback names the same.
-        numbers = {i: n for n, i in enumerate([i for i in code if i not in skip], 1)}
+        numbers = _numbers(code, skip)
         skip.update({i: "" for i in reused})
-        payload = {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
-                   "skip": {str(i): bool(why) for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
-                   "labels": {str(i): todo_name(masters.grade_id(nb.cells[i])) for i in deps},
-                   "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
+        payload = _payload(nb, code, skip, deps, numbers, reused)
         limits = CellLimits(cell_cpu, cell_timeout, feedback_wall)
         run_limits = dataclasses.replace(LIMITS, wall=feedback_wall + 2 * GRACE, cpu_seconds=int(feedback_wall) + CPU_MARGIN)
         done = warm.run("notebook", payload, run_limits, watcher=Publishing(limits, claimed, set(code)))
     finally:
         _done_drawing(claimed)
     records = _records(done.output, set(code))
+    labels = set(payload["labels"].values())
     notes, not_run = [], {}
     for index in code:
         cell, rec = nb.cells[index], records.get(index)
@@ -373,19 +383,55 @@ def execute(warm: Warm, nb, answer_ids: list[str], hung: set[str] | frozenset[st
         elif index in reused:
             cell.outputs, cell.execution_count = [nbformat.from_dict(o) for o in reused[index]], numbers[index]
         elif rec is None or rec["status"] == "skipped":
-            why = skip.get(index) or _why(rec, limits, done.timed_out, set(payload["labels"].values()))
+            why = skip.get(index) or _why(rec, limits, done.timed_out, labels)
             cell.outputs, cell.execution_count = [_note(why, language)], None
             not_run.setdefault(f"not run: {why}", []).append(_label(nb, index, short=True))
         else:
-            cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
-            cell.execution_count = numbers[index]
-            for output in cell.outputs:   # the kernel was given the same number (payload "counts")
-                if output.get("output_type") == "execute_result":
-                    output.execution_count = numbers[index]
+            _show_ran(cell, rec, numbers[index])
             if index in limits.interrupted:
                 notes.append(f"{_label(nb, index)} {limits.interrupted[index]}")
     # One note per reason, naming the cells: "todo1_tests, todo3_tests, cell 28 not run: todo1 ran past ..."
     return notes + [f"{', '.join(cells)} {why}" for why, cells in not_run.items()]
+
+
+def _left_out(nb, deps: dict[int, list[int]], hung: set[str] | frozenset[str],
+              unneeded: frozenset[str]) -> tuple[dict[int, Message | str], set[int]]:
+    """The cells left out before the run, {index: why ('' for none the page shows)}: those that use a TODO known to
+    hang, and the `unneeded` answer cells no later cell uses (also returned on their own: their outputs are emptied)."""
+    by_gid = {masters.grade_id(c): i for i, c in enumerate(nb.cells) if masters.grade_id(c)}
+    skip: dict[int, Message | str] = {}
+    for gid in hung or {}:
+        for later in deps.get(by_gid.get(gid, -1), []):
+            skip.setdefault(later, Message("why_uses_graded_hang", {"todo": todo_name(gid)}))
+    quiet = {i for gid, i in by_gid.items()
+             if gid in unneeded and i not in skip and nb.cells[i].cell_type == "code" and unused_later(nb, i)}
+    skip.update({i: "" for i in quiet})
+    return skip, quiet
+
+
+def _numbers(code: list[int], skip: dict[int, Message | str]) -> dict[int, int]:
+    """{index: its number} of the code cells not left out."""
+    # Numbered as if every cell not left out ran: a reused figure keeps its number, and a traceback names the same.
+    return {i: n for n, i in enumerate([i for i in code if i not in skip], 1)}
+
+
+def _payload(nb, code: list[int], skip: dict[int, Message | str], deps: dict[int, list[int]], numbers: dict[int, int],
+             reused: dict[int, list[dict]]) -> dict:
+    """What the child runs: the code cells, which to leave out (True: with the page's note), which cells use each
+    answer and its name, and each cell's number (a reused figure's cell is not run, so it gets none)."""
+    return {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
+            "skip": {str(i): bool(why) for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
+            "labels": {str(i): todo_name(masters.grade_id(nb.cells[i])) for i in deps},
+            "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
+
+
+def _show_ran(cell, rec: dict, number: int) -> None:
+    """A cell that ran shows its outputs (cleaned) and its number, as its result does."""
+    cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
+    cell.execution_count = number
+    for output in cell.outputs:   # the kernel was given the same number (payload "counts")
+        if output.get("output_type") == "execute_result":
+            output.execution_count = number
 
 
 def _why(rec: dict | None, limits: CellLimits, timed_out: bool, labels: set[str]) -> Message:
