@@ -231,9 +231,10 @@ def test_hidden_scenarios_are_the_same_in_every_process():
     import subprocess
     import sys
 
-    script = ("import hashlib, json\nfrom grader.assignment import load\nfrom grader.paths import assignment_names\n"
+    script = ("import dataclasses, hashlib, json\nfrom grader.assignment import load\nfrom grader.paths import assignment_names\n"
+              "as_data = lambda value: {type(value).__name__: dataclasses.asdict(value)}   # a label is a Message\n"
               "print(hashlib.sha256(json.dumps([[r.scenarios for t in load(n).tasks(20261129) for r in t.rules]"
-              " for n in assignment_names()]).encode()).hexdigest())")
+              " for n in assignment_names()], default=as_data).encode()).hexdigest())")
     digests = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True).stdout
                for _ in range(3)}
     assert len(digests) == 1, digests

@@ -81,8 +81,10 @@ def test_a_hang_costs_only_its_todo_and_is_reported(grader):
 
 @pytest.mark.slow
 def test_a_sleeping_hang_is_ended_by_the_wall_clock():
-    """time.sleep uses no CPU, so the per-scenario CPU alarm never fires; the child's wall-clock limit does."""
-    quick = Grader(NAME, DEFAULTS.override(child_wall=8))
+    """time.sleep uses no CPU, so the per-scenario CPU alarm never fires; the child's wall-clock limit does. The other
+    TODOs' children live under the same wall: on a machine busy enough to starve them of it, they come out as
+    grading errors (re-run, never scored), never as wrong answers."""
+    quick = Grader(NAME, DEFAULTS.override(child_wall=30))   # 8 s failed at load 16: a limit, not a deadline to race
     answers = masters.reference_answers(NAME)
     lines = answers["todo1"].splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if '"""' in line) + 1
@@ -90,7 +92,9 @@ def test_a_sleeping_hang_is_ended_by_the_wall_clock():
     verdicts = {v.answer_id: v for v in quick.grade(answers)}
     assert verdicts["todo1"].score == 0 and "grading child timeout" in str(verdicts["todo1"].note)
     assert verdicts["todo1"].status == Outcome.TIMED_OUT
-    assert scores(verdicts.values()) == FULL | {"todo1": 0}
+    others = {v.answer_id: v for v in verdicts.values() if v.answer_id != "todo1"}
+    assert {a: v.score for a, v in others.items() if v.status != Outcome.GRADING_ERROR} == {
+        a: FULL[a] for a, v in others.items() if v.status != Outcome.GRADING_ERROR}
 
 
 CHEATS = {
