@@ -224,8 +224,8 @@ def test_grader_has_no_import_cycle():
         modules[name] = path
     graph = {name: imports(path, name, set(modules)) & set(modules) - {name} for name, path in modules.items()}
     assert cycles(graph) == []
-    graph["grader.shard"] = graph["grader.shard"] | {"grader.autograde"}  # the cycle there once was
-    assert ["grader.autograde", "grader.shard", "grader.autograde"] in cycles(graph)
+    graph["grader.shard_keys"] = graph["grader.shard_keys"] | {"grader.autograde"}  # planted: autograde imports shard_keys
+    assert ["grader.autograde", "grader.shard_keys", "grader.autograde"] in cycles(graph)
 
 
 def test_the_grader_gets_the_config_and_one_is_built_per_assignment_and_grading_settings(monkeypatch):
