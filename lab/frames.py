@@ -58,14 +58,14 @@ def compare_policies(jobs: list[dict], slots: int) -> pd.DataFrame:
 VALUE_COLUMNS = {"phase", "action", "status"}  # columns whose values are names, shown as row labels are
 
 
-def _gloss(label: Any, own: dict[str, str] | None = None) -> str | None:
-    """The Chinese name of a table label, if it has one (`own`: an assignment's names, before lab's)."""
-    return ({**HEADERS_ZH, **(own or {})}).get(label) if isinstance(label, str) else None
+def _gloss(label: Any, names: dict[str, str] = HEADERS_ZH) -> str | None:
+    """The Chinese name of a table label in `names` (lab's, or an assignment's beside them), if it has one."""
+    return names.get(label) if isinstance(label, str) else None
 
 
-def _named(label: Any, own: dict[str, str] | None = None) -> Any:
+def _named(label: Any, names: dict[str, str] = HEADERS_ZH) -> Any:
     """A row label or an axis name in this edition: its Chinese name before the code name, if it has one."""
-    gloss = _gloss(label, own)
+    gloss = _gloss(label, names)
     if gloss is None:
         return label
     return f"{gloss} {label}" if label.isidentifier() else gloss  # "static start" is no code name
@@ -77,12 +77,13 @@ def table(frame: pd.DataFrame, headers_zh: dict[str, str] | None = None) -> pd.D
     keep computing on the table you passed. `headers_zh`: an assignment's own code names in Chinese, beside lab's."""
     if get_language() != "zh":
         return frame
-    named = lambda label: _named(label, headers_zh)  # noqa: E731
+    names = {**HEADERS_ZH, **headers_zh} if headers_zh else HEADERS_ZH   # merged once, not per label
+    named = lambda label: _named(label, names)  # noqa: E731
     shown = frame.rename(index=named).rename_axis(index=[named(n) for n in frame.index.names])
     for column in VALUE_COLUMNS.intersection(c for c in frame.columns if isinstance(c, str)):
         shown[column] = frame[column].map(named)  # the event names in 02's tables: prefill, decode, finish
     columns = list(frame.columns)
-    glosses = [_gloss(c, headers_zh) for c in columns]
+    glosses = [_gloss(c, names) for c in columns]
     if not isinstance(frame.columns, pd.MultiIndex) and any(glosses):
         shown.columns = pd.MultiIndex.from_arrays([[g or c for g, c in zip(glosses, columns)],
                                                    [c if g and c.isidentifier() else "" for g, c in zip(glosses, columns)]])
