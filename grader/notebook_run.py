@@ -462,11 +462,8 @@ def _records(output: bytes, code: set[int]) -> dict[int, dict]:
     found: dict[int, dict] = {}
     opened: list[int] = []   # start records not yet closed, innermost last
     for line in output.split(b"\n"):
-        try:
-            raw = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(raw, dict) and raw.get("kind") == "start" and type(raw.get("index")) is int:
+        raw = runner_record(line)   # the same reading as the run's progress
+        if raw is not None and raw["kind"] == "start":
             opened.append(raw["index"])
             continue
         rec = _checked(raw, code)
@@ -482,11 +479,10 @@ def _records(output: bytes, code: set[int]) -> dict[int, dict]:
     return found
 
 
-def _checked(rec, code: set[int]) -> dict | None:
-    """A cell record of one of `code`'s cells, with its outputs cleaned (a new dict), or None if it is not one."""
-    if not isinstance(rec, dict) or rec.get("kind") != "cell" or type(rec.get("index")) is not int:
-        return None
-    if rec["index"] not in code or rec.get("status") not in STATUSES:
+def _checked(rec: dict | None, code: set[int]) -> dict | None:
+    """A cell record (runner_record) of one of `code`'s cells, with its outputs cleaned (a new dict), or None if it is
+    not one."""
+    if rec is None or rec["kind"] != "cell" or rec["index"] not in code:
         return None
     outputs = rec.get("outputs") if isinstance(rec.get("outputs"), list) else []
     return {**rec, "outputs": [clean_output(o) for o in outputs[:200] if isinstance(o, dict)]}
