@@ -24,19 +24,24 @@ def label(scenario: dict) -> Message | Named:
     return scenario.get("label") or named(scenario["name"])
 
 
+def _own(name: str | Message | Named) -> Message | Named:
+    """A name inside a composed label: a plain name is looked up exactly (named), a label is kept as it is."""
+    return named(name) if isinstance(name, str) else name
+
+
 def numbered(name: str | Message | Named, number: int) -> Message:
     """'<name> #<number>'."""
-    return Message("scenario_numbered", {"name": named(name) if isinstance(name, str) else name, "number": number})
+    return Message("scenario_numbered", {"name": _own(name), "number": number})
 
 
 def worked_example(name: str | Message | Named) -> Message:
     """'worked example: <name>'."""
-    return Message("worked_example", {"name": named(name) if isinstance(name, str) else name})
+    return Message("worked_example", {"name": _own(name)})
 
 
 def with_policy(name: str | Message | Named, continuous: bool) -> Message:
     """'<name>, continuous' or '<name>, static'."""
-    return Message("scenario_continuous" if continuous else "scenario_static", {"name": named(name) if isinstance(name, str) else name})
+    return Message("scenario_continuous" if continuous else "scenario_static", {"name": _own(name)})
 
 
 def seeded(name: str, count: int, make) -> list[dict]:
