@@ -31,6 +31,7 @@ from types import SimpleNamespace
 import nbformat
 
 from . import caches, masters
+from .cells import grade_id
 from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
 from .suites import visible
 from .suites.base import Task
@@ -153,6 +154,16 @@ class Assignment:
     @cached_property
     def answer_ids(self) -> list[str]:
         return masters.answer_ids(self.master)
+
+    @cached_property
+    def stubs(self) -> dict[str, list[str]]:
+        """{answer grade_id: its stub in each released edition}: what a student starts from (read only)."""
+        found: dict[str, list[str]] = {gid: [] for gid in self.answer_ids}
+        for language in self.languages:
+            for cell in self.release(language).cells:
+                if grade_id(cell) in found:
+                    found[grade_id(cell)].append(cell.source)
+        return found
 
     @cached_property
     def test_ids(self) -> list[str]:

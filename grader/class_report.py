@@ -100,7 +100,7 @@ def summarize(report: dict) -> dict:
             "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m.students), m.name)),
             "operations": operations(students), "sandbox": f"{report.get('sandbox', 'unknown')} ({report.get('sandbox_means', '')})",
             "deadline": report.get("deadline"), "late": [(s["student_id"], s["late"]) for s in students if s.get("late")],
-            "similar": similarity.of_report(report), "answers": _answers(students) | _solved(report["assignment"])}
+            **_similar(report)}
 
 
 def _tasks(students: list[dict], columns: list[str]) -> dict[str, dict]:
@@ -117,9 +117,24 @@ def _blanks(students: list[dict], tasks: dict[str, dict]) -> dict[str, int]:
     return {c: sum(blank(v) for s in students for v in s["verdicts"] if v["answer_id"] == c) for c in tasks}
 
 
-def _solved(assignment: str) -> dict[tuple[str, str], str]:
-    """{(similarity.SOLVED, answer cell): source}: the solved edition's answers, shown beside a student's like it."""
-    return {(similarity.SOLVED, gid): source for gid, source in similarity.solved_answers(assignment).items()}
+def _similar(report: dict) -> dict:
+    """"similar": the findings of grader/similarity.py; "answers": each student's answers and the solved edition's
+    (as similarity.SOLVED), shown side by side. Stubs and solved answers come from the course where the assignment is
+    at hand; a report.json read away from its course is compared among its students only."""
+    stubs, solved = course_answers(report["assignment"])
+    return {"similar": similarity.of_report(report, stubs, solved),
+            "answers": _answers(report["students"]) | {(similarity.SOLVED, gid): source for gid, source in solved.items()}}
+
+
+def course_answers(assignment: str) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(Assignment.stubs, Assignment.reference) of `assignment` as this course has it; ({}, {}) where it cannot be read."""
+    try:
+        from .assignment import get
+
+        a = get(assignment)
+        return a.stubs, dict(a.reference)
+    except Exception:  # noqa: BLE001 - a report.json read away from its course: compared without stubs or solved answers
+        return {}, {}
 
 
 def _answers(students: list[dict]) -> dict[tuple[str, str], str]:

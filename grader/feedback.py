@@ -226,17 +226,14 @@ def scrub_outputs(nb, extra: list[Path] = ()) -> None:
                 output["evalue"] = scrub_paths(output["evalue"], extra)
 
 
-def redact(nb, verdicts, hidden: list[str], language: str = "en") -> None:
-    """Test cells lose their hidden region; their outputs become the sandboxed verdict, in `language`."""
-    from . import i18n
-
-    by_test = {v.test_id: v for v in verdicts}
+def redact(nb, shown: dict[str, str], hidden: list[str]) -> None:
+    """Test cells lose their hidden region; their outputs become `shown[test grade_id]`, the sandboxed verdict as
+    i18n.test_outputs writes it in the page's language."""
     for cell in nb.cells:
         gid = masters.grade_id(cell)
-        if gid in by_test:
+        if gid in shown:
             cell.source = masters.strip_hidden(cell.source)
-            text = i18n.summary(by_test[gid], language) + f"\n\n{i18n.TEXT[language]['graded_outside']}\n"
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=shown[gid])]
             # The guard reads the source only: the verdict is built from scenario data, whose failing case is
             # shown on purpose and may coincide with a line of a hidden test (a bare constructor call, say).
             leaked = [line for line in hidden if line in cell.source]

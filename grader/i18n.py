@@ -150,6 +150,11 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
     return with_mistake("\n".join(lines), verdict, language)
 
 
+def test_outputs(verdicts, language: str = "en") -> dict[str, str]:
+    """{test cell grade_id: what it shows on the feedback page}: its TODO's summary, then that it was graded outside."""
+    return {v.test_id: summary(v, language) + f"\n\n{TEXT[language]['graded_outside']}\n" for v in verdicts}
+
+
 def with_mistake(text: str, verdict: TaskVerdict, language: str) -> str:
     """The summary with the common mistake the answer behaves like (grader/diagnose.py) under its first line."""
     said = advice(verdict.mistake, language)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import caches, diagnose, feedback, masters, messages, notebook_run, sanitize, submission, term
+from . import caches, diagnose, feedback, i18n, masters, messages, notebook_run, sanitize, submission, term
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
@@ -245,7 +245,7 @@ def redact(a: Prepared, w: Work, c: Config) -> None:
     """Each test cell shows its visible part, the verdict, then the score as its result (nbgrader's partial credit)."""
     tests = _tests(w)
     try:
-        feedback.redact(w.nb, w.verdicts, list(a.hidden_snippets), w.language)
+        feedback.redact(w.nb, i18n.test_outputs(w.verdicts, w.language), list(a.hidden_snippets))
         w.nb.metadata["language_edition"] = w.language  # the feedback template's labels follow it
     except RuntimeError as exc:  # our bug, never the student's: no page, but the scores stand
         w.ran = False

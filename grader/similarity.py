@@ -30,7 +30,6 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from .cells import grade_id
 from .verdict import Outcome
 
 THRESHOLD = 0.95    # near pair: ratio of the answers' own tokens at least this
@@ -387,38 +386,14 @@ def _near(pairs: list[tuple[str, str]], mine: dict[str, list[str]], threshold: f
     return found
 
 
-def stubs_of(assignment: str) -> dict[str, list[str]]:
-    """{answer grade_id: the stub of each released edition}; {} where the assignment cannot be read here."""
-    try:
-        from .assignment import get
-
-        a = get(assignment)
-        found: dict[str, list[str]] = {gid: [] for gid in a.answer_ids}
-        for language in a.languages:
-            for cell in a.release(language).cells:
-                if grade_id(cell) in found:
-                    found[grade_id(cell)].append(cell.source)
-        return found
-    except Exception:  # noqa: BLE001 - a report.json read away from its course: compared without the stubs
-        return {}
-
-
 SOLVED = "(the solved edition)"   # the published answer's name in the findings: no student id has parentheses
 
 
-def solved_answers(assignment: str) -> dict[str, str]:
-    """{answer grade_id: the solved edition's answer}, as self-learners can read it; {} where it cannot be read here."""
-    try:
-        from .assignment import get
-        return dict(get(assignment).reference)   # read once per process (Assignment.reference), as stubs_of reads it
-    except Exception:  # noqa: BLE001 - a report.json read away from its course: compared among the students only
-        return {}
-
-
-def of_report(report: dict) -> dict[str, Findings]:
+def of_report(report: dict, stubs: dict[str, list[str]], solved: dict[str, str]) -> dict[str, Findings]:
     """{answer grade_id: Findings} of a report.json whose students carry their "answers" (a TODO left as given, or
-    whose answer cell was missing, is not compared), each TODO's also with the solved edition's answer (SOLVED)."""
-    stubs, solved = stubs_of(report["assignment"]), solved_answers(report["assignment"])
+    whose answer cell was missing, is not compared), each TODO's also with the solved edition's answer (SOLVED).
+
+    `stubs`: Assignment.stubs and `solved`: Assignment.reference, or {} where the assignment is not at hand."""
     by_todo: dict[str, dict[str, str]] = {c: {} for c in report["task_columns"]}
     for s in report["students"]:
         left = {v["answer_id"] for v in s.get("verdicts", []) if v.get("status") == Outcome.MISSING}

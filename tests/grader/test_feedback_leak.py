@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from grader import examples, feedback, masters, sanitize, schema
+from grader import examples, feedback, i18n, masters, sanitize, schema
 from grader.grade import Grader
 from grader.observed import INVALID, NoValue
 from grader.paths import assignment_names
@@ -151,7 +151,7 @@ def task_of(grader: Grader, scenarios: list):
 def page_lines(assignment: str, verdicts) -> list[str]:
     """The verdict text of the rendered, sanitised feedback page, line by line."""
     nb = examples.release(assignment)
-    feedback.redact(nb, verdicts, masters.hidden_snippets(masters.nbgrader_source(assignment)))
+    feedback.redact(nb, i18n.test_outputs(verdicts), masters.hidden_snippets(masters.nbgrader_source(assignment)))
     page, why = sanitize.clean_page(feedback.render(nb, assignment, verdicts))
     assert page is not None, why
     return feedback.visible_text(page).splitlines()

@@ -12,7 +12,7 @@ import nbformat
 from hypothesis import given, settings, strategies as st
 
 from grader import class_report, similarity
-from grader.assignment import load
+from grader.assignment import get, load
 from grader.paths import assignment_names
 from grader.submission import answers_of
 
@@ -40,7 +40,7 @@ def independent(name: str) -> dict[str, dict[str, str]]:
 
 def every_todo():
     for name in assignment_names():
-        stubs = similarity.stubs_of(name)
+        stubs = get(name).stubs
         for gid, answers in independent(name).items():
             yield name, gid, answers, stubs[gid]
 
@@ -177,7 +177,7 @@ def waits_and_flows(jobs: list[dict], trace: list[dict]) -> dict[int, tuple[int,
 def test_a_planted_answer_written_another_way_is_not_reported():
     name = "01_continuous_batching"
     answers = independent(name)["todo1"]
-    stubs = similarity.stubs_of(name)["todo1"]
+    stubs = get(name).stubs["todo1"]
     assert reported(similarity.find(answers | {"planted": PLANTED}, stubs)) == set()
     # while a copy of it, renamed and laid out anew, is
     copied = disguised(PLANTED, keep_of(stubs))
@@ -186,7 +186,7 @@ def test_a_planted_answer_written_another_way_is_not_reported():
 
 def test_answers_left_as_given_or_too_short_are_not_compared():
     name = "01_continuous_batching"
-    stubs = similarity.stubs_of(name)["todo2"]
+    stubs = get(name).stubs["todo2"]
     short = stubs[0].replace("raise NotImplementedError()", "return None")
     found = similarity.find({"a": stubs[0], "b": stubs[1], "c": short, "d": short + "\n# mine\n"}, stubs)
     assert found.compared == 0 and found.clusters == [] and found.near == []
@@ -229,7 +229,7 @@ def test_the_normal_form_ignores_a_consistent_renaming(source, names):
 
 def test_the_class_report_shows_them_side_by_side():
     name = "01_continuous_batching"
-    stubs = similarity.stubs_of(name)
+    stubs = get(name).stubs
     answers = independent(name)
     keep = keep_of(stubs["todo1"])
     students = [{"student_id": who, "status": "graded", "warnings": [], "verdicts": [], "answers": {"todo1": source}}
@@ -257,7 +257,7 @@ def test_padding_cannot_push_an_answer_out_of_what_report_json_keeps():
     compared with nobody. An answer over the limit is kept without what its normal form sets aside."""
     from grader import report
     name = "02_decode_scheduling"
-    stubs = similarity.stubs_of(name)["todo4"]
+    stubs = get(name).stubs["todo4"]
     original = independent(name)["todo4"]["ref"]
     renamed = re.sub(r"#.*", "# mine", original)
     padded = {"comment": "# " + "notes " * 3400 + "\n" + renamed,
@@ -299,8 +299,8 @@ def test_an_answer_like_the_solved_editions_is_listed_with_it():
     reformatted, is listed beside SOLVED; the solved edition is not counted as a student, and independent answers
     are not listed with it (its corpus pair of the same code, SAME_CODE, aside)."""
     name = "02_decode_scheduling"
-    stubs, answers = similarity.stubs_of(name), independent(name)
-    reference = similarity.solved_answers(name)
+    stubs, answers = get(name).stubs, independent(name)
+    reference = dict(get(name).reference)
     for gid, by_who in answers.items():
         keep = keep_of(stubs[gid])
         students = {who: source for who, source in by_who.items() if who != "ref"}

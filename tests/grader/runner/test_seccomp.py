@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, needs_level
-from grader.runner import UID_BASE, Limits, Warm, leftovers, run_sandboxed, seccomp, sweep_all
+from grader.runner import UID_BASE, Limits, Warm, kernel_state, leftovers, run_sandboxed, seccomp, sweep_all
 
 bwrap_only = needs_level("bwrap")   # root: plain processes as other uids (the controls), and the sweep by uid
 COLUMN = seccomp.ARCHES.get(platform.machine(), (0, 0))[0]
@@ -92,6 +92,14 @@ def test_the_syscall_tables_match_the_kernel_headers(machine, header):
     ours = {name: numbers[column] for table in (seccomp.DENIED, seccomp.LOCKS, seccomp.FILTERED, seccomp.NO_CLONE3)
             for name, numbers in table.items() if name not in seccomp.NEWER_THAN_HEADERS or name in known}
     assert ours == {name: known.get(name) for name in ours}
+
+
+def test_the_keyring_code_calls_keyctl_by_the_filters_number():
+    # kernel_state keeps its own copy of keyctl's number so that it need not import the filter
+    assert kernel_state.KEYCTL_NUMBERS == {machine: seccomp.DENIED["keyctl"][column] for machine, (column, _) in seccomp.ARCHES.items()}
+    assert kernel_state.SYS_KEYCTL == seccomp.number("keyctl")
+    # the check can fail: a copy that drifted from the table
+    assert {**kernel_state.KEYCTL_NUMBERS, "aarch64": 218} != {m: seccomp.DENIED["keyctl"][c] for m, (c, _) in seccomp.ARCHES.items()}
 
 
 # --- each denied call fails in each kind of sandbox; the same probe passes outside ---------------------------
