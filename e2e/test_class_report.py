@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import shutil
 
-from grader import autograde, examples
+from grader import autograde, sample_submissions
 
 NAME = "02_decode_scheduling"
 
 
 def test_the_class_report_renders_without_script(browser, shots, tmp_path):
     subs = tmp_path / "subs"
-    examples.write(examples.demo_submissions(NAME), subs)
+    sample_submissions.write(sample_submissions.demo_submissions(NAME), subs)
     autograde.run(NAME, subs, tmp_path / "out", cell_timeout=10)
     report = tmp_path / "out" / "class-report.html"
     page = browser.new_page(viewport={"width": 1200, "height": 900})

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import ROOT, jupyter, private_env, step
-from grader import examples, masters, sanitize
+from grader import editions, sample_submissions, sanitize
 from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.i18n import SUMMARY
@@ -37,8 +37,8 @@ def graded_course(tmp_path_factory):
     course = released(tmp_path_factory.mktemp("formgrader"), ["alice", "bob"])
     mutant = next(m for m in MUTANTS[NAME] if m.passes_visible and m.answer_id == TODO)
     bob = mutated_answers(NAME, mutant)
-    submit(course, "alice", examples.filled(NAME, masters.reference_answers(NAME)))
-    submit(course, "bob", examples.filled(NAME, bob))
+    submit(course, "alice", sample_submissions.filled(NAME, editions.reference_answers(NAME)))
+    submit(course, "bob", sample_submissions.filled(NAME, bob))
     run(course.folder, "collect", NAME)
     assert "graded in sandbox" in run(course.folder, "autograde", NAME)
     return course, bob

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, step
-from grader import masters
+from grader import editions
 from grader.mutants import MUTANTS, mutated_answers
 from grader.paths import NOTEBOOKS_DIR, assignment_names
 
@@ -36,7 +36,7 @@ def broken_variant(assignment: str):
 def answer_cell_indexes(path: Path) -> tuple[dict[str, int], int]:
     """Index of each answer cell, and the number of cells."""
     nb = nbformat.read(path, as_version=4)
-    return {masters.grade_id(c): i for i, c in enumerate(nb.cells) if masters.nbgrader_meta(c).get("solution")}, len(nb.cells)
+    return {editions.grade_id(c): i for i, c in enumerate(nb.cells) if editions.nbgrader_meta(c).get("solution")}, len(nb.cells)
 
 
 def open_notebook(page, server: dict, name: str, num_cells: int) -> None:
@@ -96,7 +96,7 @@ def grades_for(assignment: str, submissions: Path, out: Path) -> dict[str, dict[
 def test_saved_from_jupyterlab_and_graded(assignment, lab_server, browser, shots, tmp_path):
     workspace = lab_server["workspace"]
     mutant = broken_variant(assignment)
-    copies = {"right": masters.reference_answers(assignment), f"wrong_{mutant.answer_id}": mutated_answers(assignment, mutant)}
+    copies = {"right": editions.reference_answers(assignment), f"wrong_{mutant.answer_id}": mutated_answers(assignment, mutant)}
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
     saved = {}

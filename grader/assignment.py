@@ -30,7 +30,7 @@ from types import SimpleNamespace
 
 import nbformat
 
-from . import caches, masters
+from . import caches, editions
 from .cells import grade_id
 from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
 from .suites import visible
@@ -107,15 +107,15 @@ def todos(nb) -> list[Todo]:
     """Each answer cell of a master with the TODO heading above it and the first graded test cell after it."""
     found, heading, answer = [], None, None
     for cell in nb.cells:
-        meta = masters.nbgrader_meta(cell)
+        meta = editions.nbgrader_meta(cell)
         if cell.cell_type == "markdown" and TODO_HEADING.search(cell.source):
             heading = f"TODO {TODO_HEADING.search(cell.source).group(1)}"
-        elif meta.get("solution") and masters.grade_id(cell):
+        elif meta.get("solution") and editions.grade_id(cell):
             if heading is None:
-                raise ValueError(f"answer cell {masters.grade_id(cell)} has no '### TODO k' heading above it")
-            answer = masters.grade_id(cell)
+                raise ValueError(f"answer cell {editions.grade_id(cell)} has no '### TODO k' heading above it")
+            answer = editions.grade_id(cell)
         elif meta.get("grade") and answer is not None:
-            found.append(Todo(heading, answer, masters.grade_id(cell), meta.get("points", 0)))
+            found.append(Todo(heading, answer, editions.grade_id(cell), meta.get("points", 0)))
             answer = None
     return found
 
@@ -136,7 +136,7 @@ class Assignment:
     @caches.cached("(Assignment, language)", "the master is read once per process (edited masters: a new process, or forget())")
     def edition(self, language: str = "en") -> nbformat.NotebookNode:
         """The master in `language`, set-up code filled in (read only: callers copy what they change)."""
-        return masters.read_master(self.name, language)
+        return editions.read_master(self.name, language)
 
     @cached_property
     def master(self) -> nbformat.NotebookNode:
@@ -144,16 +144,16 @@ class Assignment:
 
     @cached_property
     def nbgrader_source(self) -> nbformat.NotebookNode:
-        return masters.without_solution_prose(self.master)
+        return editions.without_solution_prose(self.master)
 
     @cached_property
     def reference(self) -> dict[str, str]:
         """grade_id -> the reference answer (read only: copy before changing)."""
-        return masters.reference_of(self.master)
+        return editions.reference_of(self.master)
 
     @cached_property
     def answer_ids(self) -> list[str]:
-        return masters.answer_ids(self.master)
+        return editions.answer_ids(self.master)
 
     @cached_property
     def stubs(self) -> dict[str, list[str]]:
@@ -167,12 +167,12 @@ class Assignment:
 
     @cached_property
     def test_ids(self) -> list[str]:
-        return masters.test_ids(self.master)
+        return editions.test_ids(self.master)
 
     @cached_property
     def setup(self) -> list[str]:
         """Sources of the given cells the grader replays before the answer cells."""
-        return masters.grading_setup_sources(self.master)
+        return editions.grading_setup_sources(self.master)
 
     @cached_property
     def todos(self) -> list[Todo]:
@@ -185,7 +185,7 @@ class Assignment:
     @cached_property
     def hidden_snippets(self) -> list[str]:
         """Lines of the hidden tests, which no page may show (grader/feedback.py)."""
-        return masters.hidden_snippets(self.nbgrader_source)
+        return editions.hidden_snippets(self.nbgrader_source)
 
     # --- the released student editions (notebooks/, built by `make notebooks`) ---
     def release_path(self, language: str = "en") -> Path:

@@ -16,7 +16,7 @@ from nbclient import NotebookClient
 
 from lab import schedule
 
-from . import autograde, build, examples, masters, pipeline, translation
+from . import autograde, build, editions, pipeline, sample_submissions, translation
 from .assignment import get
 from .paths import BUILD_DIR, ROOT, assignment_names
 
@@ -86,16 +86,16 @@ def run_all(nb, cwd: Path) -> tuple[float, dict[int, float]]:
     return time.perf_counter() - started, client.cell_seconds
 
 
-def editions(name: str) -> dict[str, tuple[object, list]]:
+def editions_to_run(name: str) -> dict[str, tuple[object, list]]:
     """The editions a student or a reader runs, each with its cells' grade_ids: the solved one, and the student one
     with the reference answers typed in."""
     found = {}
     for language in ("en", "zh"):
         if language == "en" or language in translation.languages(name):
-            solved = masters.solved_edition(name, language)  # nbgrader's metadata dropped: its ids are the master's
-            found[f"solved {language}"] = solved, [masters.grade_id(c) for c in masters.read_master(name, language).cells]
-            student = examples.filled(name, dict(get(name).reference), language)
-            found[f"student {language}"] = student, [masters.grade_id(c) for c in student.cells]
+            solved = editions.solved_edition(name, language)  # nbgrader's metadata dropped: its ids are the master's
+            found[f"solved {language}"] = solved, [editions.grade_id(c) for c in editions.read_master(name, language).cells]
+            student = sample_submissions.filled(name, dict(get(name).reference), language)
+            found[f"student {language}"] = student, [editions.grade_id(c) for c in student.cells]
     return found
 
 
@@ -108,8 +108,8 @@ def bench_notebook(names: list[str] | None = None) -> None:
     print(f"\n== notebooks, run top to bottom (kernel start included); median of {REPEAT} runs each, then the slowest cells ==")
     out, checks_seen = BUILD_DIR / "bench" / "notebooks", {}
     for name in names or assignment_names():
-        checks = set(masters.test_ids(masters.nbgrader_source(name)))
-        for edition, (nb, ids) in editions(name).items():
+        checks = set(editions.test_ids(editions.nbgrader_source(name)))
+        for edition, (nb, ids) in editions_to_run(name).items():
             runs = [run_all(copy.deepcopy(nb), out) for _ in range(REPEAT)]
             total = statistics.median(seconds for seconds, _ in runs)
             cells = {i: statistics.median(per_cell.get(i, 0.0) for _, per_cell in runs) for i in range(len(nb.cells))}
@@ -130,10 +130,11 @@ def bench_autograde() -> None:
     sys.stdout.flush()
     subprocess.run([sys.executable, "-m", "grader.throughput"], cwd=ROOT, check=True)
     print("\n== a hang: an infinite loop in TODO 1 beside a correct notebook, one worker ==")
-    subs = examples.class_submissions(ASSIGNMENT)
+    subs = sample_submissions.class_submissions(ASSIGNMENT)
     folder = BUILD_DIR / "bench" / "hang"
     shutil.rmtree(folder, ignore_errors=True)
-    examples.write({"normal": subs["perfect"], "hangs_in_todo1": examples.hanging(ASSIGNMENT, "todo1")}, folder)
+    hangs = sample_submissions.hanging(ASSIGNMENT, "todo1")
+    sample_submissions.write({"normal": subs["perfect"], "hangs_in_todo1": hangs}, folder)
     pipeline.forget()  # a fresh grader: no verdict is reused from the classes above
     _, outcomes = timed(autograde.run, ASSIGNMENT, folder, BUILD_DIR / "bench" / "hang-grades", jobs=1)
     took = {o.student_id: o.seconds for o in outcomes}

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from . import masters
+from . import editions
 from .paths import BUILD_DIR, NBGRADER_CONFIG, NOTEBOOKS_DIR, SOLUTIONS_DIR, assignment_names
 from .translation import LANGUAGES, languages
 
@@ -43,7 +43,7 @@ def make_course(course: Path, names: list[str], with_db: bool = True, language: 
     for name in names:
         src = course / "source" / name
         src.mkdir(parents=True, exist_ok=True)
-        nbformat.write(masters.nbgrader_source(name, language), src / f"{name}.ipynb")
+        nbformat.write(editions.nbgrader_source(name, language), src / f"{name}.ipynb")
         args = ["generate_assignment", name, "--force", "--log-level=WARN"]
         nbgrader(course, *args, *([] if with_db else ["--no-db"]))
     return course
@@ -123,7 +123,7 @@ def execute(nb, cwd: Path) -> nbformat.NotebookNode:
 def build_solutions(names: list[str], out: Path, language: str = "en") -> None:
     for name in names:
         started = time.perf_counter()
-        nb = execute(masters.solved_edition(name, language), cwd=out)
+        nb = execute(editions.solved_edition(name, language), cwd=out)
         write_nb(nb, out / f"{name}.ipynb")
         print(f"  solved edition  -> {out / f'{name}.ipynb'} (executed in {time.perf_counter() - started:.1f} s)")
 

@@ -111,7 +111,7 @@ def mutants_failing_several_rules(grader, graded: list | None = None) -> list[st
 
 def defined(source: str) -> set[str]:
     """The names an answer cell defines (exports), or, if it defines more than functions, every word in it."""
-    from .exports import exports, words
+    from .definitions import exports, words
 
     try:
         return set(exports(source))
@@ -127,17 +127,17 @@ def template_corpus(assignment) -> list[str]:
     import nbformat
     import yaml
 
-    from . import masters
+    from . import editions
     from .new_assignment import CORPUS, TEMPLATE
 
     reference = dict(assignment.reference)
     starters = [{k: v.strip() for k, v in entry.items()}
                 for entry in yaml.safe_load((TEMPLATE / CORPUS).read_text(encoding="utf-8")).values()]
-    templated = reference == masters.reference_of(jupytext.read(TEMPLATE / "master.py"))
+    templated = reference == editions.reference_of(jupytext.read(TEMPLATE / "master.py"))
     found = []
     for path in assignment.corpus:
         nb = nbformat.read(path, as_version=4)
-        answers = {masters.grade_id(c): c.source for c in nb.cells if masters.grade_id(c) in reference}
+        answers = {editions.grade_id(c): c.source for c in nb.cells if editions.grade_id(c) in reference}
         missing = {aid: sorted(defined(source) - defined(answers.get(aid, ""))) for aid, source in reference.items()}
         if any(missing.values()):
             found.append(f"{path.name}: does not define {', '.join(f'{aid} {names}' for aid, names in missing.items() if names)}"

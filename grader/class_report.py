@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import forked, messages, similarity
+from . import messages, similarity, two_cores
 from .safe_text import code_block, csv_cell, inert
 from .verdict import Outcome
 
@@ -265,7 +265,7 @@ def figures(summary: dict) -> dict[str, tuple[str, bytes]]:
     import matplotlib.figure  # noqa: F401 - imported once, before the fork, not in both processes
 
     drawings = _drawings(summary)
-    pngs = forked.produce([draw for _, _, draw in drawings])  # on two cores: the class is graded, one would idle
+    pngs = two_cores.produce([draw for _, _, draw in drawings])  # on two cores: the class is graded, one would idle
     return {name: (alt, png) for (name, alt, _), png in zip(drawings, pngs)}
 
 

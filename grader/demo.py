@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 
 import lab  # noqa: E402
 
-from . import autograde, build, examples, reference  # noqa: E402
+from . import autograde, build, reference, sample_submissions  # noqa: E402
 from .paths import BUILD_DIR, NOTEBOOKS_DIR  # noqa: E402
 
 ASSIGNMENT = "02_decode_scheduling"
@@ -73,8 +73,9 @@ def instructor_pipeline(out) -> None:
         print(f"\n== 3. Autograde the bundled example submissions of {name} ==")
         submissions = out / f"submissions-{name[:2]}"
         shutil.rmtree(submissions, ignore_errors=True)
-        subs = examples.demo_class(name) if name == ASSIGNMENT else examples.demo_submissions(name)  # 02: a whole class
-        for path in examples.write(subs, submissions):
+        # 02: a whole class
+        subs = sample_submissions.demo_class(name) if name == ASSIGNMENT else sample_submissions.demo_submissions(name)
+        for path in sample_submissions.write(subs, submissions):
             print(f"  {path.name}")
         autograde.run(name, submissions, out / grades, term_secret="public")  # a made-up class: the public cases
 

@@ -32,7 +32,7 @@ import yaml
 
 from . import caches
 from .compare import STRICT, same
-from .exports import parse
+from .definitions import parse
 from .observed import Instance, NoValue, is_numpy
 from .paths import ASSIGNMENTS_DIR, BUILD_DIR
 from .verdict import Outcome
@@ -193,7 +193,7 @@ def code_digest(source: str) -> str | None:
 
 def released_stubs(assignment) -> dict[str, dict[str, str]]:
     """{answer_id: {code digest: the answer cell as released}}, for every language edition."""
-    from .masters import cells_by_grade_id
+    from .editions import cells_by_grade_id
 
     stubs: dict[str, dict[str, str]] = {}
     for language in assignment.languages:

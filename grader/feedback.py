@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import caches, masters, nbconvert_shim
+from . import caches, editions, nbconvert_shim
 from .paths import ROOT
 from .sanitize import NOT_SHOWN, SOURCES_CAP
 
@@ -230,9 +230,9 @@ def redact(nb, shown: dict[str, str], hidden: list[str]) -> None:
     """Test cells lose their hidden region; their outputs become `shown[test grade_id]`, the sandboxed verdict as
     i18n.test_outputs writes it in the page's language."""
     for cell in nb.cells:
-        gid = masters.grade_id(cell)
+        gid = editions.grade_id(cell)
         if gid in shown:
-            cell.source = masters.strip_hidden(cell.source)
+            cell.source = editions.strip_hidden(cell.source)
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=shown[gid])]
             # The guard reads the source only: the verdict is built from scenario data, whose failing case is
             # shown on purpose and may coincide with a line of a hidden test (a bare constructor call, say).

@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import asdict
 
-from . import exports, promises, shrink, snippets
+from . import definitions, promises, shrink, snippets
 from .messages import Joined, Message, Named, error_words, from_json, kind_name
 from .assignment import Assignment, get
 from .compare import STRICT, by_key, key, loosened, same, same_type
@@ -27,7 +27,7 @@ from .runner.limits import Limits
 from .runner.protocol import BRIDGE_SOURCE, CHILD, ChildRun, expected_lines, run_child, run_pair
 from .runner.warm import shared
 from .observed import CRASH, INVALID, TIMEOUT, NoValue, key_kinds, kind
-from .schema import CELL_TIMEOUT, Budget, problem, short_text
+from .child_values import CELL_TIMEOUT, Budget, problem, short_text
 from .suites.base import Task
 from .suites.labels import label as scenario_label
 from .term import PUBLIC_SEED
@@ -260,13 +260,13 @@ class Grader:
         self.checks = assignment.check_definitions   # run after the answer cells: the visible cases' helpers
         self.answer_ids = assignment.answer_ids
         self.reference = assignment.reference
-        self.exports = {gid: exports.exports(self.reference[gid]) for gid in self.answer_ids}
-        self.stand_ins = {gid: exports.stand_in(self.reference[gid]) for gid in self.answer_ids}
+        self.exports = {gid: definitions.exports(self.reference[gid]) for gid in self.answer_ids}
+        self.stand_ins = {gid: definitions.stand_in(self.reference[gid]) for gid in self.answer_ids}
         self.cases = assignment.cases
         self.driver = assignment.driver_source
         # The reference runs in a fresh child while the warm parent starts up beside it, unless the set-up imports
         # what the parent imports before it forks: a fresh child would then take as long, so it is forked instead.
-        self.warm = warm_parent if exports.words("\n".join(self.setup)) & PRELOADED else None
+        self.warm = warm_parent if definitions.words("\n".join(self.setup)) & PRELOADED else None
         self.known = {}   # no student's run is read yet: the reference's own is checked in full
         reference = self._reference_run()
         self.expected = observations(reference)

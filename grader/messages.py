@@ -154,7 +154,7 @@ TEXT = {
         "record_cells_malformed": "a malformed cells record",
         "record_not_scenario": "an unexpected record where a scenario belongs",
         "record_end_malformed": "a malformed end of a scenario",
-        # grader/schema.py and grader/observed.py: why an observation was refused (a NoValue's detail; {problem} above)
+        # grader/child_values.py and grader/observed.py: why an observation was refused (a NoValue's detail; {problem} above)
         "problem_values": "more than {limit} values",
         "problem_depth": "nested deeper than {limit}",
         "problem_int": "an integer of {bits} bits",
@@ -441,13 +441,13 @@ class Joined:
 
 
 def kind_name(name: str) -> Message | str:
-    """A type's name as grader/schema.Budget.kind gives it: the name (code, as it is), or the words for a class it
+    """A type's name as grader/child_values.Budget.kind gives it: the name (code, as it is), or the words for a class it
     does not name."""
     return Message("an_object") if name == "an object" else name
 
 
 def error_words(name: str) -> Message | str:
-    """An exception's name as schema.error_name or Budget.name gives it: the name (code), or the words for none."""
+    """An exception's name as child_values.error_name or Budget.name gives it: the name (code), or the words for none."""
     return {"an error": Message("an_error"), "the cell itself ran past the time limit": Message("cell_timeout")}.get(name, name)
 
 

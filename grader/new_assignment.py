@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from . import masters, translation
+from . import editions, translation
 from .paths import ASSIGNMENTS_DIR, MASTER
 
 TEMPLATE = Path(__file__).with_name("assignment_template")
@@ -71,12 +71,12 @@ def write_corpus(name: str, corpus: Path, entries: dict[str, dict[str, str]]) ->
         for entry, answers in entries.items():
             release = nbformat.read(Path(tmp) / entry.rsplit("-", 1)[-1] / f"{name}.ipynb", as_version=4)
             nb = nbformat.v4.upgrade(release, from_version=4, from_minor=release.nbformat_minor)
-            unknown = set(answers) - {masters.grade_id(cell) for cell in nb.cells}
+            unknown = set(answers) - {editions.grade_id(cell) for cell in nb.cells}
             if unknown:
                 raise SystemExit(f"error: {CORPUS} entry {entry!r} answers {sorted(unknown)}, not answer cells of {name}")
             for cell in nb.cells:
-                if masters.grade_id(cell) in answers:
-                    cell.source = answers[masters.grade_id(cell)]
+                if editions.grade_id(cell) in answers:
+                    cell.source = answers[editions.grade_id(cell)]
             corpus.mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, corpus / f"{entry}.ipynb")
             written.append(corpus / f"{entry}.ipynb")

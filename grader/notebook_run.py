@@ -21,7 +21,7 @@ import time
 
 import nbformat
 
-from . import caches, exports, masters
+from . import caches, definitions, editions
 from .config import DEFAULTS
 from .messages import Message
 from .safe_text import inert
@@ -37,7 +37,7 @@ LIMITS = Limits(memory_bytes=4 << 30)   # a feedback run's rlimits: IPython, pan
 def defined_names(source: str) -> set[str]:
     """Top-level functions, classes and assigned names of a cell (empty if it does not parse)."""
     try:
-        tree = exports.parse(masters.strip_solution_marks(source))
+        tree = definitions.parse(editions.strip_solution_marks(source))
     except (SyntaxError, ValueError):
         return set()
     names = set()
@@ -51,13 +51,13 @@ def defined_names(source: str) -> set[str]:
 
 
 def _uses(source: str, names: set[str], labels: set[str]) -> bool:
-    return bool(exports.words(source) & names) or any(re.search(re.escape(label) + r"\b", source) for label in labels)
+    return bool(definitions.words(source) & names) or any(re.search(re.escape(label) + r"\b", source) for label in labels)
 
 
 def dependents(nb, answer_ids: list[str]) -> dict[int, list[int]]:
     """Answer cell index -> the later code cells that use it (directly or through another answer)."""
     cells = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    answers = {i: c for i, c in cells if masters.grade_id(c) in answer_ids}
+    answers = {i: c for i, c in cells if editions.grade_id(c) in answer_ids}
     deps = {}
     for start, cell in answers.items():
         names, labels = set(defined_names(cell.source)), set(re.findall(r"TODO \d+", cell.source))
@@ -146,8 +146,8 @@ def todo_name(grade_id: str) -> str:
 def _label(nb, index: int, short: bool = False) -> str:
     """How notes name a cell: its grade_id, or its index and first line (both the student's: made inert)."""
     cell = nb.cells[index]
-    if masters.grade_id(cell):
-        return inert(masters.grade_id(cell), 64)
+    if editions.grade_id(cell):
+        return inert(editions.grade_id(cell), 64)
     first = cell.source.lstrip()[:200].split("\n", 1)[0]
     return f"cell {index}" if short else f"cell {index} ({inert(first, 40)})"
 
@@ -156,7 +156,7 @@ def unused_later(nb, index: int) -> bool:
     """True when no later code cell names anything cell `index` binds at top level (an import, a loop variable too),
     so not running it changes no other cell; a cell that does not parse is run."""
     try:
-        names = exports.bound(exports.parse(masters.strip_solution_marks(nb.cells[index].source)))
+        names = definitions.bound(definitions.parse(editions.strip_solution_marks(nb.cells[index].source)))
     except (SyntaxError, ValueError):
         return False
     return not any(_uses(c.source, names, set()) for c in nb.cells[index + 1:] if c.cell_type == "code")
@@ -193,7 +193,7 @@ def release_prefix(release, answer_ids: list[str]) -> tuple[str, ...]:
     """The sources of the release's code cells before its first answer cell."""
     prefix = []
     for cell in release.cells:
-        if masters.grade_id(cell) in answer_ids:
+        if editions.grade_id(cell) in answer_ids:
             break
         if cell.cell_type == "code":
             prefix.append(cell.source)
@@ -209,7 +209,7 @@ def unread_later(nb, index: int) -> bool:
     tree = _tree(nb.cells[index].source)
     if tree is None or not _only_binds(tree):
         return False
-    names = exports.bound(tree)
+    names = definitions.bound(tree)
     return not _read_by_a_function(nb.cells[:index], names) and not _read_later(nb.cells[index + 1:], names)
 
 
@@ -249,7 +249,7 @@ def _read_later(cells: list, names: set[str]) -> bool:
 def _tree(source: str) -> ast.Module | None:
     """The cell's syntax tree, or None if it does not parse (a magic, a typo)."""
     try:
-        return exports.parse(source)
+        return definitions.parse(source)
     except (SyntaxError, ValueError):
         return None
 
@@ -398,7 +398,7 @@ def _left_out(nb, deps: dict[int, list[int]], hung: set[str] | frozenset[str],
               unneeded: frozenset[str]) -> tuple[dict[int, Message | str], set[int]]:
     """The cells left out before the run, {index: why ('' for none the page shows)}: those that use a TODO known to
     hang, and the `unneeded` answer cells no later cell uses (also returned on their own: their outputs are emptied)."""
-    by_gid = {masters.grade_id(c): i for i, c in enumerate(nb.cells) if masters.grade_id(c)}
+    by_gid = {editions.grade_id(c): i for i, c in enumerate(nb.cells) if editions.grade_id(c)}
     skip: dict[int, Message | str] = {}
     for gid in hung or {}:
         for later in deps.get(by_gid.get(gid, -1), []):
@@ -421,7 +421,7 @@ def _payload(nb, code: list[int], skip: dict[int, Message | str], deps: dict[int
     answer and its name, and each cell's number (a reused figure's cell is not run, so it gets none)."""
     return {"cells": [{"index": i, "source": nb.cells[i].source} for i in code],
             "skip": {str(i): bool(why) for i, why in skip.items()}, "deps": {str(i): later for i, later in deps.items()},
-            "labels": {str(i): todo_name(masters.grade_id(nb.cells[i])) for i in deps},
+            "labels": {str(i): todo_name(editions.grade_id(nb.cells[i])) for i in deps},
             "counts": {str(i): n for i, n in numbers.items() if i not in reused}}
 
 

@@ -7,7 +7,7 @@ numpy scalar of an allowlisted dtype built from a plain number, or an Instance, 
 Nothing is evaluated or unpickled, and no name the child writes is looked up. Decoding is total: whatever is not
 a well-formed tag raises Malformed, which the protocol (grader/runner/protocol.py) turns into an invalid observation
 of that scenario (a wrong answer, never a crash of the grader). Bounds are checked after, on the decoded value
-(grader/schema.py).
+(grader/child_values.py).
 
 A scenario that gave no value (it crashed or ran out of time, or its value was refused) is a NoValue, never a str:
 the child reports it in a field of its record no returned value can fill, so code that returns "crash: boom" has

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import caches, diagnose, feedback, i18n, masters, messages, notebook_run, sanitize, submission, term
+from . import caches, diagnose, editions, feedback, i18n, messages, notebook_run, sanitize, submission, term
 from .assignment import Assignment, get
 from .config import DEFAULTS, Config
 from .grade import Grader, TaskVerdict
@@ -171,7 +171,7 @@ def restore_hidden(a: Prepared, nb) -> None:
     A cell the student did change still differs, and is still reported (and overwritten) by nbgrader."""
     full = _full_tests(a.assignment)
     for cell in nb.cells:
-        cell.source = full.get((masters.grade_id(cell), cell.source), cell.source)
+        cell.source = full.get((editions.grade_id(cell), cell.source), cell.source)
 
 
 @caches.cached("an Assignment", "the nbgrader sources are rebuilt with the release (make notebooks), not while grading")
@@ -179,10 +179,10 @@ def _full_tests(assignment: Assignment) -> dict[tuple[str, str], str]:
     """(grade_id, the released source) -> the source with its hidden region, for each edition's test cells."""
     full = {}
     for language in assignment.languages:
-        source = {masters.grade_id(c): c.source for c in masters.nbgrader_source(assignment.name, language).cells}
+        source = {editions.grade_id(c): c.source for c in editions.nbgrader_source(assignment.name, language).cells}
         for cell in assignment.release(language).cells:
-            gid = masters.grade_id(cell)
-            if gid and source.get(gid, cell.source) != cell.source and masters.strip_hidden(source[gid]) != source[gid]:
+            gid = editions.grade_id(cell)
+            if gid and source.get(gid, cell.source) != cell.source and editions.strip_hidden(source[gid]) != source[gid]:
                 full[gid, cell.source] = source[gid]
     return full
 
@@ -204,8 +204,8 @@ def strip_hidden(a: Prepared, w: Work, c: Config) -> None:
     if w.nbgrader:
         w.originals = {i: cell.source for i, cell in enumerate(w.nb.cells)}
     for cell in w.nb.cells:
-        if masters.grade_id(cell) in tests:
-            cell.source = masters.strip_hidden(cell.source)
+        if editions.grade_id(cell) in tests:
+            cell.source = editions.strip_hidden(cell.source)
 
 
 def execute(a: Prepared, w: Work, c: Config) -> None:
@@ -228,7 +228,7 @@ def execute(a: Prepared, w: Work, c: Config) -> None:
 
 def disagreements(nb, verdicts: list[TaskVerdict]) -> list[str]:
     """Test cells that passed inside the student's kernel while the sandboxed rules did not."""
-    passed_in_kernel = {masters.grade_id(c) for c in nb.cells if masters.grade_id(c) and c.cell_type == "code"
+    passed_in_kernel = {editions.grade_id(c) for c in nb.cells if editions.grade_id(c) and c.cell_type == "code"
                         and c.get("execution_count") is not None
                         and not any(o.get("output_type") == "error" for o in c.get("outputs", []))}
     return [f"{v.test_id}: the in-notebook checks passed but the hidden rules gave {v.score:g}/{v.points:g}"
@@ -251,10 +251,10 @@ def redact(a: Prepared, w: Work, c: Config) -> None:
         w.ran = False
         w.notes.append(f"no feedback page: {exc}")
         for cell in w.nb.cells:
-            if masters.grade_id(cell) in tests:
-                cell.source, cell.outputs = masters.strip_hidden(cell.source), []
+            if editions.grade_id(cell) in tests:
+                cell.source, cell.outputs = editions.strip_hidden(cell.source), []
     for cell in w.nb.cells:
-        verdict = tests.get(masters.grade_id(cell))
+        verdict = tests.get(editions.grade_id(cell))
         if verdict is not None:  # a test cell whose result is a number scores that number
             cell.outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": f"{verdict.score:g}"},
                                                        execution_count=cell.get("execution_count")))
@@ -291,7 +291,7 @@ def score(a: Prepared, w: Work, c: Config) -> None:
     w.scores = {v.answer_id: v.score for v in w.verdicts}
     tests = _tests(w)
     for index, cell in enumerate(w.nb.cells):
-        if index in w.originals and masters.grade_id(cell) in tests:
+        if index in w.originals and editions.grade_id(cell) in tests:
             cell.source = w.originals[index]
 
 

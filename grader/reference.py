@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import io
 
-from . import masters
+from . import editions
 from .assignment import Assignment, get
 
 
@@ -15,7 +15,7 @@ def namespace(assignment: Assignment | str = "02_decode_scheduling", answers: di
     ns: dict = {"__name__": f"reference_{assignment.name}"}
     with contextlib.redirect_stdout(io.StringIO()):
         for src in assignment.setup:
-            exec(compile(masters.strip_magics(src), "<given cell>", "exec", dont_inherit=True), ns)
+            exec(compile(editions.strip_magics(src), "<given cell>", "exec", dont_inherit=True), ns)
         for gid in assignment.answer_ids:
             exec(compile(answers[gid], f"<{gid}>", "exec", dont_inherit=True), ns)
     return ns

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 from nbformat import validator
 
-from . import caches, masters, safe_io
+from . import caches, editions, safe_io
 from .messages import Message, Refusal
 
 # Besides the file size (safe_io.MAX_SUBMISSION), counted before nbformat parses and validates, and we sanitise
@@ -151,7 +151,7 @@ def resemblance(nb, assignment) -> int:
 
 def identify(nb, assignment, others: list) -> None:
     """Raise unless `nb` is a notebook of the Assignment rather than of one of the `others` (grade_ids are shared)."""
-    if not masters.cells_by_grade_id(nb):
+    if not editions.cells_by_grade_id(nb):
         raise NotASubmission("no_graded_cells", assignment=assignment.name)
     ours = resemblance(nb, assignment)
     best = max(others, key=lambda o: resemblance(nb, o), default=None)
@@ -167,12 +167,12 @@ def repair_metadata(nb, release: nbformat.NotebookNode) -> list[Message]:
     Stock nbgrader's checks raise on a scratch cell with nbgrader metadata of its own (no schema_version, an
     unknown grade_id), which would stop `nbgrader autograde` for every later student; here it costs nothing.
     Of a duplicated graded cell the last copy keeps its metadata, as the kernel ran it last."""
-    released = {gid: cells[0].metadata["nbgrader"] for gid, cells in masters.cells_by_grade_id(release).items()}
-    answer_ids, foreign, warnings = masters.answer_ids(release), 0, []
+    released = {gid: cells[0].metadata["nbgrader"] for gid, cells in editions.cells_by_grade_id(release).items()}
+    answer_ids, foreign, warnings = editions.answer_ids(release), 0, []
     for cell in nb.cells:
         if "nbgrader" not in cell.get("metadata", {}):
             continue
-        gid = masters.grade_id(cell)
+        gid = editions.grade_id(cell)
         if gid not in released:
             foreign += 1
             _unmark(cell)
@@ -181,7 +181,7 @@ def repair_metadata(nb, release: nbformat.NotebookNode) -> list[Message]:
             warnings.append(Message("metadata_changed", {"gid": gid}))
     if foreign:
         warnings.append(Message("foreign_metadata", {"count": foreign}))
-    for gid, cells in masters.cells_by_grade_id(nb).items():
+    for gid, cells in editions.cells_by_grade_id(nb).items():
         if len(cells) > 1:
             warnings.append(Message("answer_repeated" if gid in answer_ids else "cell_repeated", {"gid": gid, "count": len(cells)}))
             for extra in cells[:-1]:  # still run in place, but no longer graded
@@ -196,14 +196,14 @@ def _unmark(cell) -> None:
 
 def answers_of(nb, answer_ids: list[str]) -> dict[str, str]:
     """The last copy of each answer cell, as the kernel ran it last."""
-    return {gid: cells[-1].source for gid, cells in masters.cells_by_grade_id(nb).items() if gid in answer_ids}
+    return {gid: cells[-1].source for gid, cells in editions.cells_by_grade_id(nb).items() if gid in answer_ids}
 
 
 def prepare(nb, release: nbformat.NotebookNode, answer_ids: list[str]) -> Submission:
     """The answers, and a notebook in which every graded cell of the release appears exactly once."""
     warnings = repair_metadata(nb, release)
-    found = masters.cells_by_grade_id(nb)
-    released = masters.cells_by_grade_id(release)
+    found = editions.cells_by_grade_id(nb)
+    released = editions.cells_by_grade_id(release)
     answers = answers_of(nb, answer_ids)  # repaired: only the last copy of each is still marked
     for gid, cells in found.items():
         if gid not in answer_ids and _edited(cells[0], released[gid][0]):
@@ -223,10 +223,10 @@ def _edited(cell, original) -> bool:
 def _restore(nb, release) -> nbformat.NotebookNode:
     """A copy of `nb` with each missing graded cell of the release put back after its release predecessor."""
     out = copy.deepcopy(nb)
-    present = set(masters.cells_by_grade_id(out))
+    present = set(editions.cells_by_grade_id(out))
     previous: str | None = None
     for cell in release.cells:
-        gid = masters.grade_id(cell)
+        gid = editions.grade_id(cell)
         if not gid:
             continue
         if gid not in present:
@@ -243,5 +243,5 @@ def _index_after(nb, gid: str | None) -> int:
     """Index just after the (last) cell carrying `gid`, or 0."""
     if gid is None:
         return 0
-    positions = [i for i, c in enumerate(nb.cells) if masters.grade_id(c) == gid]
+    positions = [i for i, c in enumerate(nb.cells) if editions.grade_id(c) == gid]
     return positions[-1] + 1 if positions else len(nb.cells)

@@ -3,7 +3,7 @@ all differ, where each CPU second of ours goes, and how the time grows with the 
 
     python -m grader.bench autograde   (this, then a hang)   or   python -m grader.throughput   (this alone)
 
-The class (examples.varied_class) signs every answer cell with its student, so no verdict is reused; the reuse
+The class (sample_submissions.varied_class) signs every answer cell with its student, so no verdict is reused; the reuse
 case (the same 8 as before, most sharing answers) is a second line. Each figure is from one `make bench` on this
 machine: the varied-class ratio is the median of PAIRS stock/ours pairs run side by side (every pair printed).
 Stock and ours are each timed as a new process, as a user starts them (`command`); only the breakdown of CPU
@@ -25,7 +25,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
-from . import autograde, build, diagnose, examples, pipeline, report
+from . import autograde, build, diagnose, pipeline, report, sample_submissions
 from .assignment import get
 from .grade import Grader
 from .paths import BUILD_DIR, ROOT
@@ -71,7 +71,7 @@ def stock_nbgrader(name: str, subs: dict) -> float:
     shutil.rmtree(work, ignore_errors=True)
     course = build.make_course(work, [name], with_db=True)
     for sid, nb in subs.items():
-        examples.write({name: nb}, course / "submitted" / sid / name)
+        sample_submissions.write({name: nb}, course / "submitted" / sid / name)
     started, cpu = time.perf_counter(), children_cpu()
     build.nbgrader(course, "autograde", name, "--force", "--log-level=WARN", timeout=3600)
     wall = time.perf_counter() - started
@@ -84,7 +84,7 @@ def ours(name: str, subs: dict, label: str, **changes) -> tuple[float, float, Gr
     the start of a new process and its imports: `command` times those too)."""
     folder, out = OUT / f"{label}-subs", OUT / f"{label}-grades"
     shutil.rmtree(folder, ignore_errors=True)
-    examples.write(subs, folder)
+    sample_submissions.write(subs, folder)
     fresh()
     cpu, started = all_cpu(), time.perf_counter()
     with contextlib.redirect_stdout(open(os.devnull, "w")):
@@ -120,7 +120,7 @@ def command(name: str, subs: dict, label: str) -> Run:
     folder, out = OUT / f"{label}-subs", OUT / f"{label}-grades"
     shutil.rmtree(folder, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
-    examples.write(subs, folder)
+    sample_submissions.write(subs, folder)
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "grader.autograde", "--assignment", name, "--submissions", str(folder),
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=3600)
@@ -163,8 +163,9 @@ def bench_ratio(name: str, kind: str = "varied") -> None:
     cold). The machine's speed drifts by tens of percent within minutes (stock alone took 18 to 31 s on one class in
     an hour): two runs next to each other see the same machine, and the median pair is the figure.
 
-    `kind`: "varied" (examples.varied_class) or "one bug" (examples.one_bug_class: six of eight with one wrong TODO)."""
-    subs = examples.varied_class(name, CLASS) if kind == "varied" else examples.one_bug_class(name, CLASS)
+    `kind`: "varied" (sample_submissions.varied_class) or "one bug" (sample_submissions.one_bug_class: six of eight with
+    one wrong TODO)."""
+    subs = sample_submissions.varied_class(name, CLASS) if kind == "varied" else sample_submissions.one_bug_class(name, CLASS)
     said = "no two answers alike" if kind == "varied" else "six with one wrong TODO each, no two answers alike"
     pairs, STOCK_CPU[name] = [], []
     for order in alternated(PAIRS):
@@ -181,7 +182,7 @@ def bench_ratio(name: str, kind: str = "varied") -> None:
 
 
 def bench_reuse(name: str) -> None:
-    subs = examples.class_submissions(name)
+    subs = sample_submissions.class_submissions(name)
     stock = stock_nbgrader(name, subs)
     run = command(name, subs, f"reuse-{name[:2]}")
     print(f"  {name}, the {len(subs)} of the reuse case (perfect, blank, 6 with one bug: most answers shared): stock "
@@ -259,7 +260,7 @@ def bench_breakdown(name: str) -> None:
     pipeline.run.__defaults__ = (pipeline.run.__defaults__[0], tuple(getattr(pipeline, s.__name__) for s in pipeline.STEPS))
     ledger.cell_times(warm.Warm)
     try:
-        subs = examples.varied_class(name, CLASS)
+        subs = sample_submissions.varied_class(name, CLASS)
         wall, cpu, grader = ours(name, subs, f"breakdown-{name[:2]}", jobs=1)
     finally:
         ledger.undo()
@@ -294,7 +295,7 @@ def bench_scaling(name: str) -> None:
     print(f"\n  {name}: ours alone on larger varied classes (each run a new make autograde; all cores)")
     first = None
     for size in SCALES:
-        run = command(name, examples.varied_class(name, size), f"scale-{name[:2]}-{size}")
+        run = command(name, sample_submissions.varied_class(name, size), f"scale-{name[:2]}-{size}")
         first = first or run.wall / size
         print(f"    {size:>4} submissions: {run.wall:6.1f} s = {run.wall / size:.2f} s each ({run.wall / size / first:.2f}x the "
               f"per-submission time at {SCALES[0]}); {reused_share(run, size)}")

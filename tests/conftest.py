@@ -155,13 +155,14 @@ def stand_in_cjk_font_env(folder: Path) -> dict[str, str]:
 
 def as_saved(assignment: str, answers: dict, form: str, folder: Path) -> dict:
     """The answers after a round trip through a saved file, read exactly as `make autograde` reads it."""
-    from grader import examples, masters, paths, submission
+    from grader import editions, paths, sample_submissions, submission
     from grader.assignment import load
 
-    path = examples.write({"student": examples.filled(assignment, answers)}, folder, form=form)[0]
+    path = sample_submissions.write({"student": sample_submissions.filled(assignment, answers)}, folder, form=form)[0]
     nb = submission.read(path)
     submission.identify(nb, load(assignment), [load(n) for n in paths.assignment_names() if n != assignment])
-    return submission.prepare(nb, examples.release(assignment), masters.answer_ids(masters.nbgrader_source(assignment))).answers
+    answer_ids = editions.answer_ids(editions.nbgrader_source(assignment))
+    return submission.prepare(nb, sample_submissions.release(assignment), answer_ids).answers
 
 
 # --- the sandbox tier: which isolating levels this machine has, tested at each; never skipped quietly in CI ------
@@ -247,7 +248,7 @@ def zygote(request):
 # A test is slow if it starts a process: a sandboxed child, a notebook kernel, nbgrader, a Python or a tool. That is
 # what takes seconds here, and unlike a duration it is the same on every machine, so it is enforced, not timed: while
 # a test that is not marked slow is set up or run, starting a process fails it (both tiers: make test runs this too).
-# Forks of this process (grader/forked.py) start no program and stay allowed.
+# Forks of this process (grader/two_cores.py) start no program and stay allowed.
 
 class StartedAProcess(RuntimeError):
     """Raised in place of starting a process (code under test that catches it still fails its test: _guarded)."""

@@ -9,7 +9,7 @@ import copy
 
 import nbformat
 
-from grader import examples, masters
+from grader import editions, sample_submissions
 
 STASH_PLACES = ["/run/lock/.hostile", "/dev/shm/.hostile", "/tmp/.hostile", "/var/tmp/.hostile"]
 SHM_KEY = 0x5EED
@@ -226,8 +226,8 @@ print("x" * 40_000_000)
 
 
 def _stub_answers(assignment: str) -> dict[str, str]:
-    release = examples.release(assignment)
-    return {masters.grade_id(c): c.source for c in release.cells if masters.grade_id(c) in masters.answer_ids(release)}
+    release = sample_submissions.release(assignment)
+    return {editions.grade_id(c): c.source for c in release.cells if editions.grade_id(c) in editions.answer_ids(release)}
 
 
 def _with_cells(nb, extra: list) -> nbformat.NotebookNode:
@@ -240,23 +240,23 @@ def _with_cells(nb, extra: list) -> nbformat.NotebookNode:
 
 def submissions(assignment: str = "02_decode_scheduling") -> dict[str, nbformat.NotebookNode]:
     """The controls (perfect, blank, under colliding ids) and one attacker per root cause."""
-    reference = masters.reference_answers(assignment)
+    reference = editions.reference_answers(assignment)
     stubs = _stub_answers(assignment)
     ids = list(stubs)
-    perfect = examples.filled(assignment, reference)
+    perfect = sample_submissions.filled(assignment, reference)
     return {
         "alice_solution": perfect,
-        "bob_untouched": examples.release(assignment),
+        "bob_untouched": sample_submissions.release(assignment),
         "course": perfect,                      # ids that once named the grader's own folders
-        "template": examples.release(assignment),
-        "mallory_shares": _with_cells(examples.filled(assignment, {gid: stubs[gid] + SHARE.replace("%(gid)s", gid) for gid in ids}),
+        "template": sample_submissions.release(assignment),
+        "mallory_shares": _with_cells(sample_submissions.filled(assignment, {gid: stubs[gid] + SHARE.replace("%(gid)s", gid) for gid in ids}),
                                       [nbformat.v4.new_code_cell(KERNEL)]),
-        "oscar_searches": _with_cells(examples.filled(assignment, {gid: stubs[gid] + SEARCH.replace("%(gid)s", gid) for gid in ids}),
+        "oscar_searches": _with_cells(sample_submissions.filled(assignment, {gid: stubs[gid] + SEARCH.replace("%(gid)s", gid) for gid in ids}),
                                       [nbformat.v4.new_code_cell(KERNEL_SEARCH)]),
-        "trudy_forges": examples.filled(assignment, {gid: stubs[gid] + FORGE.replace("%(gid)s", gid) for gid in ids}),
+        "trudy_forges": sample_submissions.filled(assignment, {gid: stubs[gid] + FORGE.replace("%(gid)s", gid) for gid in ids}),
         "xavier_scripts": _with_cells(perfect, [nbformat.v4.new_markdown_cell(XSS_MARKDOWN), nbformat.v4.new_code_cell(XSS_CODE)]),
-        "hector_hogs": examples.filled(assignment, reference | {ids[0]: HOG + reference[ids[0]]}),
-        "kim_relays": examples.filled(assignment, {gid: stubs[gid] + RELAY.replace("%(gid)s", gid) for gid in ids}),
+        "hector_hogs": sample_submissions.filled(assignment, reference | {ids[0]: HOG + reference[ids[0]]}),
+        "kim_relays": sample_submissions.filled(assignment, {gid: stubs[gid] + RELAY.replace("%(gid)s", gid) for gid in ids}),
     }
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from grader import examples, exports, masters
+from grader import definitions, editions, sample_submissions
 from grader.assignment import get
 
 KINDS = ("reference", "mistake", "released", "fixer", "saboteur", "leaning")
@@ -33,7 +33,7 @@ def _labels(source: str) -> list[str]:
 
 def _names(source: str) -> list[tuple[str | None, str]]:
     """(owner class or None, function name) of each export of a reference cell."""
-    return [(e.rpartition(".")[0] or None, e.rpartition(".")[2]) for e in exports.exports(source)]
+    return [(e.rpartition(".")[0] or None, e.rpartition(".")[2]) for e in definitions.exports(source)]
 
 
 def fixer(assignment: str, gid: str) -> str:
@@ -152,7 +152,7 @@ def cell(assignment: str, gid: str, kind: str) -> str:
         mutant = next(m for m in a.mutants if m.answer_id == gid)
         return mutant.apply(a.reference[gid])
     if kind == "released":
-        return examples.release_answers(assignment)[gid]
+        return sample_submissions.release_answers(assignment)[gid]
     return {"fixer": fixer, "saboteur": saboteur, "leaning": leaning}[kind](assignment, gid)
 
 
@@ -167,8 +167,8 @@ def design(assignment: str) -> list[dict[str, str]]:
 
 
 def notebook(assignment: str, kinds: dict[str, str], language: str = "en"):
-    """The student edition with these answer cells, saved as Jupyter saves it (examples.write: lines)."""
-    return examples.filled(assignment, {gid: cell(assignment, gid, kind) for gid, kind in kinds.items()}, language)
+    """The student edition with these answer cells, saved as Jupyter saves it (sample_submissions.write: lines)."""
+    return sample_submissions.filled(assignment, {gid: cell(assignment, gid, kind) for gid, kind in kinds.items()}, language)
 
 
 def attacks() -> dict[str, tuple[str, dict[str, str]]]:
@@ -181,8 +181,8 @@ def attacks() -> dict[str, tuple[str, dict[str, str]]]:
        correct key back."""
     name = "02_decode_scheduling"
     a = get(name)
-    ref, stub = dict(a.reference), examples.release_answers(name)
-    key_body = masters.strip_solution_marks(ref["todo2"]).replace("@add_to_class(DecodeSchedulerSim)\n", "").replace(
+    ref, stub = dict(a.reference), sample_submissions.release_answers(name)
+    key_body = editions.strip_solution_marks(ref["todo2"]).replace("@add_to_class(DecodeSchedulerSim)\n", "").replace(
         '@todo("TODO 2")\n', "")
     decorator = ref["todo1"].rstrip("\n") + f'''
 

@@ -3,7 +3,7 @@
 The child (grader/runner/child.py) and the bridge to its reference server (bridge.py) are sent as text into the
 sandbox; this module runs them through a runner (cold.py or warm.py) and reads what comes back. A child runs
 student code, so everything it writes is hostile until Protocol has checked it: its observations are decoded
-with their Python types (grader/observed.py) and bounded (grader/schema.py).
+with their Python types (grader/observed.py) and bounded (grader/child_values.py).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..messages import Message
 from ..observed import CHILD_ENDINGS, INVALID, Malformed, NoValue, decode_hook
-from ..schema import MAX_LINE, MAX_STRING, error_name, problem
+from ..child_values import MAX_LINE, MAX_STRING, error_name, problem
 from .cold import Cold
 from .feed import Fed, Feeder
 from .limits import Limits

@@ -9,7 +9,7 @@ from nbclient import NotebookClient
 
 import chapter_mechanism_tests as seed
 from conftest import ROOT
-from grader import masters, reference
+from grader import editions, reference
 
 NAME = "02_decode_scheduling"
 STUDENT = ROOT / "notebooks" / f"{NAME}.ipynb"
@@ -21,8 +21,8 @@ def code_namespace(path):
     nb = nbformat.read(path, as_version=4)
     ns = {}
     for cell in nb.cells:
-        if cell.cell_type == "code" and ("grading-setup" in masters.tags(cell) or cell.source.startswith("@add_to_class(")):
-            exec(compile(masters.strip_magics(cell.source), str(path), "exec"), ns)
+        if cell.cell_type == "code" and ("grading-setup" in editions.tags(cell) or cell.source.startswith("@add_to_class(")):
+            exec(compile(editions.strip_magics(cell.source), str(path), "exec"), ns)
     return ns
 
 

@@ -14,7 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import FONT_STATES, ROOT
-from grader import bundle, course, masters, pins, translation
+from grader import bundle, course, editions, pins, translation
 from grader.assignment import get
 from grader.paths import assignment_names
 from lab import __version__
@@ -84,7 +84,7 @@ def run(nb, folder, kernel, allow_errors):
 
 def errors(nb):
     """(cell index, grade_id, ename, evalue) of each cell that raised."""
-    return [(i, masters.grade_id(c), o.ename, o.evalue) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+    return [(i, editions.grade_id(c), o.ename, o.evalue) for i, c in enumerate(nb.cells) if c.cell_type == "code"
             for o in c.outputs if o.output_type == "error"]
 
 
@@ -116,12 +116,12 @@ def test_student_notebook_alone_runs_to_its_todos(name, wheelhouse, cloud_kernel
     assert INSTALLED["en"] in text_of(first) and f"Using lab {__version__}" in text_of(first)
     local = run(nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4), tmp_path, "python3", True)
     assert errors(nb) == errors(local), "the cloud kernel must behave exactly like the instructor's"
-    checks = masters.test_ids(masters.nbgrader_source(name))
+    checks = editions.test_ids(editions.nbgrader_source(name))
     failed = {gid: (ename, evalue) for _, gid, ename, evalue in errors(nb)}
     for gid in checks:
         ename, evalue = failed[gid]
         assert ename == "NotImplementedError" and "is not implemented yet" in evalue and "TODO " in evalue, (gid, evalue)
-    first_check = min(i for i, c in enumerate(nb.cells) if masters.grade_id(c) in checks)
+    first_check = min(i for i, c in enumerate(nb.cells) if editions.grade_id(c) in checks)
     assert all(i >= first_check for i, *_ in errors(nb)), "a given cell before the first TODO check failed"
 
 

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from hypothesis import given, strategies as st
 
-from grader import autograde, examples, masters, safe_text
+from grader import autograde, editions, safe_text, sample_submissions
 
 NAME = "02_decode_scheduling"
 FORGED = "\x1b[1A\x1b[2K  [1/1] alice_solution            12/12  graded"  # cursor up, erase, a line of ours
@@ -26,7 +26,7 @@ HUGE_ID = "\x1b]0;owned\x07" + "g" * (2 << 20)
 
 def labelled() -> nbformat.NotebookNode:
     """The perfect notebook with a hanging cell whose first line forges a progress line, and a 2 MB grade_id."""
-    nb = examples.filled(NAME, masters.reference_answers(NAME))
+    nb = sample_submissions.filled(NAME, editions.reference_answers(NAME))
     hang = nbformat.v4.new_code_cell(f"# {FORGED}{OSC_LINK} | x | <img src=x> |\nimport time\ntime.sleep(600)")
     huge = nbformat.v4.new_code_cell("x = 1")
     huge.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": False, "grade_id": HUGE_ID, "schema_version": 3}
@@ -37,10 +37,10 @@ def labelled() -> nbformat.NotebookNode:
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     subs, out = tmp_path_factory.mktemp("subs"), tmp_path_factory.mktemp("out")
-    perfect = examples.filled(NAME, masters.reference_answers(NAME))
-    files = {"alice_solution": perfect, "bob_untouched": examples.release(NAME), "mallory_labels": labelled()}
+    perfect = sample_submissions.filled(NAME, editions.reference_answers(NAME))
+    files = {"alice_solution": perfect, "bob_untouched": sample_submissions.release(NAME), "mallory_labels": labelled()}
     files |= {sid: perfect for sid in HOSTILE_IDS}
-    examples.write(files, subs)
+    sample_submissions.write(files, subs)
     (subs / f"{OSC_LINK}notes.txt".translate(IN_A_NAME)).write_text("not a notebook")
     capture = pytest.MonkeyPatch()
     printed = []

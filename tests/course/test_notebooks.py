@@ -9,9 +9,9 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import FONT_STATES, ROOT, font_env, selected_assignments, stand_in_cjk_font_env
-from grader import course, masters, translation
+from grader import course, editions, translation
 from grader.assignment import get
-from grader.masters import hidden_snippets
+from grader.editions import hidden_snippets
 from grader.paths import assignment_names
 
 NAMES = assignment_names()
@@ -180,7 +180,7 @@ def test_solved_edition_ran_clean_with_plots(name, lang):
     assert not [o for o in outputs if o.output_type == "error"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= get(name).figures.plots   # its assignment.toml
     texts = "".join(o.get("text", "") for o in outputs)
-    for task in masters.answer_ids(masters.nbgrader_source(name)):
+    for task in editions.answer_ids(editions.nbgrader_source(name)):
         assert re.search(f"TODO {task[-1]}[:：]", texts) and re.search(PASSED[lang], texts)
 
 
@@ -190,11 +190,11 @@ def test_student_edition_has_no_solution_or_hidden_code(name, lang):
     text = student_path(name, lang).read_text()
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN", "_hidden_", "Explanations of TODO"):
         assert marker not in text
-    snippets = hidden_snippets(masters.nbgrader_source(name))
+    snippets = hidden_snippets(editions.nbgrader_source(name))
     assert len(snippets) >= len(get(name).todos)
     assert not [line for line in snippets if json.dumps(line)[1:-1] in text]
-    for gid, answer in masters.reference_answers(name).items():
-        body = re.search(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", masters.cells_by_grade_id(masters.read_master(name, lang))[gid][0].source, re.S)
+    for gid, answer in editions.reference_answers(name).items():
+        body = re.search(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", editions.cells_by_grade_id(editions.read_master(name, lang))[gid][0].source, re.S)
         solution_lines = [line.strip() for line in body.group(1).splitlines() if len(line.strip()) > 25]
         assert not [line for line in solution_lines if json.dumps(line)[1:-1] in text], f"{gid} leaks its solution"
 
@@ -203,16 +203,16 @@ def test_student_edition_has_no_solution_or_hidden_code(name, lang):
 def test_solved_edition_has_no_hidden_tests(name, lang):
     text = solved_path(name, lang).read_text()
     assert "HIDDEN" not in text and "_hidden_" not in text
-    assert not [line for line in hidden_snippets(masters.nbgrader_source(name)) if json.dumps(line)[1:-1] in text]
+    assert not [line for line in hidden_snippets(editions.nbgrader_source(name)) if json.dumps(line)[1:-1] in text]
 
 
 @pytest.mark.parametrize("name,lang", EDITIONS)
 def test_one_task_id_everywhere(name, lang):
     """Heading, grade_id, decorator, test names and checks' messages agree for every TODO."""
-    nb = masters.read_master(name, lang)
-    student = masters.cells_by_grade_id(nbformat.read(student_path(name, lang), as_version=4))
+    nb = editions.read_master(name, lang)
+    student = editions.cells_by_grade_id(nbformat.read(student_path(name, lang), as_version=4))
     headings = [line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines() if line.startswith("### TODO")]
-    answers = masters.answer_ids(nb)
+    answers = editions.answer_ids(nb)
     assert answers == [f"todo{n}" for n in range(1, len(answers) + 1)]
     for n in range(1, len(answers) + 1):
         assert any(h.startswith(f"### TODO {n} ") for h in headings)
@@ -228,9 +228,9 @@ def test_one_task_id_everywhere(name, lang):
 @pytest.mark.parametrize("name,lang", EDITIONS)
 def test_stub_matches_reference_outside_the_solution(name, lang):
     """Sync: the starter keeps the reference's signature, docstring and given lines."""
-    student = masters.cells_by_grade_id(nbformat.read(student_path(name, lang), as_version=4))
-    source = masters.cells_by_grade_id(masters.nbgrader_source(name, lang))
-    for gid in masters.answer_ids(masters.nbgrader_source(name)):
+    student = editions.cells_by_grade_id(nbformat.read(student_path(name, lang), as_version=4))
+    source = editions.cells_by_grade_id(editions.nbgrader_source(name, lang))
+    for gid in editions.answer_ids(editions.nbgrader_source(name)):
         expected = re.sub(r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION\n",
                           lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()\n",
                           source[gid][0].source + "\n", flags=re.S).rstrip("\n")
@@ -246,4 +246,4 @@ def test_notebooks_download_nothing_outside_the_setup_code(name, lang):
         assert sum(setup in s for s in sources) == 1, f"{path}: the set-up code must appear exactly once"
         text = "\n".join(sources).replace(setup, "")
         assert not re.search(r"pip install|urlopen|requests\.get|https?://|wget|curl ", text), path
-    assert not re.search(r"pip install|https?://", masters.master_path(name).read_text())
+    assert not re.search(r"pip install|https?://", editions.master_path(name).read_text())

@@ -17,7 +17,7 @@ from matplotlib import font_manager
 
 import lab
 from conftest import FONT_STATES, ROOT, STAND_IN_CJK
-from grader import autograde, bundle, examples, i18n, masters, translation
+from grader import autograde, bundle, editions, i18n, sample_submissions, translation
 from grader.assignment import load
 from grader.feedback import visible_text
 from grader.mutants import MUTANTS
@@ -56,7 +56,7 @@ HEADING = re.compile(r"^(#+) (.+?) \| (.+)$", re.M)
 @pytest.mark.parametrize("name", NAMES)
 def test_the_two_editions_headings_mirror_each_other(name):
     """Each language's heading is the other's subtitle, by construction (a heading marked " |" in the sources)."""
-    en, zh = (masters.read_master(name, language) for language in ("en", "zh"))
+    en, zh = (editions.read_master(name, language) for language in ("en", "zh"))
     pairs = 0
     for en_cell, zh_cell in zip(en.cells, zh.cells):
         if en_cell.cell_type != "markdown":
@@ -72,7 +72,7 @@ def test_the_two_editions_headings_mirror_each_other(name):
 
 def test_the_english_subtitle_is_the_chinese_heading():
     """The case the review found: 02's Step 4 was subtitled 实现请求状态与调度循环 while its zh heading said 实现调度器."""
-    step4 = {translation.cell_key(c): c.source for c in masters.read_master("02_decode_scheduling").cells}["md-step-4-implement"]
+    step4 = {translation.cell_key(c): c.source for c in editions.read_master("02_decode_scheduling").cells}["md-step-4-implement"]
     assert step4.startswith("## Step 4: implement the scheduler | 第 4 节：实现调度器\n")
 
 
@@ -287,7 +287,7 @@ def code_pairs(english, chinese):
 def test_chinese_code_is_the_english_code_apart_from_strings(name):
     """Masters, student and solved editions: same AST once strings are blanked (comments, translated or not,
     never reach it)."""
-    pairs = code_pairs(masters.read_master(name), masters.read_master(name, "zh"))
+    pairs = code_pairs(editions.read_master(name), editions.read_master(name, "zh"))
     for folder in ("notebooks", "solutions"):
         pairs += code_pairs(nbformat.read(ROOT / folder / f"{name}.ipynb", as_version=4),
                             nbformat.read(ROOT / folder / "zh" / f"{name}.ipynb", as_version=4))
@@ -305,7 +305,7 @@ def test_the_ast_guard_catches_changed_code():
     catalogue = copy.deepcopy(translation.load_catalogue("01_continuous_batching", "zh"))
     catalogue["code-jobs"]["strings"][0]["to"] = '"正确" if True else ""'  # a "translation" that is code
     nb = translation.translate(master("01_continuous_batching"), "01_continuous_batching", "zh", catalogue)
-    en_cell = next(c for c in masters.read_master("01_continuous_batching").cells if translation.cell_key(c) == "code-jobs")
+    en_cell = next(c for c in editions.read_master("01_continuous_batching").cells if translation.cell_key(c) == "code-jobs")
     zh_cell = next(c for c in nb.cells if translation.cell_key(c) == "code-jobs")
     assert not translation.same_code(en_cell.source, zh_cell.source)
 
@@ -337,7 +337,7 @@ def test_comment_blocks_are_runs_of_whole_line_comments_or_one_trailing_comment(
 @pytest.mark.slow
 def test_a_comment_translation_is_applied():
     """03's worked example explains itself in a two-line comment; the solved edition's TODO 1 in trailing ones."""
-    en, zh = masters.read_master("03_batch_scheduling"), masters.read_master("03_batch_scheduling", "zh")
+    en, zh = editions.read_master("03_batch_scheduling"), editions.read_master("03_batch_scheduling", "zh")
     en_cell, cell = zh_cell(en, "code-worked-batch"), zh_cell(zh, "code-worked-batch")
     assert cell.source.startswith("# 算例的三步，照上面的表格手工录入（这里没有运行调度器）。TODO 1 完成后，\n# 紧跟在它的检查之后的单元格")
     assert "typed in by hand" in en_cell.source and "typed in by hand" not in cell.source
@@ -459,7 +459,7 @@ def numbers(text):
 def test_every_number_of_the_english_prose_is_in_the_chinese(name):
     """test_prose_numbers pins the English prose to the outputs; this carries the pins over to the translation."""
     missing = {}
-    for en, zh in zip(masters.read_master(name).cells, masters.read_master(name, "zh").cells):
+    for en, zh in zip(editions.read_master(name).cells, editions.read_master(name, "zh").cells):
         if en.cell_type == "markdown" and numbers(en.source) - numbers(zh.source):
             missing[translation.cell_key(en)] = dict(numbers(en.source) - numbers(zh.source))
     assert missing == {}
@@ -519,7 +519,7 @@ def templates_used(source: str) -> set[str]:
 @pytest.mark.slow
 def test_every_lab_message_and_label_has_a_chinese_text():
     sources = [p.read_text() for p in (ROOT / "lab").rglob("*.py")]
-    sources += [c.source for name in assignment_names() for c in masters.read_master(name).cells if c.cell_type == "code"]
+    sources += [c.source for name in assignment_names() for c in editions.read_master(name).cells if c.cell_type == "code"]
     used = set().union(*(templates_used(s) for s in sources))
     assert len(used) > 40
     assert sorted(used - set(lab_i18n.ZH)) == []
@@ -568,7 +568,7 @@ def test_label_is_called_only_where_text_is_drawn():
                if p.name != "i18n.py" and "assignments" not in p.parts and any(called(n) == "label" for n in ast.walk(ast.parse(p.read_text())))}
     assert callers == {"lab/plots.py", "lab/engine/plots.py"}  # modules that only draw
     for name in assignment_names():
-        for cell in masters.read_master(name).cells:
+        for cell in editions.read_master(name).cells:
             if cell.cell_type == "code":
                 assert labels_not_drawn(cell.source) == [], f"{name}: {cell.source[:200]}"
     # the check can fail: notebook 03 once printed a policy name made by label()
@@ -754,25 +754,25 @@ def test_the_tofu_detector_fires_when_hanzi_meet_a_latin_font(clean_fonts):
 # --- grading ------------------------------------------------------------------------------------------
 
 def zh_reference(name):
-    return masters.reference_of(masters.read_master(name, "zh"))
+    return editions.reference_of(editions.read_master(name, "zh"))
 
 
 @pytest.fixture(scope="module")
 def mixed_class(tmp_path_factory):
     """One folder, both editions: solved and broken answers, each typed into the English and the zh edition."""
     name = "01_continuous_batching"
-    en_ref, zh_ref = masters.reference_answers(name), zh_reference(name)
+    en_ref, zh_ref = editions.reference_answers(name), zh_reference(name)
     assert en_ref != zh_ref  # the zh answers carry Chinese docstrings and messages
     mutant = next(m for m in MUTANTS[name] if m.answer_id == "todo4")
     batch = {
-        "en_solved": examples.filled(name, en_ref),
-        "zh_solved": examples.filled(name, zh_ref, "zh"),
-        "en_broken": examples.filled(name, en_ref | {"todo4": mutant.apply(en_ref["todo4"])}),
-        "zh_broken": examples.filled(name, zh_ref | {"todo4": mutant.apply(zh_ref["todo4"])}, "zh"),
-        "zh_untouched": examples.release(name, "zh"),
+        "en_solved": sample_submissions.filled(name, en_ref),
+        "zh_solved": sample_submissions.filled(name, zh_ref, "zh"),
+        "en_broken": sample_submissions.filled(name, en_ref | {"todo4": mutant.apply(en_ref["todo4"])}),
+        "zh_broken": sample_submissions.filled(name, zh_ref | {"todo4": mutant.apply(zh_ref["todo4"])}, "zh"),
+        "zh_untouched": sample_submissions.release(name, "zh"),
     }
     subs, out = tmp_path_factory.mktemp("subs"), tmp_path_factory.mktemp("out")
-    examples.write(batch, subs)
+    sample_submissions.write(batch, subs)
     autograde.run(name, subs, out, jobs=0, cell_timeout=20)
     rows = {row.pop("student_id"): row for row in csv.DictReader(open(out / "grades.csv"))}
     report = {s["student_id"]: s for s in json.loads((out / "report.json").read_text())["students"]}
@@ -808,12 +808,12 @@ def test_feedback_speaks_the_submission_language(mixed_class):
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "01_continuous_batching"])  # 01: mixed_class above
 def test_every_zh_edition_is_graded_like_the_english_one(name, tmp_path):
     """Full marks for the zh reference, zero for the untouched zh release, and feedback with the Chinese rule names."""
-    en_ref, zh_ref = masters.reference_answers(name), zh_reference(name)
+    en_ref, zh_ref = editions.reference_answers(name), zh_reference(name)
     assert en_ref != zh_ref  # the zh answers carry Chinese docstrings and messages
-    batch = {"en_solved": examples.filled(name, en_ref), "zh_solved": examples.filled(name, zh_ref, "zh"),
-             "zh_untouched": examples.release(name, "zh")}
+    batch = {"en_solved": sample_submissions.filled(name, en_ref), "zh_solved": sample_submissions.filled(name, zh_ref, "zh"),
+             "zh_untouched": sample_submissions.release(name, "zh")}
     subs, out = tmp_path / "subs", tmp_path / "out"
-    examples.write(batch, subs)
+    sample_submissions.write(batch, subs)
     autograde.run(name, subs, out, jobs=0, cell_timeout=30)
     rows = {row.pop("student_id"): row for row in csv.DictReader(open(out / "grades.csv"))}
     report = {s["student_id"]: s for s in json.loads((out / "report.json").read_text())["students"]}

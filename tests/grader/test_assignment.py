@@ -4,7 +4,7 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from grader import masters, paths
+from grader import editions, paths
 from grader.assignment import Assignment, load, names, todos
 
 NAME = "02_decode_scheduling"
@@ -32,8 +32,8 @@ def test_the_course_assignments_are_found():
 
 def test_names_grade_ids_and_points_come_from_the_master():
     a = load(NAME)
-    tests = {masters.grade_id(c): masters.nbgrader_meta(c)["points"] for c in a.master.cells
-             if masters.nbgrader_meta(c).get("grade") and not masters.nbgrader_meta(c).get("solution")}
+    tests = {editions.grade_id(c): editions.nbgrader_meta(c)["points"] for c in a.master.cells
+             if editions.nbgrader_meta(c).get("grade") and not editions.nbgrader_meta(c).get("solution")}
     tasks = a.tasks(1)
     assert [t.answer_id for t in tasks] == a.answer_ids and [t.test_id for t in tasks] == a.test_ids
     assert {t.test_id: t.points for t in tasks} == tests
@@ -42,8 +42,8 @@ def test_names_grade_ids_and_points_come_from_the_master():
 
 def test_the_master_is_read_once(monkeypatch):
     calls = []
-    read = masters.read_master
-    monkeypatch.setattr(masters, "read_master", lambda *args: calls.append(args) or read(*args))
+    read = editions.read_master
+    monkeypatch.setattr(editions, "read_master", lambda *args: calls.append(args) or read(*args))
     a = Assignment(NAME)  # a fresh one, not the cached load()
     a.master, a.nbgrader_source, a.reference, a.answer_ids, a.setup, a.tasks(1), a.hidden_snippets
     assert calls == [(NAME, "en")]

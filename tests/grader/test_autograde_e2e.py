@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader import autograde, examples, masters
+from grader import autograde, editions, sample_submissions
 from grader.feedback import visible_text
-from grader.masters import hidden_snippets
+from grader.editions import hidden_snippets
 
 NAME = "02_decode_scheduling"
 
@@ -24,9 +24,10 @@ FULL = {"todo1": 2, "todo2": 3, "todo3": 3, "todo4": 4, "total": 12, "max_total"
 @pytest.fixture(scope="module", params=["lines", "string"])
 def graded(request, tmp_path_factory):
     subs = tmp_path_factory.mktemp("submissions")
-    batch = examples.demo_submissions(NAME) | examples.bad_submissions(NAME) | examples.layout_submissions(NAME)
-    batch["tom_submitted_notebook_01"] = examples.filled("01_continuous_batching", masters.reference_answers("01_continuous_batching"))
-    examples.write(batch, subs, form=request.param)
+    batch = (sample_submissions.demo_submissions(NAME) | sample_submissions.bad_submissions(NAME)
+             | sample_submissions.layout_submissions(NAME))
+    batch["tom_submitted_notebook_01"] = sample_submissions.filled("01_continuous_batching", editions.reference_answers("01_continuous_batching"))
+    sample_submissions.write(batch, subs, form=request.param)
     (subs / "notes.txt").write_text("not a notebook")
     out = tmp_path_factory.mktemp("out")
     autograde.run(NAME, subs, out, jobs=0, cell_timeout=30)  # wall; a hang is caught by CPU limits, so load cannot interrupt an honest cell
@@ -129,15 +130,15 @@ def test_a_hang_nobody_saw_coming_is_interrupted_and_its_dependents_skipped(tmp_
     that use the hung TODO are not run into the same limit again."""
     from grader import notebook_run, runner
 
-    nb = examples.hanging(NAME, "todo1")   # enqueue never returns; the run is not told so in advance
-    at = next(i for i, c in enumerate(nb.cells) if masters.grade_id(c) == "todo1_tests")
-    answer_ids = masters.answer_ids(masters.nbgrader_source(NAME))
+    nb = sample_submissions.hanging(NAME, "todo1")   # enqueue never returns; the run is not told so in advance
+    at = next(i for i, c in enumerate(nb.cells) if editions.grade_id(c) == "todo1_tests")
+    answer_ids = editions.answer_ids(editions.nbgrader_source(NAME))
     notes = notebook_run.execute(runner.shared(), nb, answer_ids, cell_cpu=1.5)
     assert notes[0] == "todo1_tests ran past its limit of 1.5 s of CPU time and was interrupted", notes
     assert any(o.get("ename") == "KeyboardInterrupt" for o in nb.cells[at].outputs)
-    todo2_tests = next(c for c in nb.cells if masters.grade_id(c) == "todo2_tests")
+    todo2_tests = next(c for c in nb.cells if editions.grade_id(c) == "todo2_tests")
     assert todo2_tests.outputs and "[not run]" not in str(todo2_tests.outputs)  # does not use TODO 1: still run
-    todo4_tests = next(c for c in nb.cells if masters.grade_id(c) == "todo4_tests")
+    todo4_tests = next(c for c in nb.cells if editions.grade_id(c) == "todo4_tests")
     assert todo4_tests.outputs[0]["text"] == "[not run] not run: TODO 1 ran past its time limit, and this cell uses it\n"
     assert notes[1].startswith("todo3_tests, todo4_tests, cell ") and notes[1].endswith(
         "not run: TODO 1 ran past its time limit, and this cell uses it")
@@ -155,7 +156,7 @@ def test_silencing_the_kernel_gains_nothing(graded):
 @pytest.mark.slow
 def test_feedback_shows_plots_and_verdicts_but_no_hidden_code(graded):
     out, rows, _ = graded
-    snippets = hidden_snippets(masters.nbgrader_source(NAME))
+    snippets = hidden_snippets(editions.nbgrader_source(NAME))
     for page in (out / "feedback").glob("*.html"):
         text = visible_text(page.read_text())
         assert not [s for s in snippets if s in text], page.name
@@ -198,7 +199,7 @@ def test_report_lists_everyone(graded):
 def test_the_other_assignments_end_to_end(tmp_path, name, full, cell_timeout, partial_bug, min_plots):
     """`make autograde ASSIGNMENT=...` works like the decode one: full marks, zero, and a bug that costs its TODO only."""
     subs = tmp_path / "subs"
-    examples.write(examples.demo_submissions(name), subs)
+    sample_submissions.write(sample_submissions.demo_submissions(name), subs)
     autograde.run(name, subs, tmp_path / "out", cell_timeout=cell_timeout)
     rows = {row["student_id"]: totals(row) for row in csv.DictReader(open(tmp_path / "out" / "grades.csv"))}
     assert rows["alice_solution"] == full
@@ -208,7 +209,7 @@ def test_the_other_assignments_end_to_end(tmp_path, name, full, cell_timeout, pa
     assert rows[buggy][broken] < full[broken] and (rows[buggy][broken] > 0 or not partial_bug)
     assert {k: v for k, v in rows[buggy].items() if k not in (broken, "total")} == {k: v for k, v in full.items() if k not in (broken, "total")}
     page = (tmp_path / "out" / "feedback" / "alice_solution.html").read_text()
-    assert not [s for s in hidden_snippets(masters.nbgrader_source(name)) if s in visible_text(page)]
+    assert not [s for s in hidden_snippets(editions.nbgrader_source(name)) if s in visible_text(page)]
     assert page.count("data:image/png") >= min_plots
 
 
@@ -229,12 +230,12 @@ def test_a_failing_case_that_reads_like_a_hidden_line_keeps_the_rich_page(tmp_pa
     is also a hidden test's. The page shows it on purpose as the case to paste; it is published (it fell back to a
     plain page before), and it shows no other hidden line."""
     subs = tmp_path / "subs"
-    examples.write({"bug3_todo4": examples.class_submissions(NAME)["bug3_todo4"]}, subs)
+    sample_submissions.write({"bug3_todo4": sample_submissions.class_submissions(NAME)["bug3_todo4"]}, subs)
     [outcome] = autograde.run(NAME, subs, tmp_path / "out", jobs=1)
     assert not [w for w in outcome.warnings if "fell back" in str(w)], outcome.warnings
     text = visible_text((tmp_path / "out" / "feedback" / "bug3_todo4.html").read_text())
     on_purpose = {line.strip() for v in outcome.verdicts for rule in v.rules for line in rule.snippet.splitlines()}
-    shown = [s for s in hidden_snippets(masters.nbgrader_source(NAME)) if s in text]
+    shown = [s for s in hidden_snippets(editions.nbgrader_source(NAME)) if s in text]
     assert shown and set(shown) <= on_purpose  # the coincidence this test is about, and nothing else
 
 
@@ -242,9 +243,9 @@ def test_a_failing_case_that_reads_like_a_hidden_line_keeps_the_rich_page(tmp_pa
 def test_the_last_lines_say_how_the_verdicts_came_as_make_bench_reads_them(tmp_path, capsys):
     from grader import pipeline, throughput
 
-    answers = masters.reference_answers(NAME)
-    examples.write({"ann": examples.filled(NAME, answers), "bob": examples.filled(NAME, answers),
-                    "cat": examples.release(NAME)}, tmp_path / "subs")
+    answers = editions.reference_answers(NAME)
+    sample_submissions.write({"ann": sample_submissions.filled(NAME, answers), "bob": sample_submissions.filled(NAME, answers),
+                              "cat": sample_submissions.release(NAME)}, tmp_path / "subs")
     pipeline.forget()  # counters of this run only
     autograde.run(NAME, tmp_path / "subs", tmp_path / "out", jobs=1)
     said = throughput.SAID.search(capsys.readouterr().out)
@@ -259,7 +260,7 @@ def test_the_command_ends_with_everything_written_and_no_sandbox_left(tmp_path):
     import subprocess
     import sys
 
-    examples.write({"ann": examples.filled(NAME, masters.reference_answers(NAME))}, tmp_path / "subs")
+    sample_submissions.write({"ann": sample_submissions.filled(NAME, editions.reference_answers(NAME))}, tmp_path / "subs")
     cmd = [sys.executable, "-m", "grader.autograde", "--assignment", NAME, "--submissions", str(tmp_path / "subs")]
     done = subprocess.run([*cmd, "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

@@ -4,7 +4,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from grader import bench, masters
+from grader import bench, editions
 
 pytestmark = pytest.mark.slow   # every test here starts a process or takes seconds (tests/conftest.py)
 
@@ -19,7 +19,7 @@ def printed(nb) -> list[str]:
 def test_a_timed_run_keeps_every_cell_output_and_times_every_cell(tmp_path, name):
     """03: its expensive cells (the SLO runs, the aging rates on the fast engine) still print and draw what the
     committed edition shows."""
-    nb = masters.solved_edition(name)
+    nb = editions.solved_edition(name)
     seconds, per_cell = bench.run_all(nb, tmp_path)
     committed = nbformat.read(ROOT / "solutions" / f"{name}.ipynb", as_version=4)
     assert printed(nb) == printed(committed) and any(printed(nb))
@@ -32,8 +32,8 @@ def test_a_timed_run_keeps_every_cell_output_and_times_every_cell(tmp_path, name
 def test_every_edition_names_its_visible_checks():
     """The solved edition has no nbgrader metadata: its checks are found by the master's ids, position for position."""
     name = "03_batch_scheduling"
-    checks = set(masters.test_ids(masters.nbgrader_source(name)))
-    found = bench.editions(name)
+    checks = set(editions.test_ids(editions.nbgrader_source(name)))
+    found = bench.editions_to_run(name)
     assert sorted(found) == ["solved en", "solved zh", "student en", "student zh"]
     for edition, (nb, ids) in found.items():
         assert len(ids) == len(nb.cells) and {i for i in ids if i in checks} == checks, edition

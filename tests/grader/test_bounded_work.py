@@ -11,7 +11,7 @@ import threading
 import nbformat
 import pytest
 
-from grader import autograde, examples, feedback, masters, safe_io, sanitize, submission
+from grader import autograde, editions, feedback, safe_io, sample_submissions, sanitize, submission
 
 NAME = "02_decode_scheduling"
 
@@ -87,7 +87,7 @@ def test_a_render_past_its_budget_is_given_up_at_the_first_cell(monkeypatch):
     monkeypatch.setattr(feedback, "_HIGHLIGHTED", {})
     monkeypatch.setattr(feedback, "_MARKDOWN", {})
     monkeypatch.setattr(feedback, "RENDER_SECONDS", -1)
-    nb = examples.filled(NAME, masters.reference_answers(NAME))
+    nb = sample_submissions.filled(NAME, editions.reference_answers(NAME))
     with pytest.raises(TimeoutError, match="the page took more than -1 s to render"):
         feedback.render(nb, NAME, [])
     assert feedback._IDLE.qsize() == 1  # the exporter is given back, and nothing was highlighted or converted
@@ -121,7 +121,7 @@ def test_renders_do_not_wait_for_each_other(monkeypatch):
 
     def render():
         try:
-            pages.append(feedback.render(examples.release(NAME), NAME, []))
+            pages.append(feedback.render(sample_submissions.release(NAME), NAME, []))
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -138,10 +138,11 @@ def test_a_pathological_file_costs_its_owner_a_zero_and_the_batch_seconds(tmp_pa
     """Through `make autograde`, beside a perfect and a blank control: refused files score 0 with the reason; a
     file just inside the caps is graded and its page shows what the budgets allow."""
     subs = tmp_path / "subs"
-    perfect = examples.filled(NAME, masters.reference_answers(NAME))
-    wordy = examples.filled(NAME, masters.reference_answers(NAME))
+    perfect = sample_submissions.filled(NAME, editions.reference_answers(NAME))
+    wordy = sample_submissions.filled(NAME, editions.reference_answers(NAME))
     wordy.cells += markdown_notebook(1_500, 2_000).cells  # 3 MiB of prose: more than a page shows
-    examples.write({"alice_solution": perfect, "bob_untouched": examples.release(NAME), "wendy_wordy": wordy}, subs)
+    sample_submissions.write({"alice_solution": perfect, "bob_untouched": sample_submissions.release(NAME), "wendy_wordy": wordy},
+                             subs)
     (subs / "paula_200k_cells.ipynb").write_bytes(empty_cells(200_000))
     (subs / "peter_brackets.ipynb").write_bytes(b'{"nbformat": 4, "cells": [' + b"[[]]," * 2_000_000 + b"[]]}")
     outcomes = {o.student_id: o for o in autograde.run(NAME, subs, tmp_path / "out", jobs=2, cell_timeout=20)}

@@ -10,8 +10,8 @@ import pytest
 from packaging.version import Version
 
 from conftest import ROOT
-from grader import bundle, course, demo, masters
-from grader.masters import hidden_snippets
+from grader import bundle, course, demo, editions
+from grader.editions import hidden_snippets
 from lab import __version__
 
 
@@ -24,7 +24,7 @@ def test_student_bundle_has_what_students_need_and_nothing_else(capsys):
             "lab/__init__.py", f"dist/{course.WHEEL_NAME}", "notebooks/02_decode_scheduling.ipynb",
             "notebooks/03_batch_scheduling.ipynb", "lab/engine/scheduler.py"} <= inner
     assert not [n for n in inner if n.startswith(("solutions/", "grader/", "tests/", ".ci/", "policybench/"))]
-    snippets = [s for name in ("02_decode_scheduling", "03_batch_scheduling") for s in hidden_snippets(masters.nbgrader_source(name))]
+    snippets = [s for name in ("02_decode_scheduling", "03_batch_scheduling") for s in hidden_snippets(editions.nbgrader_source(name))]
     with zipfile.ZipFile(bundle.BUNDLE) as zf:
         for name in names:
             if name.endswith((".whl", ".otf")):

@@ -59,7 +59,7 @@ def test_every_registration_is_described_once():
 
 
 def test_forget_clears_every_cache():
-    from grader import assignment, diagnose, feedback, glossary, notebook_run, schema
+    from grader import assignment, child_values, diagnose, feedback, glossary, notebook_run
     import numpy
 
     before = assignment.load("01_continuous_batching")
@@ -68,13 +68,13 @@ def test_forget_clears_every_cache():
     diagnose.texts("01_continuous_batching")
     feedback._MARKDOWN["x"] = "<p>x</p>"
     notebook_run._DRAWN[("x",)] = []
-    assert schema.numpy_types() and numpy
+    assert child_values.numpy_types() and numpy
     caches.forget()
     assert assignment.load("01_continuous_batching") is not before
     caches.forget()
     for function in (assignment.load, assignment.Assignment.edition, glossary.variants, diagnose.texts):
         assert function.cache_info().currsize == 0
-    assert feedback._MARKDOWN == {} and notebook_run._DRAWN == {} and schema._NUMPY_TYPES is None
+    assert feedback._MARKDOWN == {} and notebook_run._DRAWN == {} and child_values._NUMPY_TYPES is None
 
 
 def test_the_docs_list_every_cache():

@@ -9,7 +9,7 @@ import json
 import nbformat
 import pytest
 
-from grader import examples, masters, notebook_run, pipeline, runner
+from grader import editions, notebook_run, pipeline, runner, sample_submissions
 
 FORGED = "FORGED OUTPUT"
 
@@ -84,7 +84,8 @@ def test_a_forging_scratch_cell_replaces_no_later_cells_outputs_and_no_verdict_n
     Before, its forged records replaced the outputs of every later cell, and the report said that TODO 2's checks
     passed in the notebook while the hidden rules gave 0."""
     name = "02_decode_scheduling"
-    nb = examples.filled(name, dict(masters.reference_answers(name)) | {"todo2": examples.release_answers(name)["todo2"]})
+    stub = sample_submissions.release_answers(name)["todo2"]
+    nb = sample_submissions.filled(name, dict(editions.reference_answers(name)) | {"todo2": stub})
     at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code") + 1
     nb.cells.insert(at, nbformat.v4.new_code_cell(FORGER))
     work = pipeline.run(pipeline.prepare(name), pipeline.Work(nb=nb), steps=(pipeline.identify, pipeline.repair,
@@ -92,7 +93,7 @@ def test_a_forging_scratch_cell_replaces_no_later_cells_outputs_and_no_verdict_n
     shown = [i for i, c in enumerate(work.nb.cells) if c.cell_type == "code" and FORGED in json.dumps(c.get("outputs", []))]
     assert shown == [], shown
     assert not [n for n in work.notes if "in-notebook checks passed" in str(n)], work.notes
-    tests = next(c for c in work.nb.cells if masters.grade_id(c) == "todo2_tests")
+    tests = next(c for c in work.nb.cells if editions.grade_id(c) == "todo2_tests")
     assert any(o.get("output_type") == "error" for o in tests.outputs), "the check's own error is on the page"
     forger = next(c for c in work.nb.cells if c.source == FORGER)
     assert "scratch work" in json.dumps(forger.outputs)

@@ -159,11 +159,11 @@ def test_a_corpus_still_the_templates_is_a_failing_item(tmp_path):
     import nbformat
     import yaml
 
-    from grader import masters
+    from grader import editions
     from grader.new_assignment import CORPUS, TEMPLATE
 
     starters = yaml.safe_load((TEMPLATE / CORPUS).read_text(encoding="utf-8"))
-    template = dict(masters.reference_of(jupytext.read(TEMPLATE / "master.py")))
+    template = dict(editions.reference_of(jupytext.read(TEMPLATE / "master.py")))
     for entry, answers in starters.items():
         cells = [nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade_id": gid, "solution": True}})
                  for gid, source in answers.items()]

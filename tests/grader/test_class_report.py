@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from grader import autograde, class_report, diagnose, examples, masters, sanitize, similarity
+from grader import autograde, class_report, diagnose, editions, sample_submissions, sanitize, similarity
 from grader.feedback import visible_text
 from grader.mutants import MUTANTS
 
@@ -24,23 +24,24 @@ def mutant(name):
 
 
 def answers_with(name, source=None):
-    reference, m = masters.reference_answers(NAME), mutant(name)
+    reference, m = editions.reference_answers(NAME), mutant(name)
     return reference | {m.answer_id: source or m.apply(reference[m.answer_id])}
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory):
     subs, folder = tmp_path_factory.mktemp("subs"), tmp_path_factory.mktemp("class") / "out"
-    todo4 = masters.reference_answers(NAME)["todo4"]
+    todo4 = editions.reference_answers(NAME)["todo4"]
     outside = todo4.replace("            req.wait_steps += 1\n", "            req.wait_steps += 2\n")
     assert outside != todo4
-    batch = {"alice": examples.filled(NAME, masters.reference_answers(NAME)), "bob_blank": examples.release(NAME),
-             "cat_en": examples.filled(NAME, answers_with(SAME_BUG)),
-             "dao_zh": examples.filled(NAME, answers_with(SAME_BUG), language="zh"),
-             "eve": examples.filled(NAME, answers_with(OTHER_BUG)),
-             "fay_outside": examples.filled(NAME, answers_with(SAME_BUG, outside)),
+    batch = {"alice": sample_submissions.filled(NAME, editions.reference_answers(NAME)),
+             "bob_blank": sample_submissions.release(NAME),
+             "cat_en": sample_submissions.filled(NAME, answers_with(SAME_BUG)),
+             "dao_zh": sample_submissions.filled(NAME, answers_with(SAME_BUG), language="zh"),
+             "eve": sample_submissions.filled(NAME, answers_with(OTHER_BUG)),
+             "fay_outside": sample_submissions.filled(NAME, answers_with(SAME_BUG, outside)),
              "gus_bad": '{"cells": [ not json'}
-    examples.write(batch, subs)
+    sample_submissions.write(batch, subs)
     autograde.run(NAME, subs, folder, cell_timeout=10)
     return folder
 
@@ -246,7 +247,7 @@ def test_report_json_keeps_the_answers_and_the_class_report_shows_those_to_look_
     """Every graded student but bob has the reference's TODO 1 (each mutant is in TODO 4): one group of the same code,
     shown side by side; bob's TODOs, left as given, are compared with nobody."""
     students = {s["student_id"]: s for s in report_of(out)["students"]}
-    reference = masters.reference_answers(NAME)
+    reference = editions.reference_answers(NAME)
     assert students["alice"]["answers"] == reference and students["gus_bad"]["answers"] == {}
     section = (out / "class-report.md").read_text().split("## Answers to look at", 1)[1].split("\n## ", 1)[0]
     same = [s for s, entry in students.items() if entry["answers"].get("todo1") == reference["todo1"]]
@@ -263,7 +264,7 @@ def test_answers_to_look_at_reach_the_html_inert():
     compared. The HTML's side-by-side block and failing case show each line as the Markdown's do (inert())."""
     from grader.grade import RuleResult, TaskVerdict, verdicts_to_json
     trojan = "# access = \u202e'user' != 'admin'\u2066 \u2067\u2068\u2069 \x1b[2J\x07\n"
-    answer = trojan + masters.reference_answers(NAME)["todo1"]
+    answer = trojan + editions.reference_answers(NAME)["todo1"]
 
     def student(sid):
         verdict = TaskVerdict("TODO 1", "todo1", "todo1_tests", 2, 1.0,

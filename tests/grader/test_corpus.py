@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import autograde, masters
+from grader import autograde, editions
 from grader.assignment import load
 from grader.paths import assignment_names
 from grader.submission import answers_of
@@ -27,7 +27,7 @@ def corpus(assignment: str) -> list[Path]:
 def shape(source: str) -> str:
     """An answer's structure: its AST without docstrings, comments or layout."""
     try:
-        tree = ast.parse(masters.strip_magics(source))
+        tree = ast.parse(editions.strip_magics(source))
     except SyntaxError:
         return source
     for node in ast.walk(tree):
@@ -40,7 +40,7 @@ def shape(source: str) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", assignment_names())
 def test_every_todo_has_two_answers_unlike_the_reference_in_both_editions(assignment):
-    reference = masters.reference_answers(assignment)
+    reference = editions.reference_answers(assignment)
     files = corpus(assignment)
     assert {f.stem.rsplit("-", 1)[-1] for f in files} >= {"en", "zh"}, "both editions are in the corpus"
     for gid, ref in reference.items():

@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from grader import bundle, course, masters, translation
+from grader import bundle, course, editions, translation
 from grader.paths import assignment_names
 from lab import __version__
 
@@ -26,19 +26,19 @@ def first_code_cell(path):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_edition_starts_with_the_setup_code(name):
-    assert masters.master_path(name).read_text().count(course.SETUP_MARKER) == 1
+    assert editions.master_path(name).read_text().count(course.SETUP_MARKER) == 1
     for lang in translation.languages(name):
         for folder in ("notebooks", "solutions"):
             path = ROOT / folder / ("" if lang == "en" else lang) / f"{name}.ipynb"
             cell = first_code_cell(path)
             assert cell.source.startswith(course.setup_code(language=lang)), f"{path}: first code cell is not the set-up cell"
-            assert "grading-setup" in masters.tags(cell)
+            assert "grading-setup" in editions.tags(cell)
 
 
 def test_the_setup_code_differs_between_editions_in_its_sentences_only():
     """The zh set-up cell runs before lab (and lab.tr) exists, so its sentences are written into it."""
     en, zh = course.setup_code(), course.setup_code(language="zh")
-    assert translation.same_code(masters.strip_magics(en), masters.strip_magics(zh))
+    assert translation.same_code(editions.strip_magics(en), editions.strip_magics(zh))
     assert "正在使用 lab" in zh and "无法从" in zh and "Using lab" not in zh and "Could not" not in zh
 
 
@@ -55,7 +55,7 @@ def test_setup_code_runs_as_plain_python_where_lab_is_installed():
     """What the grader replays (magics blanked): it imports lab, prints the version, installs nothing."""
     ns, out = {}, io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(masters.strip_magics(course.setup_code()), "<setup>", "exec"), ns)
+        exec(compile(editions.strip_magics(course.setup_code()), "<setup>", "exec"), ns)
     assert ns["lab"].__version__ == __version__
     assert out.getvalue() == f"Using lab {__version__}\n"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import autograde, class_report, deadline, examples, feedback, masters, report
+from grader import autograde, class_report, deadline, editions, feedback, report, sample_submissions
 from grader.deadline import DeadlineError
 from grader.feedback import visible_text
 from grader.grade import TaskVerdict
@@ -162,7 +162,7 @@ def test_bad_input_is_a_clear_error(tmp_path, toml, times, extensions, message):
 def test_bad_input_stops_make_autograde_before_grading(tmp_path, monkeypatch):
     monkeypatch.setattr(deadline, "COURSE_TOML", course(tmp_path, PER_DAY))
     subs = tmp_path / "subs"
-    examples.write({"alice": examples.release(NAME)}, subs)
+    sample_submissions.write({"alice": sample_submissions.release(NAME)}, subs)
     times = csv_file(tmp_path, "times.csv", "student_id,timestamp\nalice,2026-12-32T00:00:00+08:00\n")
     monkeypatch.setattr(autograde, "Batch", lambda *a, **k: pytest.fail("grading started"))
     with pytest.raises(SystemExit, match=r"error: .*times.csv, line 2: '2026-12-32T00:00:00\+08:00' is not a date"):
@@ -286,9 +286,10 @@ def test_make_autograde_applies_the_policy_to_a_small_class(tmp_path, monkeypatc
     """Four perfect submissions: late by 2 days, late within an extension, no time, and (zh) late by 1 day."""
     monkeypatch.setattr(deadline, "COURSE_TOML", course(tmp_path, PER_DAY))
     subs = tmp_path / "subs"
-    answers = masters.reference_answers(NAME)
-    examples.write({"alice": examples.filled(NAME, answers), "bob": examples.filled(NAME, answers),
-                    "carol": examples.filled(NAME, answers), "lin": examples.filled(NAME, answers, "zh")}, subs)
+    answers = editions.reference_answers(NAME)
+    sample_submissions.write({"alice": sample_submissions.filled(NAME, answers), "bob": sample_submissions.filled(NAME, answers),
+                              "carol": sample_submissions.filled(NAME, answers),
+                              "lin": sample_submissions.filled(NAME, answers, "zh")}, subs)
     times = csv_file(tmp_path, "times.csv", "student_id,timestamp\nalice,2026-12-03T09:00:00+08:00\n"
                                             "bob,2026-12-03T09:00:00+08:00\nlin,2026-12-02T09:00:00+08:00\n")
     ext = csv_file(tmp_path, "ext.csv", "student_id,extension\nbob,2026-12-04T00:00:00+08:00\n")

@@ -95,7 +95,7 @@ def test_correct_alternatives_and_blanks_get_no_diagnosis(assignment):
         verdicts = graded(grader, answers_of(nbformat.read(path, as_version=4), grader.answer_ids))
         assert all(v.score == v.points for v in verdicts.values()), path.name
         assert not [v.answer_id for v in verdicts.values() if v.mistake], path.name
-    from grader.examples import release_answers
+    from grader.sample_submissions import release_answers
     blank = graded(grader, release_answers(assignment))
     assert all(v.score == 0 and not v.mistake for v in blank.values())
 

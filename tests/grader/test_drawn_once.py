@@ -11,7 +11,7 @@ import time
 import nbformat
 import pytest
 
-from grader import examples, notebook_run, pipeline
+from grader import notebook_run, pipeline, sample_submissions
 from grader.assignment import get
 from grader.runner import warm as warm_module
 
@@ -39,12 +39,12 @@ def test_a_drawn_worked_example_is_reused_and_changes_no_other_cell(name, langua
     """02 draws two figures before TODO 1, 03 one (the worked example's steps, typed in by hand)."""
     notebook_run.forget()
     reference = dict(get(name).reference)
-    first, drawn_first = _run(name, language, examples.filled(name, reference, language), monkeypatch)
+    first, drawn_first = _run(name, language, sample_submissions.filled(name, reference, language), monkeypatch)
     assert drawn_first == set() and notebook_run._DRAWN, "the first run draws every figure and keeps the worked examples'"
-    again, drawn_again = _run(name, language, examples.filled(name, reference, language), monkeypatch)
+    again, drawn_again = _run(name, language, sample_submissions.filled(name, reference, language), monkeypatch)
     assert len(drawn_again) == (2 if name.startswith("02") else 1), drawn_again
     assert again == first, "reusing a figure changes no cell's outputs, its own included"
-    code = [i for i, c in enumerate(examples.filled(name, reference, language).cells) if c.cell_type == "code"]
+    code = [i for i, c in enumerate(sample_submissions.filled(name, reference, language).cells) if c.cell_type == "code"]
     assert all(code.index(i) < len(pipeline.prepare(name).prefix(language)) for i in drawn_again)
 
 
@@ -52,8 +52,8 @@ def _drawn_twice(name: str, monkeypatch) -> tuple[dict, list[int]]:
     """A fresh process's second run of the solved notebook: (its answers, the cells it reused)."""
     notebook_run.forget()
     reference = dict(get(name).reference)
-    _run(name, "en", examples.filled(name, reference), monkeypatch)
-    drawn = sorted(_run(name, "en", examples.filled(name, reference), monkeypatch)[1])
+    _run(name, "en", sample_submissions.filled(name, reference), monkeypatch)
+    drawn = sorted(_run(name, "en", sample_submissions.filled(name, reference), monkeypatch)[1])
     assert drawn
     return reference, drawn
 
@@ -62,7 +62,7 @@ def _drawn_twice(name: str, monkeypatch) -> tuple[dict, list[int]]:
 def test_a_changed_cell_before_it_makes_it_run_again(monkeypatch):
     name = "02_decode_scheduling"
     reference, drawn = _drawn_twice(name, monkeypatch)
-    nb = examples.filled(name, reference)
+    nb = sample_submissions.filled(name, reference)
     before = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and i > 2)
     nb.cells[before].source += "\nexample = lab.FOUR_ON_TWO  # mine"
     assert not _run(name, "en", nb, monkeypatch)[1] & {i for i in drawn if i > before}
@@ -72,7 +72,7 @@ def test_a_changed_cell_before_it_makes_it_run_again(monkeypatch):
 def test_a_later_read_of_what_it_binds_makes_it_run_again(monkeypatch):
     name = "02_decode_scheduling"
     reference, drawn = _drawn_twice(name, monkeypatch)
-    nb = examples.filled(name, reference)
+    nb = sample_submissions.filled(name, reference)
     last = max(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
     nb.cells[last].source = "print(fig)\n" + nb.cells[last].source
     assert max(drawn) not in _run(name, "en", nb, monkeypatch)[1]
@@ -109,14 +109,14 @@ def test_each_language_draws_its_own_figures(monkeypatch):
     name = "02_decode_scheduling"
     _drawn_twice(name, monkeypatch)
     reference = dict(get(name).reference)
-    assert _run(name, "zh", examples.filled(name, reference, "zh"), monkeypatch)[1] == set()
+    assert _run(name, "zh", sample_submissions.filled(name, reference, "zh"), monkeypatch)[1] == set()
 
 
 @pytest.mark.slow
 def test_a_traceback_after_a_reused_figure_names_the_cell_as_the_page_numbers_it(monkeypatch):
     name = "02_decode_scheduling"
     reference, drawn = _drawn_twice(name, monkeypatch)
-    nb = examples.filled(name, reference)
+    nb = sample_submissions.filled(name, reference)
     last = max(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
     nb.cells[last].source = "1 / 0\n"
     outputs, left_out = _run(name, "en", nb, monkeypatch)
@@ -166,13 +166,13 @@ def test_runs_that_start_together_draw_a_figure_once_and_need_not_wait_for_the_w
     monkeypatch.setattr(notebook_run, "DRAW_WAIT", 120.0)
     reference = dict(get(name).reference)
     left_out = _spy_left_out(monkeypatch)
-    slow = examples.filled(name, reference)
+    slow = sample_submissions.filled(name, reference)
     slow.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(12)"))
     first, others = [], []
     claimer = _execute_in_thread(name, slow, first, cell_timeout=60)
     while not left_out:   # the first run has claimed the figures and is running
         time.sleep(0.05)
-    nbs = [examples.filled(name, reference) for _ in range(2)]
+    nbs = [sample_submissions.filled(name, reference) for _ in range(2)]
     waiters = [_execute_in_thread(name, nb, others) for nb in nbs]
     for thread in waiters:
         thread.join(60)
@@ -201,11 +201,11 @@ def test_a_run_that_fails_before_drawing_lets_the_waiting_run_draw_at_once(monke
 
     left_out = _spy_left_out(monkeypatch, first_fails)
     first, second = [], []
-    claimer = _execute_in_thread(name, examples.filled(name, reference), first)
+    claimer = _execute_in_thread(name, sample_submissions.filled(name, reference), first)
     while not left_out:
         time.sleep(0.05)
     started = time.monotonic()
-    waiter = _execute_in_thread(name, examples.filled(name, reference), second)
+    waiter = _execute_in_thread(name, sample_submissions.filled(name, reference), second)
     time.sleep(1)   # the waiter waits for the claimer's figures
     assert len(left_out) == 1, "it waits, and does not start its run"
     gate.set()

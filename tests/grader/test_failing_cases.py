@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from grader import grade, i18n, masters, reference, snippets
+from grader import editions, grade, i18n, reference, snippets
 from grader.assignment import load
 from grader.compare import same
 from grader.grade import Grader
@@ -49,7 +49,7 @@ REWRITTEN_TODO4 = {  # each lost points on main, where the child rounded to 6 de
 
 
 def rewritten(edits) -> str:
-    source = masters.reference_answers(BATCH)["todo4"]
+    source = editions.reference_answers(BATCH)["todo4"]
     for find, replace in edits:
         assert find in source, find
         source = source.replace(find, replace)
@@ -66,8 +66,8 @@ def summaries(answers: dict) -> list:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", REWRITTEN_TODO4)
 def test_todo4_written_another_way_gets_full_marks(name):
-    answers = masters.reference_answers(BATCH) | {"todo4": rewritten(REWRITTEN_TODO4[name])}
-    ours, theirs = summaries(masters.reference_answers(BATCH)), summaries(answers)
+    answers = editions.reference_answers(BATCH) | {"todo4": rewritten(REWRITTEN_TODO4[name])}
+    ours, theirs = summaries(editions.reference_answers(BATCH)), summaries(answers)
     assert ours != theirs, "the rewrite must differ in the last bits somewhere, or it shows nothing"
     assert same(ours, theirs)
     assert scores(grader_of(BATCH).grade(answers))["todo4"] == 2
@@ -81,7 +81,7 @@ SMALL_FLOAT_BUGS = ["the span is one microsecond too long", "percentile rank off
 def test_a_small_float_bug_is_still_caught(name):
     """The tolerance forgives the last bits, not a real bug: the smallest of these moves a value by about 1e-7."""
     mutant = next(m for m in MUTANTS[BATCH] if m.name == name)
-    ours, theirs = summaries(masters.reference_answers(BATCH)), summaries(mutated_answers(BATCH, mutant))
+    ours, theirs = summaries(editions.reference_answers(BATCH)), summaries(mutated_answers(BATCH, mutant))
     assert not same(ours, theirs)
     if name.startswith("the span"):
         rel = max(abs(a[k] - b[k]) / abs(a[k]) for a, b in zip(ours, theirs) for k in a if isinstance(a[k], float) and a[k])
@@ -95,11 +95,11 @@ def test_a_small_float_bug_is_still_caught(name):
 def notebook_namespace(assignment: str) -> dict:
     """The globals of the student edition run top to bottom with the reference answers: what a scratch cell sees."""
     nb = nbformat.read(ROOT / "notebooks" / f"{assignment}.ipynb", as_version=4)
-    answers, ns = masters.reference_answers(assignment), {"__name__": "__main__"}
+    answers, ns = editions.reference_answers(assignment), {"__name__": "__main__"}
     with contextlib.redirect_stdout(io.StringIO()):
         for cell in nb.cells:
             if cell.cell_type == "code":
-                exec(compile(masters.strip_magics(answers.get(masters.grade_id(cell), cell.source)), "<cell>", "exec"), ns)
+                exec(compile(editions.strip_magics(answers.get(editions.grade_id(cell), cell.source)), "<cell>", "exec"), ns)
     plt.close("all")
     return ns
 
@@ -130,7 +130,7 @@ def answer_cell_rerun(ns: dict, assignment: str, answer_id: str, source: str):
         exec(compile(source, "<answer>", "exec"), ns)
         yield ns
     finally:
-        exec(compile(masters.reference_answers(assignment)[answer_id], "<answer>", "exec"), ns)
+        exec(compile(editions.reference_answers(assignment)[answer_id], "<answer>", "exec"), ns)
 
 
 REPLAYED = [(name, m) for name, mutants in MUTANTS.items() for m in mutants if replayed(name, m.answer_id)]
@@ -164,7 +164,7 @@ def test_every_failing_case_is_short_code_that_reproduces_in_the_notebook(assign
 
 def long_failing_case(n: int) -> str:
     """A TODO 4 whose TPOT is wrong for requests of more than `n` tokens: only a few records of a case show it."""
-    return masters.reference_answers(BATCH)["todo4"].replace(
+    return editions.reference_answers(BATCH)["todo4"].replace(
         TPOT, TPOT + f' * (1 + (rec["num_output_tokens"] > {n}) * 1e-6)')
 
 
@@ -180,7 +180,7 @@ def test_shrinking_is_bounded_and_keeps_the_disagreement(monkeypatch):
         return observe(self, *args)
 
     monkeypatch.setattr(Grader, "_observe_both", counted)
-    answers = masters.reference_answers(BATCH) | {"todo4": long_failing_case(250)}
+    answers = editions.reference_answers(BATCH) | {"todo4": long_failing_case(250)}
     start = time.monotonic()
     verdict = grader.grade(answers)[3]
     seconds = time.monotonic() - start

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from grader import examples, feedback, i18n, masters, sanitize, schema
+from grader import child_values, editions, feedback, i18n, sample_submissions, sanitize
 from grader.grade import Grader
 from grader.observed import INVALID, NoValue
 from grader.paths import assignment_names
@@ -150,8 +150,8 @@ def task_of(grader: Grader, scenarios: list):
 
 def page_lines(assignment: str, verdicts) -> list[str]:
     """The verdict text of the rendered, sanitised feedback page, line by line."""
-    nb = examples.release(assignment)
-    feedback.redact(nb, i18n.test_outputs(verdicts), masters.hidden_snippets(masters.nbgrader_source(assignment)))
+    nb = sample_submissions.release(assignment)
+    feedback.redact(nb, i18n.test_outputs(verdicts), editions.hidden_snippets(editions.nbgrader_source(assignment)))
     page, why = sanitize.clean_page(feedback.render(nb, assignment, verdicts))
     assert page is not None, why
     return feedback.visible_text(page).splitlines()
@@ -192,18 +192,18 @@ def test_every_rule_shows_at_most_its_budget_of_the_childs_values(graded):
                 shown = [line for line in lines if line.strip() == rule.detail.strip()]
                 assert shown, (family, rule.detail)  # the detail is on the page as built
                 count = copied(shown[0], own)
-                assert count <= schema.FEEDBACK_BUDGET, (family, rule.name, shown[0])
+                assert count <= child_values.FEEDBACK_BUDGET, (family, rule.name, shown[0])
                 assert shown[0].isascii() and shown[0].isprintable(), (family, shown[0])
                 worst = max(worst, count)
             note = [line for line in lines if line.strip() == f"note: {verdict.note}"]
-            assert note and copied(note[0], own) <= schema.NAME_CHARS, (family, verdict.note)
+            assert note and copied(note[0], own) <= child_values.NAME_CHARS, (family, verdict.note)
             assert note[0].isascii() and note[0].isprintable()
     assert attacked == {rule.name for task in grader.tasks for rule in task.rules}
     cut = sum("cut down to a smaller case" in rule.detail for _, verdicts, _, _ in results for v in verdicts for rule in v.rules)
     print(f"\nrules whose failing case was cut down under attack (its values shown within the same budget): {cut}")
     assert cut, "the attacks reach the cases cut down by a second run too (grader/shrink.py), and the bound holds there"
     print(f"\nmost characters of a child's values shown by one rule: {worst}")
-    assert worst > schema.FEEDBACK_BUDGET // 2  # the attacks do reach the page: the bound is what holds them
+    assert worst > child_values.FEEDBACK_BUDGET // 2  # the attacks do reach the page: the bound is what holds them
 
 
 def test_the_count_finds_a_value_shown_in_full():
@@ -211,8 +211,8 @@ def test_the_count_finds_a_value_shown_in_full():
     rng = random.Random(1)
     value = {text(rng): text(rng) for _ in range(300)}
     old = f"the scenario did not finish: {value}"[:400]
-    assert copied(old, renderings([value])) > 3 * schema.FEEDBACK_BUDGET
-    assert copied(f"got {schema.shown(value)}", renderings([value])) <= schema.FEEDBACK_BUDGET
+    assert copied(old, renderings([value])) > 3 * child_values.FEEDBACK_BUDGET
+    assert copied(f"got {child_values.shown(value)}", renderings([value])) <= child_values.FEEDBACK_BUDGET
 
 
 def test_the_count_leaves_out_runs_of_syntax_and_digits_only():

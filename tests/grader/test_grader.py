@@ -5,7 +5,7 @@ import nbformat
 import pytest
 
 from conftest import FORMS, ROOT, as_saved
-from grader import i18n, masters, reference
+from grader import editions, i18n, reference
 from grader.messages import Message
 from grader.assignment import load
 from grader.config import DEFAULTS
@@ -31,7 +31,7 @@ def scores(verdicts):
 
 @pytest.mark.slow
 def test_reference_scores_full_marks(grader):
-    verdicts = grader.grade(masters.reference_answers(NAME))
+    verdicts = grader.grade(editions.reference_answers(NAME))
     assert scores(verdicts) == FULL
     assert all(rule.passed for v in verdicts for rule in v.rules)
 
@@ -46,7 +46,7 @@ def test_suite_is_large_and_randomized(grader):
 
 def release_answers():
     release = nbformat.read(ROOT / "notebooks" / f"{NAME}.ipynb", as_version=4)
-    return {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(release).items() if gid in FULL}
+    return {gid: cells[0].source for gid, cells in editions.cells_by_grade_id(release).items() if gid in FULL}
 
 
 @pytest.mark.slow
@@ -70,7 +70,7 @@ def test_at_least_three_variants_per_todo():
 
 @pytest.mark.slow
 def test_a_hang_costs_only_its_todo_and_is_reported(grader):
-    answers = masters.reference_answers(NAME)
+    answers = editions.reference_answers(NAME)
     lines = answers["todo3"].splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if '"""' in line) + 1
     answers["todo3"] = "".join(lines[:at]) + "    while True:\n        pass\n" + "".join(lines[at:])
@@ -85,7 +85,7 @@ def test_a_sleeping_hang_is_ended_by_the_wall_clock():
     TODOs' children live under the same wall: on a machine busy enough to starve them of it, they come out as
     grading errors (re-run, never scored), never as wrong answers."""
     quick = Grader(NAME, DEFAULTS.override(child_wall=30))   # 8 s failed at load 16: a limit, not a deadline to race
-    answers = masters.reference_answers(NAME)
+    answers = editions.reference_answers(NAME)
     lines = answers["todo1"].splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if '"""' in line) + 1
     answers["todo1"] = "".join(lines[:at]) + "    import time\n    time.sleep(3600)\n" + "".join(lines[at:])
@@ -112,7 +112,7 @@ CHEATS = {
 @pytest.mark.parametrize("cheat", CHEATS)
 def test_cheating_in_a_stub_cell_gains_nothing(grader, cheat, form, tmp_path):
     """A stub TODO 2 plus code that attacks the grader: TODO 2 still scores 0, the others are unaffected."""
-    answers = masters.reference_answers(NAME) | {"todo2": CHEATS[cheat] + release_answers()["todo2"]}
+    answers = editions.reference_answers(NAME) | {"todo2": CHEATS[cheat] + release_answers()["todo2"]}
     got = scores(grader.grade(as_saved(NAME, answers, form, tmp_path)))
     assert got == FULL | {"todo2": 0}
 
@@ -160,8 +160,8 @@ def test_variants_that_pass_every_visible_check(assignment, mutant):
     """Hidden rules catch what the visible checks cannot (the variant tests give the verdicts)."""
     from grader import reference
     ns = reference.namespace(assignment, mutated_answers(assignment, mutant))
-    test_cell = masters.cells_by_grade_id(masters.nbgrader_source(assignment))[f"{mutant.answer_id}_tests"][0]
-    exec(compile(masters.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)
+    test_cell = editions.cells_by_grade_id(editions.nbgrader_source(assignment))[f"{mutant.answer_id}_tests"][0]
+    exec(compile(editions.strip_hidden(test_cell.source), "<visible checks>", "exec"), ns)
 
 
 def test_explanations_name_the_first_difference():
@@ -212,9 +212,9 @@ def batching_grader():
 
 @pytest.mark.slow
 def test_batching_reference_full_and_stub_zero(batching_grader):
-    assert scores(batching_grader.grade(masters.reference_answers(BATCHING))) == BATCHING_FULL
+    assert scores(batching_grader.grade(editions.reference_answers(BATCHING))) == BATCHING_FULL
     release = nbformat.read(ROOT / "notebooks" / f"{BATCHING}.ipynb", as_version=4)
-    stubs = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(release).items() if gid in BATCHING_FULL}
+    stubs = {gid: cells[0].source for gid, cells in editions.cells_by_grade_id(release).items() if gid in BATCHING_FULL}
     assert scores(batching_grader.grade(stubs)) == {gid: 0 for gid in BATCHING_FULL}
 
 
@@ -231,7 +231,7 @@ def test_batching_variant_costs_its_own_todo_only(batching_grader, mutant, form,
 @pytest.mark.slow
 def test_open_ended_todo_is_judged_by_properties(batching_grader):
     """Another correct workload than the reference's still earns full marks."""
-    answers = masters.reference_answers(BATCHING)
+    answers = editions.reference_answers(BATCHING)
     answers["todo3"] = answers["todo3"].replace("[8, 1, 1, 1] * 3), 4", "[12, 1, 1, 1] * 3), 4").replace("[4, 4, 1]), 2", "[5, 5, 5, 2]), 3")
     assert scores(batching_grader.grade(answers))["todo3"] == 3
 
@@ -241,7 +241,7 @@ def test_the_visible_size_check_states_the_judges_limits():
     suite = load(BATCHING).suite
     MAX_ARRIVAL, MAX_JOBS, MAX_SLOTS, MAX_TOKENS, MAX_TOTAL_TOKENS = (suite.MAX_ARRIVAL, suite.MAX_JOBS, suite.MAX_SLOTS,
                                                                    suite.MAX_TOKENS, suite.MAX_TOTAL_TOKENS)
-    cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCHING))["todo3_tests"][0].source
+    cell = editions.cells_by_grade_id(editions.nbgrader_source(BATCHING))["todo3_tests"][0].source
     for limit in (f"len(jobs) <= {MAX_JOBS}", f"slots <= {MAX_SLOTS}", f"<= {MAX_TOTAL_TOKENS:_}",
                   f'j["tokens"] <= {MAX_TOKENS:_}', f'j["arrival"] <= {MAX_ARRIVAL:_}'):
         assert limit in cell, limit
@@ -256,7 +256,7 @@ def _grader_and_full(request, assignment):
 @pytest.mark.parametrize("assignment, gid, reading, source", OPEN, ids=[r[2] for r in OPEN])
 def test_a_reading_the_text_leaves_open_scores_full_marks(request, assignment, gid, reading, source):
     grader_, full = _grader_and_full(request, assignment)
-    assert scores(grader_.grade(masters.reference_answers(assignment) | {gid: source})) == full
+    assert scores(grader_.grade(editions.reference_answers(assignment) | {gid: source})) == full
 
 
 @pytest.mark.slow
@@ -264,11 +264,11 @@ def test_a_reading_the_text_leaves_open_scores_full_marks(request, assignment, g
 def test_a_reading_the_text_rules_out_loses_points_on_its_todo_only(request, assignment, gid, reading, source, shown):
     from grader import reference
     grader_, full = _grader_and_full(request, assignment)
-    answers = masters.reference_answers(assignment) | {gid: source}
+    answers = editions.reference_answers(assignment) | {gid: source}
     got = scores(grader_.grade(answers))
     assert got[gid] < full[gid] and {k: v for k, v in got.items() if k != gid} == {k: v for k, v in full.items() if k != gid}
     if shown:  # a student who runs the visible checks meets the rule before the grade does
-        checks = masters.strip_hidden(masters.cells_by_grade_id(masters.nbgrader_source(assignment))[f"{gid}_tests"][0].source)
+        checks = editions.strip_hidden(editions.cells_by_grade_id(editions.nbgrader_source(assignment))[f"{gid}_tests"][0].source)
         with pytest.raises(AssertionError):
             exec(compile(checks, "<visible checks>", "exec"), reference.namespace(assignment, answers))
 
@@ -276,7 +276,7 @@ def test_a_reading_the_text_rules_out_loses_points_on_its_todo_only(request, ass
 @pytest.mark.slow
 def test_a_renamed_function_costs_its_todo_only(batching_grader):
     """The hidden tests call a TODO's function by name: renamed, it scores zero, and the other TODOs keep theirs."""
-    answers = masters.reference_answers(BATCHING)
+    answers = editions.reference_answers(BATCHING)
     answers["todo1"] = answers["todo1"].replace("def waits_and_flows(", "def my_waits_and_flows(")
     assert scores(batching_grader.grade(answers)) == BATCHING_FULL | {"todo1": 0}
 
@@ -292,10 +292,10 @@ def batch_grader():
 
 @pytest.mark.slow
 def test_batch_scheduling_reference_full_and_stub_zero(batch_grader):
-    verdicts = batch_grader.grade(masters.reference_answers(BATCH))
+    verdicts = batch_grader.grade(editions.reference_answers(BATCH))
     assert scores(verdicts) == BATCH_FULL and all(rule.passed for v in verdicts for rule in v.rules)
     release = nbformat.read(ROOT / "notebooks" / f"{BATCH}.ipynb", as_version=4)
-    stubs = {gid: cells[0].source for gid, cells in masters.cells_by_grade_id(release).items() if gid in BATCH_FULL}
+    stubs = {gid: cells[0].source for gid, cells in editions.cells_by_grade_id(release).items() if gid in BATCH_FULL}
     assert scores(batch_grader.grade(stubs)) == {gid: 0 for gid in BATCH_FULL}
 
 
@@ -330,7 +330,7 @@ def test_batch_scheduling_variants_per_todo():
 @pytest.mark.slow
 def test_slo_todo_is_judged_by_the_property_not_the_formula(batch_grader):
     """Other keys that meet the SLO earn full marks: another aging rate, and an aging step per class."""
-    answers = masters.reference_answers(BATCH)
+    answers = editions.reference_answers(BATCH)
     for body in ("(request.priority * 6_000_000 + request.arrival_us,)",
                  "({0: 0, 1: 4_000_000, 2: 6_000_000}[request.priority] + request.arrival_us, request.num_prompt_tokens)"):
         other = answers["todo5"].replace("(request.priority * seconds_per_level * 1_000_000 + request.arrival_us,)", body)
@@ -378,7 +378,7 @@ def test_the_masters_hidden_test_runs_the_terms_held_out_traces_and_names_none(m
 
     from grader import term
     suite = load(BATCH).suite
-    cell = masters.cells_by_grade_id(masters.nbgrader_source(BATCH))["todo5_tests"][0].source
+    cell = editions.cells_by_grade_id(editions.nbgrader_source(BATCH))["todo5_tests"][0].source
     hidden = cell[cell.index("### BEGIN HIDDEN TESTS"):]
     assert "held_out_traces(\"03_batch_scheduling\")" in hidden
     assert not re.search(r"\d{6,}", hidden)
@@ -420,7 +420,7 @@ def slo_key(request):
     (SWEEP_THEN_KEY, 0, "there is no slo_key function"),
 ])
 def test_slo_keys_the_grader_must_read_fairly(batch_grader, source, score, says):
-    verdict = batch_grader.grade(masters.reference_answers(BATCH) | {"todo5": source})[-1]
+    verdict = batch_grader.grade(editions.reference_answers(BATCH) | {"todo5": source})[-1]
     assert verdict.score == score, i18n.summary(verdict)
     assert says in i18n.summary(verdict)
 
@@ -430,11 +430,11 @@ def test_slo_keys_the_grader_must_read_fairly(batch_grader, source, score, says)
 def test_the_references_observations_are_the_same_from_a_fresh_child_and_a_warm_fork(name):
     """03's set-up imports what the warm parent has imported, so its reference runs in a fork of that parent; 02's in a
     fresh child beside it. Either way the scenarios observe the same: each is independent of the process it runs in."""
-    from grader import exports, pipeline
+    from grader import definitions, pipeline
     from grader.grade import PRELOADED
 
     warm = pipeline.grader_for(name)
-    assert bool(exports.words("\n".join(warm.setup)) & PRELOADED) == (name == "03_batch_scheduling")
+    assert bool(definitions.words("\n".join(warm.setup)) & PRELOADED) == (name == "03_batch_scheduling")
     assert Grader(name, warm=False).expected == warm.expected
 
 

@@ -5,7 +5,7 @@ GRADESCOPE_ROOT pointing at the folder (GRADESCOPE_PYTHON at this venv: setup.sh
 Its results.json is checked against grader/gradescope.schema.json (Gradescope's format), against `make autograde`'s
 scores of the same notebook TODO by TODO, for the sandbox level in its output, the failing rules' visibility, 03's
 leaderboard, and for any line of the hidden suite's sources. Each check is shown failing on a results.json broken for it.
-The solved notebook is the student edition with the reference answers typed in (examples.filled), as the kit's other
+The solved notebook is the student edition with the reference answers typed in (sample_submissions.filled), as the kit's other
 tests grade one: solutions/'s edition has no graded cells, and the kit refuses it as some other notebook.
 """
 import copy
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader import autograde, examples, gradescope, term
+from grader import autograde, gradescope, sample_submissions, term
 from grader.assignment import get
 from grader.paths import assignment_dir
 
@@ -92,7 +92,7 @@ def gradescope_run(tmp: Path, notebook: Path, **settings) -> tuple[dict | None, 
 def runs(tmp_path_factory):
     """{edition: (results.json, `make autograde`'s scores per TODO)} for the solved and the blank notebook."""
     subs = tmp_path_factory.mktemp("submissions")
-    examples.write({"solved": examples.filled(NAME, dict(get(NAME).reference))}, subs)
+    sample_submissions.write({"solved": sample_submissions.filled(NAME, dict(get(NAME).reference))}, subs)
     notebooks = {"solved": subs / "solved.ipynb", "blank": ROOT / "notebooks" / f"{NAME}.ipynb"}
     batch = tmp_path_factory.mktemp("batch")
     for edition, path in notebooks.items():

@@ -1,5 +1,5 @@
 """How a grading run ended (ChildRun.detail) and why a value was refused (a NoValue's detail) are Messages where they
-are made (grader/runner/protocol.py, grader/schema.py, grader/observed.py), carried as such into verdicts and
+are made (grader/runner/protocol.py, grader/child_values.py, grader/observed.py), carried as such into verdicts and
 report.json, and worded in en or zh where they are shown. grader/i18n.py reads none of the grader's English back."""
 import ast
 import json
@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ROOT
 from english import english_sentences
-from grader import i18n, messages, schema
+from grader import child_values, i18n, messages
 from grader.grade import explain, labelled
 from grader.messages import Message, Named, from_json
 from grader.observed import INVALID, Instance, Malformed, NoValue, decode_hook
@@ -60,13 +60,14 @@ def malformed(text: str) -> Message:
     return Message(caught.value.key, caught.value.params)   # as grader/runner/protocol.py makes it
 
 
-# Each refusal of a value: by its bounds (grader/schema.py) or as a tag the encoder never writes (grader/observed.py).
+# Each refusal of a value: by its bounds (grader/child_values.py) or as a tag the encoder never writes (grader/observed.py).
 PROBLEMS = [
-    (schema.problem(list(range(schema.MAX_NODES))), f"more than {schema.MAX_NODES} values", f"多于 {schema.MAX_NODES} 个值"),
-    (schema.problem([[[[[[[[[[[[[[]]]]]]]]]]]]]]), "nested deeper than 12", "嵌套深度超过 12"),
-    (schema.problem(2 ** 70), "an integer of 71 bits", "一个 71 位的整数"),
-    (schema.problem(Instance("x", "y" * 500)), "a string of 500 characters", "一个 500 个字符的字符串"),
-    (schema.problem([b"x"]), "a bytes", "一个 bytes"),
+    (child_values.problem(list(range(child_values.MAX_NODES))), f"more than {child_values.MAX_NODES} values",
+     f"多于 {child_values.MAX_NODES} 个值"),
+    (child_values.problem([[[[[[[[[[[[[[]]]]]]]]]]]]]]), "nested deeper than 12", "嵌套深度超过 12"),
+    (child_values.problem(2 ** 70), "an integer of 71 bits", "一个 71 位的整数"),
+    (child_values.problem(Instance("x", "y" * 500)), "a string of 500 characters", "一个 500 个字符的字符串"),
+    (child_values.problem([b"x"]), "a bytes", "一个 bytes"),
     (malformed('{"$tuple": 1}'), "a malformed $tuple tag", "格式错误的 $tuple 标记"),
     (malformed('{"$dict": [[1]]}'), "a malformed $dict tag", "格式错误的 $dict 标记"),
     (malformed('{"$nope": 1}'), "an unknown tag", "未知的标记"),
@@ -143,7 +144,7 @@ def test_a_verdict_carries_them_into_report_json_and_back_and_the_page_words_the
     stopped = read(lines(CELLS), timed_out=True, why="wall")
     note = Message("child_ended", {"status": Named("timeout", "status"), "detail": stopped.detail})
     detail = labelled("random queue #0", Message("did_not_finish", {
-        "status": Message("invalid_observation", {"problem": schema.problem(2 ** 70)})}))
+        "status": Message("invalid_observation", {"problem": child_values.problem(2 ** 70)})}))
     stored = json.loads(json.dumps(asdict(verdict(note, detail))))
     assert stored["note"]["params"]["detail"] == {"key": "run_stopped_after", "params": {"seconds": "120"}}
     again_note, again_detail = from_json(stored["note"]), from_json(stored["rules"][0]["message"])

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from english import english_sentences
-from grader import class_report, examples, glossary, masters, messages, paths, report, safe_io, submission
+from grader import class_report, editions, glossary, messages, paths, report, safe_io, sample_submissions, submission
 from grader.assignment import load
 from grader.feedback import visible_text
 from grader.messages import Message
@@ -163,7 +163,7 @@ ENGLISH = [
     (Message("record_cells_malformed"), "a malformed cells record"),
     (Message("record_not_scenario"), "an unexpected record where a scenario belongs"),
     (Message("record_end_malformed"), "a malformed end of a scenario"),
-    # why an observation was refused (grader/schema.py, grader/observed.py)
+    # why an observation was refused (grader/child_values.py, grader/observed.py)
     (Message("problem_values", {"limit": 20000}), "more than 20000 values"),
     (Message("problem_depth", {"limit": 12}), "nested deeper than 12"),
     (Message("problem_int", {"bits": 65}), "an integer of 65 bits"),
@@ -239,7 +239,7 @@ def _cells(count: int, outputs: int = 0) -> bytes:
 
 def _not_given() -> nbformat.NotebookNode:
     """The zh edition with every cell rewritten: its grade_ids are there, none of its given cells."""
-    nb = examples.release(NAME, "zh")
+    nb = sample_submissions.release(NAME, "zh")
     for i, cell in enumerate(nb.cells):
         cell.source = f"# {i}"
     return nb
@@ -257,7 +257,7 @@ PARSED = {  # what submission.parse refuses, by the key it says it with
 }
 IDENTIFIED = {  # what submission.identify refuses
     "no_graded_cells": lambda: nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]),
-    "other_assignment": lambda: examples.release(OTHER, "zh"),
+    "other_assignment": lambda: sample_submissions.release(OTHER, "zh"),
     "no_given_cells": _not_given,
 }
 
@@ -294,8 +294,8 @@ def test_the_language_of_a_refusal_is_that_of_the_notebook_handed_in(tmp_path):
     assert work.language == "zh"
     unmarked = _not_given()
     del unmarked.metadata["language_edition"]
-    examples.write({"alice": other_zh, "bob": unmarked, "cat": examples.release(OTHER), "dan": _not_given()},
-                   tmp_path / "in")
+    sample_submissions.write({"alice": other_zh, "bob": unmarked, "cat": sample_submissions.release(OTHER), "dan": _not_given()},
+                             tmp_path / "in")
     autograde.run(NAME, tmp_path / "in", tmp_path / "out", cell_timeout=10)
     entries = {e["student_id"]: e for e in json.loads((tmp_path / "out" / "report.json").read_text())["students"]}
     assert {sid: (e["reason_key"], e["language"]) for sid, e in entries.items()} == {
@@ -317,7 +317,7 @@ def test_the_build_mark_words_a_refusal_before_shared_cells():
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = "reworded " + cell.source
-    english = examples.release(OTHER)
+    english = sample_submissions.release(OTHER)
     nb.cells += [c for c in english.cells if c.cell_type == "markdown"]  # now it shares more with the English
     assert submission.refusal_language(nb, [load(NAME), load(OTHER)]) == "zh"
     del nb.metadata["language_edition"]  # without the mark, the shared cells decide: the English edition
@@ -325,7 +325,7 @@ def test_the_build_mark_words_a_refusal_before_shared_cells():
 
 
 def _link(tmp_path):
-    real = examples.write({"real": examples.release(NAME, "zh")}, tmp_path)[0]
+    real = sample_submissions.write({"real": sample_submissions.release(NAME, "zh")}, tmp_path)[0]
     (tmp_path / "link.ipynb").symlink_to(real)
     return tmp_path / "link.ipynb"
 
@@ -366,8 +366,8 @@ def test_a_file_never_read_says_why_in_each_language():
 
 def layout_accidents() -> nbformat.NotebookNode:
     """A zh submission with one of each layout accident repair() puts right."""
-    nb = examples.filled(NAME, masters.reference_answers(NAME), "zh")
-    at = lambda gid: next(i for i, c in enumerate(nb.cells) if masters.grade_id(c) == gid)  # noqa: E731
+    nb = sample_submissions.filled(NAME, editions.reference_answers(NAME), "zh")
+    at = lambda gid: next(i for i, c in enumerate(nb.cells) if editions.grade_id(c) == gid)  # noqa: E731
     nb.cells.insert(at("todo1") + 1, copy.deepcopy(nb.cells[at("todo1")]))         # answer_repeated
     nb.cells.insert(at("todo2_tests") + 1, copy.deepcopy(nb.cells[at("todo2_tests")]))  # cell_repeated
     nb.cells[at("todo3_tests")].source += "\nprint('mine')"                        # cell_edited
@@ -383,7 +383,7 @@ def layout_accidents() -> nbformat.NotebookNode:
 def test_every_layout_repair_is_told_in_chinese_on_a_zh_page():
     nb = layout_accidents()
     assert submission.language_of(nb, load(NAME)) == "zh"
-    sub = submission.prepare(nb, examples.release(NAME, "zh"), masters.answer_ids(masters.nbgrader_source(NAME)))
+    sub = submission.prepare(nb, sample_submissions.release(NAME, "zh"), editions.answer_ids(editions.nbgrader_source(NAME)))
     assert {w.key for w in sub.warnings} == messages.LAYOUT
     zh = zh_page(report.Outcome("alice", "graded", {}, warnings=sub.warnings, language="zh"))
     en = zh_page(report.Outcome("alice", "graded", {}, warnings=sub.warnings, language="en"))
@@ -408,7 +408,7 @@ OLD_LAYOUT = ("nbgrader metadata", "appears ", " was edited", " was deleted")
 
 def test_the_class_report_counts_a_reworded_layout_warning_the_same(monkeypatch):
     nb = layout_accidents()
-    sub = submission.prepare(nb, examples.release(NAME, "zh"), masters.answer_ids(masters.nbgrader_source(NAME)))
+    sub = submission.prepare(nb, sample_submissions.release(NAME, "zh"), editions.answer_ids(editions.nbgrader_source(NAME)))
     notes = [*sub.warnings, "todo2_tests: the in-notebook checks passed but the hidden rules gave 0/2"]
 
     def counted():

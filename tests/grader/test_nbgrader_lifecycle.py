@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from grader import examples, masters
+from grader import editions, sample_submissions
 from grader.feedback import visible_text
 from grader.mutants import MUTANTS, mutated_answers
 from nbgrader_course import NAME, assert_inert, fetched_feedback, released, run, submit
@@ -23,13 +23,13 @@ def lifecycle(tmp_path_factory):
     course = released(tmp_path_factory.mktemp("lifecycle"), ["alice", "bob"],
                       extra_config='c.LateSubmissionPlugin.penalty_method = "zero"\n')
     mutant = next(m for m in MUTANTS[NAME] if m.passes_visible and m.answer_id == "todo3")
-    submit(course, "alice", examples.filled(NAME, masters.reference_answers(NAME)))
-    submit(course, "bob", examples.release(NAME))  # bob first submits the untouched release
+    submit(course, "alice", sample_submissions.filled(NAME, editions.reference_answers(NAME)))
+    submit(course, "bob", sample_submissions.release(NAME))  # bob first submits the untouched release
 
     # The deadline passes now: alice's and bob's first submissions are on time; bob's resubmission is late.
     due = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
     run(course.folder, "db", "assignment", "add", NAME, f"--duedate={due}")
-    submit(course, "bob", examples.filled(NAME, mutated_answers(NAME, mutant)))
+    submit(course, "bob", sample_submissions.filled(NAME, mutated_answers(NAME, mutant)))
 
     logs = run(course.folder, "collect", NAME)
     logs += run(course.folder, "autograde", NAME)

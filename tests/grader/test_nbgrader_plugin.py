@@ -20,9 +20,9 @@ import pytest
 import hostile
 from conftest import ROOT
 from nbgrader_course import assert_inert
-from grader import autograde, build, examples, masters, sanitize
+from grader import autograde, build, editions, sample_submissions, sanitize
 from grader.feedback import visible_text
-from grader.masters import hidden_snippets
+from grader.editions import hidden_snippets
 from grader.mutants import MUTANTS, mutated_answers
 from grader.pipeline import grader_for
 from grader.submission import answers_of
@@ -39,7 +39,7 @@ HOSTILE_CODE = hostile.XSS_CODE.replace('print("x" * 40_000_000)', "")
 
 
 def hostile_submission():
-    perfect = examples.filled(NAME, masters.reference_answers(NAME))
+    perfect = sample_submissions.filled(NAME, editions.reference_answers(NAME))
     return hostile._with_cells(perfect, [nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN), nbformat.v4.new_code_cell(HOSTILE_CODE)])
 
 
@@ -57,15 +57,15 @@ def course(tmp_path_factory):
     with open(course / "nbgrader_config.py", "a") as config:
         config.write(PLUGIN_LINES)
     mutant = next(m for m in MUTANTS[NAME] if m.passes_visible and m.answer_id == "todo3")
-    subs = {"alice": examples.filled(NAME, masters.reference_answers(NAME)), "bob": examples.release(NAME),
-            "carol": examples.filled(NAME, mutated_answers(NAME, mutant)),
-            "ivan": examples.bad_submissions(NAME)["ivan_subverts_kernel"],
+    subs = {"alice": sample_submissions.filled(NAME, editions.reference_answers(NAME)), "bob": sample_submissions.release(NAME),
+            "carol": sample_submissions.filled(NAME, mutated_answers(NAME, mutant)),
+            "ivan": sample_submissions.bad_submissions(NAME)["ivan_subverts_kernel"],
             "kim": hostile.submissions(NAME)["kim_relays"],  # blank stubs that relay the reference through the kernel
             # First in nbgrader's order: stock CheckCellMetadata on his scratch cells once stopped the whole class.
-            "aaron": examples.layout_submissions(NAME)["pim_scratch_nbgrader_metadata"],
+            "aaron": sample_submissions.layout_submissions(NAME)["pim_scratch_nbgrader_metadata"],
             "xavier": hostile_submission()}
     for sid, nb in subs.items():  # what `nbgrader collect` leaves: submitted/<student>/<assignment>/<notebook>.ipynb
-        examples.write({NAME: nb}, course / "submitted" / sid / NAME)
+        sample_submissions.write({NAME: nb}, course / "submitted" / sid / NAME)
     log = nbgrader(course, "autograde", NAME)
     kernel = leftovers()  # what sandbox uids hold once `nbgrader autograde` is done
     feedback = nbgrader(course, "generate_feedback", NAME)
@@ -125,15 +125,15 @@ def test_the_logs_hold_no_warning_about_settings_or_checksums(course):
 def test_a_test_cell_left_as_released_gets_its_hidden_region_back_and_a_changed_one_does_not():
     from grader import pipeline
 
-    source = {masters.grade_id(c): c.source for c in masters.nbgrader_source(NAME).cells}
-    nb = examples.filled(NAME, masters.reference_answers(NAME))
-    tests = [c for c in nb.cells if (masters.grade_id(c) or "").endswith("_tests")]
+    source = {editions.grade_id(c): c.source for c in editions.nbgrader_source(NAME).cells}
+    nb = sample_submissions.filled(NAME, editions.reference_answers(NAME))
+    tests = [c for c in nb.cells if (editions.grade_id(c) or "").endswith("_tests")]
     tests[1].source += "\nassert True  # the student's own line"
     changed = tests[1].source
     pipeline.restore_hidden(pipeline.prepare(NAME), nb)
-    assert tests[0].source == source[masters.grade_id(tests[0])] and "BEGIN HIDDEN TESTS" in tests[0].source
+    assert tests[0].source == source[editions.grade_id(tests[0])] and "BEGIN HIDDEN TESTS" in tests[0].source
     assert tests[1].source == changed  # nbgrader still reports it, and overwrites it from the gradebook
-    assert all("BEGIN HIDDEN" not in c.source for c in nb.cells if not (masters.grade_id(c) or "").endswith("_tests"))
+    assert all("BEGIN HIDDEN" not in c.source for c in nb.cells if not (editions.grade_id(c) or "").endswith("_tests"))
 
 
 def test_the_course_config_alone_is_clean_for_stock_nbgrader(tmp_path, monkeypatch, caplog):
@@ -166,7 +166,7 @@ def test_a_silenced_kernel_gains_nothing_in_the_gradebook(course):
 @pytest.mark.slow
 def test_generate_feedback_is_redacted_and_shows_the_verdicts(course):
     folder, _, _, _ = course
-    hidden = hidden_snippets(masters.nbgrader_source(NAME))
+    hidden = hidden_snippets(editions.nbgrader_source(NAME))
     pages = {sid: visible_text((folder / "feedback" / sid / NAME / f"{NAME}.html").read_text()) for sid in ("alice", "carol")}
     for page in pages.values():
         assert not [line for line in hidden if line in page] and "BEGIN HIDDEN" not in page
@@ -182,9 +182,9 @@ def test_the_autograded_notebook_keeps_its_tests_and_outputs_only_the_verdict(co
     import nbformat
 
     folder, _, _, _ = course
-    hidden = hidden_snippets(masters.nbgrader_source(NAME))
+    hidden = hidden_snippets(editions.nbgrader_source(NAME))
     nb = nbformat.read(folder / "autograded" / "carol" / NAME / f"{NAME}.ipynb", as_version=4)
-    tests = {masters.grade_id(c): c for c in nb.cells if (masters.grade_id(c) or "").endswith("_tests")}
+    tests = {editions.grade_id(c): c for c in nb.cells if (editions.grade_id(c) or "").endswith("_tests")}
     assert all("BEGIN HIDDEN TESTS" in c.source for c in tests.values())
     outputs = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=c.get("outputs", []))
                                                               for c in nb.cells if c.cell_type == "code"]))
@@ -198,7 +198,7 @@ def test_generate_feedback_pages_are_as_inert_as_make_autogrades(course, tmp_pat
     """The same hostile prose and outputs through `make autograde` and through `nbgrader generate_feedback`."""
     folder, subs, _, _ = course
     subs_dir = tmp_path / "submissions"
-    examples.write({"xavier": subs["xavier"]}, subs_dir)
+    sample_submissions.write({"xavier": subs["xavier"]}, subs_dir)
     autograde.run(NAME, subs_dir, tmp_path / "out", jobs=0, cell_timeout=30)
     pages = {"make autograde": (tmp_path / "out" / "feedback" / "xavier.html").read_text(),
              "nbgrader": (folder / "feedback" / "xavier" / NAME / f"{NAME}.html").read_text()}

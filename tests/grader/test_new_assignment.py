@@ -20,16 +20,16 @@ NAME = "04_token_queue"
 SUBMIT = textwrap.dedent('''
     import json, sys
     from pathlib import Path
-    from grader import examples
+    from grader import sample_submissions
     from grader.assignment import load, names
     from grader.mutants import mutated_answers
 
     a = load(sys.argv[1])
-    subs = {"solved": examples.filled(a.name, dict(a.reference)), "blank": examples.release(a.name),
-            "solved_zh": examples.filled(a.name, dict(a.reference), "zh")}
-    subs |= {f"mutant_{m.answer_id}": examples.filled(a.name, mutated_answers(a, m)) for m in a.mutants}
-    subs |= {f"alt_{k}": examples.filled(a.name, dict(a.reference) | v) for k, v in a.alternatives.items()}
-    examples.write(subs, Path(sys.argv[2]))
+    subs = {"solved": sample_submissions.filled(a.name, dict(a.reference)), "blank": sample_submissions.release(a.name),
+            "solved_zh": sample_submissions.filled(a.name, dict(a.reference), "zh")}
+    subs |= {f"mutant_{m.answer_id}": sample_submissions.filled(a.name, mutated_answers(a, m)) for m in a.mutants}
+    subs |= {f"alt_{k}": sample_submissions.filled(a.name, dict(a.reference) | v) for k, v in a.alternatives.items()}
+    sample_submissions.write(subs, Path(sys.argv[2]))
     print(json.dumps({"names": names(), "mutants": [m.answer_id for m in a.mutants], "alternatives": list(a.alternatives),
                       "points": {t.answer_id: t.points for t in a.todos}}))
 ''')
@@ -190,7 +190,7 @@ def test_each_template_mutant_fails_one_rule_of_its_todo():
 
     import jupytext
 
-    from grader import masters
+    from grader import editions
     from grader.new_assignment import TEMPLATE
 
     def module(name):
@@ -204,7 +204,7 @@ def test_each_template_mutant_fails_one_rule_of_its_todo():
         exec(source, namespace)
         return namespace
 
-    reference = masters.reference_of(jupytext.read(TEMPLATE / "master.py"))
+    reference = editions.reference_of(jupytext.read(TEMPLATE / "master.py"))
     rules = module("suite").build(0)
     for mutant in module("mutants").MUTANTS:
         right, wrong = defined(reference[mutant.answer_id]), defined(mutant.apply(reference[mutant.answer_id]))

@@ -9,7 +9,7 @@ seeds (5, 13) and not a term's (62-bit, drawn from its secret). Honest keys of e
 either way. The grader here is a term's, with a secret of this test's (grader/term.py), as a class is graded."""
 import pytest
 
-from grader import i18n, masters, term
+from grader import editions, i18n, term
 from grader.assignment import load
 from grader.grade import Grader
 
@@ -257,5 +257,5 @@ def test_the_judge_of_a_held_out_trace_reads_only_what_the_feed_received():
 
 @pytest.mark.slow
 def test_the_reference_answer_passes_both_rules_through_the_feed(grader):
-    verdict = grader.grade_task(_task(grader), masters.reference_answers(BATCH)["todo5"] + "\n# through the feed\n")
+    verdict = grader.grade_task(_task(grader), editions.reference_answers(BATCH)["todo5"] + "\n# through the feed\n")
     assert [rule.passed for rule in verdict.rules] == [True, True], i18n.summary(verdict)

@@ -19,7 +19,7 @@ import pytest
 
 import own_cell
 from conftest import ROOT
-from grader import autograde, build, examples, pipeline
+from grader import autograde, build, pipeline, sample_submissions
 from grader.assignment import get
 from grader.grade import Grader
 from grader.paths import assignment_names
@@ -89,7 +89,7 @@ def _no_reuse(monkeypatch):
 def test_through_make_autograde_a_todos_verdict_is_its_own_cells(name, tmp_path, monkeypatch):
     notebooks = own_cell.design(name)
     subs = {f"n{i:02d}": own_cell.notebook(name, kinds, "zh" if i % 4 == 3 else "en") for i, kinds in enumerate(notebooks)}
-    examples.write(subs, tmp_path / "subs")   # as Jupyter saves them: sources as lists of lines
+    sample_submissions.write(subs, tmp_path / "subs")   # as Jupyter saves them: sources as lists of lines
     want = expected(name)
     _no_reuse(monkeypatch)
     outcomes = {o.student_id: o for o in autograde.run(name, tmp_path / "subs", tmp_path / "out")}
@@ -115,10 +115,10 @@ def attack_scores() -> dict[str, dict[str, float]]:
 
 
 def test_through_make_autograde_the_issues_attacks_get_their_own_cells_verdicts(tmp_path):
-    subs = {attack: examples.filled(name, answers) for attack, (name, answers) in own_cell.attacks().items()}
-    examples.write(subs, tmp_path / "subs")
+    subs = {attack: sample_submissions.filled(name, answers) for attack, (name, answers) in own_cell.attacks().items()}
+    sample_submissions.write(subs, tmp_path / "subs")
     outcomes = {o.student_id: o for o in autograde.run("02_decode_scheduling", tmp_path / "subs", tmp_path / "out")}
-    released = pipeline.grader_for("02_decode_scheduling")._released(examples.release_answers("02_decode_scheduling"))
+    released = pipeline.grader_for("02_decode_scheduling")._released(sample_submissions.release_answers("02_decode_scheduling"))
     for attack, scores in attack_scores().items():
         assert outcomes[attack].scores == scores, attack
         todo2 = next(v for v in outcomes[attack].verdicts if v.answer_id == "todo2")
@@ -147,10 +147,10 @@ def test_through_stock_nbgrader_a_todos_score_is_its_own_cells(tmp_path):
     for name in names:
         for i, kinds in enumerate(own_cell.design(name)[: len(own_cell.KINDS)]):
             planned[(name, f"n{i:02d}")] = {gid: expected(name)[(gid, kind)][0] for gid, kind in kinds.items()}
-            examples.write({name: own_cell.notebook(name, kinds)}, course / "submitted" / f"n{i:02d}" / name)
+            sample_submissions.write({name: own_cell.notebook(name, kinds)}, course / "submitted" / f"n{i:02d}" / name)
     for attack, (name, answers) in own_cell.attacks().items():
         planned[(name, attack)] = attack_scores()[attack]
-        examples.write({name: examples.filled(name, answers)}, course / "submitted" / attack / name)
+        sample_submissions.write({name: sample_submissions.filled(name, answers)}, course / "submitted" / attack / name)
     for name in names:
         nbgrader(course, "autograde", name)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:

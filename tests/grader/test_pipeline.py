@@ -7,7 +7,7 @@ import types
 import nbformat
 import pytest
 
-from grader import examples, masters, pipeline, submission
+from grader import editions, pipeline, sample_submissions, submission
 from grader.assignment import get
 from grader.grade import TaskVerdict
 from grader.paths import assignment_names
@@ -23,7 +23,7 @@ def prepared(name=NAME):
 
 
 def saved(name, folder):
-    return examples.write({"student": examples.filled(name, masters.reference_answers(name))}, folder)[0]
+    return sample_submissions.write({"student": sample_submissions.filled(name, editions.reference_answers(name))}, folder)[0]
 
 
 def test_a_saved_answer_is_read_identified_and_laid_out_before_grading(tmp_path):
@@ -31,7 +31,7 @@ def test_a_saved_answer_is_read_identified_and_laid_out_before_grading(tmp_path)
     assert [s.__name__ for s in steps] == ["read", "edition", "identify", "repair"]
     work = pipeline.run(prepared(), pipeline.Work(path=saved(NAME, tmp_path)), steps=steps)
     assert work.language == "en" and work.verdicts == [] and work.page is None
-    ids = [masters.grade_id(c) for c in work.nb.cells if masters.grade_id(c)]
+    ids = [editions.grade_id(c) for c in work.nb.cells if editions.grade_id(c)]
     assert [i for i in ids if i in get(NAME).answer_ids] == get(NAME).answer_ids   # each answer once, in release order
 
 

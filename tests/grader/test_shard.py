@@ -7,7 +7,7 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
-from grader import autograde, examples, shard
+from grader import autograde, sample_submissions, shard
 from grader.feedback import visible_text
 
 NAME = "02_decode_scheduling"
@@ -45,9 +45,9 @@ def verdict_lines(page):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     subs = tmp_path_factory.mktemp("subs")
-    batch = examples.demo_submissions(NAME) | {"dan_bad_json": '{"cells": [ this is not json'}
+    batch = sample_submissions.demo_submissions(NAME) | {"dan_bad_json": '{"cells": [ this is not json'}
     batch |= {name: '{"cells": []}' for name in ALIKE}
-    examples.write(batch, subs)
+    sample_submissions.write(batch, subs)
     base = tmp_path_factory.mktemp("runs")
     autograde.run(NAME, subs, base / "whole", cell_timeout=10)
     for k in range(2):

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
-from grader import examples, feedback, masters, submission
+from grader import editions, feedback, sample_submissions, submission
 from grader.assignment import load, names
 
 NAME = "02_decode_scheduling"
@@ -17,21 +17,21 @@ OTHERS = ["01_continuous_batching"]
 
 @pytest.fixture(scope="module")
 def solved():
-    return examples.filled(NAME, masters.reference_answers(NAME))
+    return sample_submissions.filled(NAME, editions.reference_answers(NAME))
 
 
 def answers_of(data: bytes) -> dict:
     nb = submission.parse(data)
     submission.identify(nb, load(NAME), [load(o) for o in OTHERS])
-    return submission.prepare(nb, examples.release(NAME), masters.answer_ids(masters.nbgrader_source(NAME))).answers
+    return submission.prepare(nb, sample_submissions.release(NAME), editions.answer_ids(editions.nbgrader_source(NAME))).answers
 
 
 def test_lines_and_strings_give_the_same_answers(solved, tmp_path):
-    lines = examples.write({"a": solved}, tmp_path / "lines", form="lines")[0]
-    string = examples.write({"a": solved}, tmp_path / "string", form="string")[0]
+    lines = sample_submissions.write({"a": solved}, tmp_path / "lines", form="lines")[0]
+    string = sample_submissions.write({"a": solved}, tmp_path / "string", form="string")[0]
     raw = json.loads(lines.read_text())
     assert any(isinstance(c["source"], list) and len(c["source"]) > 1 for c in raw["cells"])  # really saved as lines
-    assert answers_of(lines.read_bytes()) == answers_of(string.read_bytes()) == masters.reference_answers(NAME)
+    assert answers_of(lines.read_bytes()) == answers_of(string.read_bytes()) == editions.reference_answers(NAME)
 
 
 @pytest.mark.parametrize("minor", [0, 1, 2, 3, 4, 5])
@@ -43,7 +43,7 @@ def test_every_minor_version_with_or_without_ids(solved, minor, ids):
         cell.pop("id", None)
         if ids:
             cell["id"] = f"c{index}"
-    assert answers_of(json.dumps(raw).encode()) == masters.reference_answers(NAME)
+    assert answers_of(json.dumps(raw).encode()) == editions.reference_answers(NAME)
 
 
 def test_bom_crlf_and_the_metadata_front_ends_add(solved):
@@ -59,7 +59,7 @@ def test_bom_crlf_and_the_metadata_front_ends_add(solved):
     raw["cells"][2]["execution_count"] = 7
     text = json.dumps(raw, indent=1).replace("\n", "\r\n")
     got = answers_of(b"\xef\xbb\xbf" + text.encode())
-    assert got == masters.reference_answers(NAME)
+    assert got == editions.reference_answers(NAME)
     assert all("\r" not in source for source in got.values())
 
 
@@ -77,14 +77,14 @@ def test_unreadable_files_are_refused_with_a_reason(data, reason):
 
 
 def test_a_link_is_refused(tmp_path, solved):
-    real = examples.write({"real": solved}, tmp_path)[0]
+    real = sample_submissions.write({"real": solved}, tmp_path)[0]
     (tmp_path / "link.ipynb").symlink_to(real)
     with pytest.raises(submission.NotASubmission, match="not a regular file"):
         submission.read(tmp_path / "link.ipynb")
 
 
 def test_another_assignment_is_named():
-    other = examples.filled(OTHERS[0], masters.reference_answers(OTHERS[0]))
+    other = sample_submissions.filled(OTHERS[0], editions.reference_answers(OTHERS[0]))
     with pytest.raises(submission.NotASubmission, match=f"this is {OTHERS[0]}, not {NAME}"):
         submission.identify(other, load(NAME), [load(o) for o in OTHERS])
     blank = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
@@ -95,12 +95,12 @@ def test_another_assignment_is_named():
 def test_layout_is_restored_for_nbgrader(solved):
     """Deleted and duplicated graded cells: every graded cell of the release appears once, in release order."""
     nb = copy.deepcopy(solved)
-    ids = [masters.grade_id(c) for c in nb.cells]
+    ids = [editions.grade_id(c) for c in nb.cells]
     nb.cells.pop(ids.index("todo2_tests"))
     nb.cells.insert(0, copy.deepcopy(nb.cells[ids.index("todo1")]))
-    sub = submission.prepare(nb, examples.release(NAME), masters.answer_ids(masters.nbgrader_source(NAME)))
-    release_order = [masters.grade_id(c) for c in examples.release(NAME).cells if masters.grade_id(c)]
-    assert [masters.grade_id(c) for c in sub.notebook.cells if masters.grade_id(c)] == release_order
+    sub = submission.prepare(nb, sample_submissions.release(NAME), editions.answer_ids(editions.nbgrader_source(NAME)))
+    release_order = [editions.grade_id(c) for c in sample_submissions.release(NAME).cells if editions.grade_id(c)]
+    assert [editions.grade_id(c) for c in sub.notebook.cells if editions.grade_id(c)] == release_order
     assert any("todo2_tests was deleted" in str(w) for w in sub.warnings)
     assert any("answer cell todo1 appears 2 times" in str(w) for w in sub.warnings)
 
@@ -111,14 +111,14 @@ def test_layout_is_restored_for_nbgrader(solved):
 def test_any_shuffle_of_cells_keeps_the_answers(solved, data):
     """Whatever order, copies or deletions of non-answer cells, the answers are those of the last copies."""
     nb = copy.deepcopy(solved)
-    answer_ids = masters.answer_ids(masters.nbgrader_source(NAME))
+    answer_ids = editions.answer_ids(editions.nbgrader_source(NAME))
     cells = data.draw(st.permutations(nb.cells))
-    extra = data.draw(st.lists(st.sampled_from([c for c in cells if masters.grade_id(c) not in answer_ids]), max_size=4))
+    extra = data.draw(st.lists(st.sampled_from([c for c in cells if editions.grade_id(c) not in answer_ids]), max_size=4))
     nb.cells = list(cells) + [copy.deepcopy(c) for c in extra]
-    sub = submission.prepare(nb, examples.release(NAME), answer_ids)
-    assert sub.answers == masters.reference_answers(NAME)
-    graded = [masters.grade_id(c) for c in sub.notebook.cells if masters.grade_id(c)]
-    released = [masters.grade_id(c) for c in examples.release(NAME).cells if masters.grade_id(c)]
+    sub = submission.prepare(nb, sample_submissions.release(NAME), answer_ids)
+    assert sub.answers == editions.reference_answers(NAME)
+    graded = [editions.grade_id(c) for c in sub.notebook.cells if editions.grade_id(c)]
+    released = [editions.grade_id(c) for c in sample_submissions.release(NAME).cells if editions.grade_id(c)]
     assert sorted(graded) == sorted(released)  # each graded cell once: extra copies lose their nbgrader metadata
 
 
@@ -177,13 +177,15 @@ def test_the_layout_check_catches_a_text_that_says_otherwise():
 def test_code_in_a_scratch_cell_is_not_graded(solved):
     """A TODO's answer written in a new cell below its untouched stub: the stub is what is graded."""
     nb = copy.deepcopy(solved)
-    ids = [masters.grade_id(c) for c in nb.cells]
+    ids = [editions.grade_id(c) for c in nb.cells]
     at = ids.index("todo2")
-    stub = examples.release(NAME).cells[[masters.grade_id(c) for c in examples.release(NAME).cells].index("todo2")].source
+    released = sample_submissions.release(NAME).cells
+    stub = released[[editions.grade_id(c) for c in released].index("todo2")].source
     nb.cells.insert(at + 1, nbformat.v4.new_code_cell(nb.cells[at].source))  # the answer, in a scratch cell
     nb.cells[at].source = stub
-    answers = submission.prepare(nb, examples.release(NAME), masters.answer_ids(masters.nbgrader_source(NAME))).answers
-    assert answers["todo2"] == stub and answers["todo1"] == masters.reference_answers(NAME)["todo1"]
+    answer_ids = editions.answer_ids(editions.nbgrader_source(NAME))
+    answers = submission.prepare(nb, sample_submissions.release(NAME), answer_ids).answers
+    assert answers["todo2"] == stub and answers["todo1"] == editions.reference_answers(NAME)["todo1"]
 
 
 @pytest.mark.parametrize("name", names())

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader import autograde, bundle, diagnose, examples, report, term
+from grader import autograde, bundle, diagnose, report, sample_submissions, term
 from grader.assignment import get
 from grader.config import DEFAULTS
 
@@ -228,7 +228,8 @@ def test_a_term_grades_correctly_and_its_pages_hold_nothing_drawn_from_its_secre
     reference = dict(assignment.reference)
     fcfs = {**reference, "todo5": '@todo("TODO 5")\ndef slo_key(request):\n    return (request.arrival_us,)\n'}
     subs = tmp_path / "subs"
-    examples.write({"solved": examples.filled(BATCH, reference), "fcfs": examples.filled(BATCH, fcfs)}, subs)
+    sample_submissions.write({"solved": sample_submissions.filled(BATCH, reference),
+                              "fcfs": sample_submissions.filled(BATCH, fcfs)}, subs)
     out = tmp_path / "out"
     autograde.run(BATCH, subs, out, jobs=2)
     data = json.loads((out / "report.json").read_text())

@@ -6,7 +6,7 @@ None) would pass such a body: every rule needs a case that refutes each of them.
 """
 import pytest
 
-from grader import grade, i18n, masters
+from grader import editions, grade, i18n
 from grader.check_assignment import passing_rules, trivial   # make check-assignment's item too
 from grader.assignment import load
 from grader.grade import Grader
@@ -24,7 +24,7 @@ def test_trivial_keeps_the_signature_and_replaces_every_body():
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", assignment_names())
 def test_no_rule_holds_for_a_trivial_answer(assignment):
-    found = passing_rules(Grader(assignment), masters.reference_answers(assignment))
+    found = passing_rules(Grader(assignment), editions.reference_answers(assignment))
     assert not found, "rules a trivial answer passes:\n" + "\n".join(found)
 
 
@@ -41,7 +41,7 @@ def test_the_check_finds_a_rule_of_only_must_raise_cases(monkeypatch):
         return [type(task)(task.task_id, task.answer_id, task.test_id, task.points, rules)]
 
     monkeypatch.setattr(assignment, "tasks", must_raise_only)
-    answers = masters.reference_answers("01_continuous_batching")
+    answers = editions.reference_answers("01_continuous_batching")
     found = passing_rules(Grader("01_continuous_batching"), answers)
     assert "TODO 2 `raise ValueError`: a job served too few times is caught" in found
 

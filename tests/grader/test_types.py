@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import ROOT
-from grader import i18n, masters, schema
+from grader import child_values, editions, i18n
 from grader.compare import same
 from grader.grade import Grader
 from grader.messages import Message
@@ -37,7 +37,7 @@ def grader_of(assignment: str) -> Grader:
 
 
 def variant(assignment: str, answer_id: str, *edits) -> str:
-    source = masters.reference_answers(assignment)[answer_id]
+    source = editions.reference_answers(assignment)[answer_id]
     for find, replace in edits:
         assert source.count(find) == 1, find
         source = source.replace(find, replace)
@@ -88,7 +88,7 @@ WRONG_TYPES = [
 @pytest.mark.parametrize("assignment, answer_id, what, edits", WRONG_TYPES, ids=[f"{a[:2]}-{g}-{w}" for a, g, w, _ in WRONG_TYPES])
 def test_a_wrong_type_loses_points_on_its_todo_alone(assignment, answer_id, what, edits):
     grader = grader_of(assignment)
-    answers = masters.reference_answers(assignment) | {answer_id: variant(assignment, answer_id, *edits)}
+    answers = editions.reference_answers(assignment) | {answer_id: variant(assignment, answer_id, *edits)}
     verdicts = {v.answer_id: v for v in grader.grade(answers)}
     assert verdicts[answer_id].score < verdicts[answer_id].points, (what, i18n.summary(verdicts[answer_id]))
     assert all(v.score == v.points for gid, v in verdicts.items() if gid != answer_id), what
@@ -99,18 +99,18 @@ def test_the_control_the_reference_keeps_full_marks_and_an_allowed_type_too():
     """The variants above fail for their types alone: the reference scores full marks, and 03's TODO 4, whose text
     allows numpy numbers and an int where a float is expected, keeps them with numpy floats and int percentiles."""
     for assignment in ("01_continuous_batching", "02_decode_scheduling", "03_batch_scheduling"):
-        assert all(v.score == v.points for v in grader_of(assignment).grade(masters.reference_answers(assignment)))
+        assert all(v.score == v.points for v in grader_of(assignment).grade(editions.reference_answers(assignment)))
     allowed = variant("03_batch_scheduling", "todo4",
                       ("    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)",
                        "    import numpy\n    value = ordered[low] + (ordered[high] - ordered[low]) * (rank - low)\n"
                        "    return int(value) if value == int(value) else numpy.float64(value)"))
-    verdicts = grader_of("03_batch_scheduling").grade(masters.reference_answers("03_batch_scheduling") | {"todo4": allowed})
+    verdicts = grader_of("03_batch_scheduling").grade(editions.reference_answers("03_batch_scheduling") | {"todo4": allowed})
     assert all(v.score == v.points for v in verdicts), [i18n.summary(v) for v in verdicts if v.score < v.points]
 
 
 @pytest.mark.slow
 def test_a_str_keyed_todo1_loses_points_with_a_message_that_names_the_key_type():
-    answers = masters.reference_answers("01_continuous_batching") | {"todo1": variant("01_continuous_batching", "todo1", WRONG_TYPES[0][3][0])}
+    answers = editions.reference_answers("01_continuous_batching") | {"todo1": variant("01_continuous_batching", "todo1", WRONG_TYPES[0][3][0])}
     verdict = grader_of("01_continuous_batching").grade(answers)[0]
     assert verdict.score == 0
     details = [rule.detail for rule in verdict.rules]
@@ -125,10 +125,10 @@ def test_a_str_keyed_todo1_loses_points_with_a_message_that_names_the_key_type()
 def test_the_pages_values_are_the_repr_of_what_the_code_returned():
     """Both sides of a difference as Python prints them (ascii(): the same for ASCII text), the types named."""
     grader = grader_of("01_continuous_batching")
-    answers = masters.reference_answers("01_continuous_batching") | {"todo1": variant("01_continuous_batching", "todo1", WRONG_TYPES[1][3][0])}
+    answers = editions.reference_answers("01_continuous_batching") | {"todo1": variant("01_continuous_batching", "todo1", WRONG_TYPES[1][3][0])}
     rule = grader.grade(answers)[0].rules[0]
     ns = {"__name__": "__main__"}
-    exec("from lab import *\nimport heapq\nfrom lab import todo\n" + masters.reference_answers("01_continuous_batching")["todo1"], ns)
+    exec("from lab import *\nimport heapq\nfrom lab import todo\n" + editions.reference_answers("01_continuous_batching")["todo1"], ns)
     ours = eval(rule.snippet, ns)   # noqa: S307 - the grader's own snippet, run on the reference
     exec(answers["todo1"], ns)
     theirs = eval(rule.snippet, ns)   # noqa: S307
@@ -143,7 +143,7 @@ VALUES = [{0: (0, 1)}, {"0": (0, 1)}, [1, 1.0, True, None, "s"], (1, [2, (3,)]),
 @pytest.mark.parametrize("value", VALUES, ids=repr)
 def test_a_value_crosses_with_its_type_and_prints_as_python_prints_it(value):
     got = crossed(value)
-    assert repr(got) == repr(value) and kind(got) == kind(value) and same(value, got) and schema.problem(got) == ""
+    assert repr(got) == repr(value) and kind(got) == kind(value) and same(value, got) and child_values.problem(got) == ""
 
 
 def test_an_object_crosses_as_its_type_its_repr_and_its_builtin_value():
@@ -192,7 +192,7 @@ def test_decoding_anything_a_child_writes_gives_a_value_or_malformed_never_a_cra
         got = json.loads(line, object_hook=decode_hook)
     except Malformed:
         return
-    schema.problem(got)   # total too
+    child_values.problem(got)   # total too
     ascii(got), kind(got)
 
 
@@ -233,6 +233,6 @@ def test_an_objects_name_and_repr_reach_the_page_only_within_the_budget_and_prin
     rng = random.Random(4)
     text = "".join(rng.choice("QXZ\u4e2d\x1b\r\n") for _ in range(380))
     value = Instance("__graded__." + "Q" * 100, text, None)
-    budget = schema.Budget()
+    budget = child_values.Budget()
     shown = f"{budget.value(value)} ({budget.kind(value)})"
-    assert shown.isascii() and shown.isprintable() and "an object" in shown and len(shown) < schema.FEEDBACK_BUDGET + 20
+    assert shown.isascii() and shown.isprintable() and "an object" in shown and len(shown) < child_values.FEEDBACK_BUDGET + 20

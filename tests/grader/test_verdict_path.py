@@ -7,7 +7,7 @@ The property that a TODO's marks come from its own cell alone is tests/grader/te
 import nbformat
 import pytest
 
-from grader import examples, masters, pipeline, submission
+from grader import editions, pipeline, sample_submissions, submission
 from grader.feedback import visible_text
 from grader.assignment import get
 from grader.paths import assignment_names
@@ -44,16 +44,16 @@ def test_the_benchmark_classes_reuse_no_answer():
     eight have exactly one wrong TODO."""
     for name in ("02_decode_scheduling", "03_batch_scheduling"):
         ids = get(name).answer_ids
-        for subs in (examples.varied_class(name, 24), examples.one_bug_class(name, 8)):
+        for subs in (sample_submissions.varied_class(name, 24), sample_submissions.one_bug_class(name, 8)):
             sources = [submission.answers_of(nb, ids) for nb in subs.values()]
             for gid in ids:
                 texts = [s[gid] for s in sources]
                 assert len(set(texts)) == len(texts), gid
-        kinds = {sid.split("_", 1)[1] for sid in examples.varied_class(name, 24)}
+        kinds = {sid.split("_", 1)[1] for sid in sample_submissions.varied_class(name, 24)}
         assert {"ref", "blank", "m00"} <= kinds and any(k.startswith("w") for k in kinds)
         reference = get(name).reference
-        wrong = [sum(masters.strip_solution_marks(reference[g]).rstrip("\n") != src[g].rsplit("\n# student", 1)[0] for g in ids)
-                 for src in (submission.answers_of(nb, ids) for sid, nb in examples.one_bug_class(name, 8).items() if "_bug_" in sid)]
+        wrong = [sum(editions.strip_solution_marks(reference[g]).rstrip("\n") != src[g].rsplit("\n# student", 1)[0] for g in ids)
+                 for src in (submission.answers_of(nb, ids) for sid, nb in sample_submissions.one_bug_class(name, 8).items() if "_bug_" in sid)]
         assert wrong == [1] * 6, wrong
 
 
@@ -65,12 +65,12 @@ def test_a_test_cell_at_full_marks_is_not_run_for_the_page_and_one_below_is(tmp_
     name = "03_batch_scheduling"
     reference = dict(get(name).reference)
     mutant = next(m for m in get(name).mutants if m.answer_id == "todo5")
-    nb = examples.filled(name, reference | {mutant.answer_id: mutant.apply(reference[mutant.answer_id])})
-    examples.write({"kim": nb}, tmp_path / "subs")
+    nb = sample_submissions.filled(name, reference | {mutant.answer_id: mutant.apply(reference[mutant.answer_id])})
+    sample_submissions.write({"kim": nb}, tmp_path / "subs")
     autograde.run(name, tmp_path / "subs", tmp_path / "out", jobs=1)
     page = (tmp_path / "out" / "feedback" / "kim.html").read_text()
     work = pipeline.run(pipeline.prepare(name), pipeline.Work(path=tmp_path / "subs" / "kim.ipynb"))
-    runs = {masters.grade_id(c): c.get("execution_count") for c in work.nb.cells if masters.grade_id(c)}
+    runs = {editions.grade_id(c): c.get("execution_count") for c in work.nb.cells if editions.grade_id(c)}
     assert runs["todo2_tests"] is None and runs["todo4_tests"] is None, runs
     assert runs["todo1_tests"] is not None, "it defines a class a later cell uses (BudgetOnly): it still runs"
     assert runs["todo5_tests"] is not None, "below full marks: run, so a disagreement could be flagged"

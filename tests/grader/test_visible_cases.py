@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from grader import masters, pipeline, reference
+from grader import editions, pipeline, reference
 from grader.assignment import get
 from grader.observed import decode_hook
 from grader.paths import assignment_names
@@ -18,10 +18,10 @@ from grader.suites import visible
 def released_cases(name: str, language: str = "en") -> dict[str, list[str]]:
     """{answer grade_id: the calls its check cell makes at top level, passed() and print() aside}, from the edition."""
     a = get(name)
-    cells = masters.cells_by_grade_id(a.release(language))
+    cells = editions.cells_by_grade_id(a.release(language))
     found = {}
     for todo in a.todos:
-        tree = ast.parse(masters.strip_magics(cells[todo.test_id][-1].source))
+        tree = ast.parse(editions.strip_magics(cells[todo.test_id][-1].source))
         found[todo.answer_id] = [ast.unparse(node.value) for node in tree.body if isinstance(node, ast.Expr)
                                  and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") not in ("passed", "print")]
     return found

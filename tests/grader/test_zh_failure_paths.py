@@ -16,12 +16,12 @@ from nbclient import NotebookClient
 import lab
 from conftest import ROOT
 from english import english_sentences
-from grader import course, examples, feedback, i18n, masters, pipeline, reference, report
+from grader import course, editions, feedback, i18n, pipeline, reference, report, sample_submissions
 from grader.assignment import load
 from grader.config import DEFAULTS
 from grader.grade import RuleResult, TaskVerdict, explain, failed, first_diff, judged, labelled
 from grader.messages import Joined, Message, Named, error_words
-from grader.schema import CELL_TIMEOUT
+from grader.child_values import CELL_TIMEOUT
 from grader.suites.labels import label as scenario_label
 from grader.verdict import Outcome
 from grader.mutants import MUTANTS
@@ -123,7 +123,7 @@ def run_setup(lang: str, fail_first_imports: int) -> str:
 
     ns, out = {"__builtins__": {**vars(builtins), "__import__": flaky_import}}, io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(masters.strip_magics(course.setup_code(language=lang)), "<setup>", "exec"), ns)
+        exec(compile(editions.strip_magics(course.setup_code(language=lang)), "<setup>", "exec"), ns)
     return out.getvalue()
 
 
@@ -494,14 +494,14 @@ def test_the_failing_cases_code_comments_are_chinese_on_a_zh_page():
 
 
 def zh_answers(name: str) -> dict[str, str]:
-    answers = masters.reference_of(masters.read_master(name, "zh"))   # the zh master's answers (not another test file's helper)
+    answers = editions.reference_of(editions.read_master(name, "zh"))   # the zh master's answers (not another test file's helper)
     by_todo: dict[str, list] = {}
     for mutant in MUTANTS[name]:
         by_todo.setdefault(mutant.answer_id, []).append(mutant)
     for answer_id, mutants in by_todo.items():
         wanted = load(name).figures.zh_broken.get(answer_id)
         if wanted == "hang":
-            answers[answer_id] = examples._insert_after_docstring(answers[answer_id], examples.HANG)
+            answers[answer_id] = sample_submissions._insert_after_docstring(answers[answer_id], sample_submissions.HANG)
             continue
         mutant = next(m for m in mutants if (wanted is None or m.name == wanted) and m.find in answers[answer_id])
         answers[answer_id] = mutant.apply(answers[answer_id])
@@ -516,7 +516,7 @@ def page_text_of(nb, verdicts) -> tuple[list[str], list[str]]:
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             text = output.get("text", "") if output.get("output_type") == "stream" else output.get("evalue", "")
-            if masters.grade_id(cell) in by_test:
+            if editions.grade_id(cell) in by_test:
                 verdict_texts.append("\n".join(line for line in text.splitlines() if line not in code))
             elif text:
                 others.append(text)
@@ -526,7 +526,7 @@ def page_text_of(nb, verdicts) -> tuple[list[str], list[str]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_feedback_page_of_a_broken_zh_submission_is_chinese(name):
-    nb = examples.filled(name, zh_answers(name), "zh")
+    nb = sample_submissions.filled(name, zh_answers(name), "zh")
     graded = pipeline.grade_notebook(nb, name, DEFAULTS.override(cell_timeout=10))  # the language is found, as in nbgrader
     assert graded.language == "zh" and nb.metadata["language_edition"] == "zh"
     assert all(v.score < v.points for v in graded.verdicts), [(v.task_id, v.score) for v in graded.verdicts]

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import ROOT, font_env
-from grader import masters
+from grader import editions
 from grader.paths import assignment_names
 from lab import font_subset, fonts
 from lab import i18n as lab_i18n
@@ -21,7 +21,7 @@ PLANTED = "时钟龘"   # 龘 (U+9F98): a character no label uses, so not in the
 def label_templates() -> set[str]:
     """The literal templates of label()/lab.label() calls in lab and in every master's code cells."""
     sources = [p.read_text(encoding="utf-8") for p in (ROOT / "lab").rglob("*.py")]
-    sources += [cell.source for name in assignment_names() for cell in masters.read_master(name).cells
+    sources += [cell.source for name in assignment_names() for cell in editions.read_master(name).cells
                 if cell.cell_type == "code"]
     found = set()
     for source in sources:

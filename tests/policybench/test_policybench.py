@@ -350,8 +350,8 @@ def test_custom_key_function_is_a_policy():
 
 
 def aging_cell_source() -> str:
-    from grader import masters
-    (cell,) = [c for c in masters.read_master("03_batch_scheduling").cells if c.metadata.get("key") == "code-aging-rates"]
+    from grader import editions
+    (cell,) = [c for c in editions.read_master("03_batch_scheduling").cells if c.metadata.get("key") == "code-aging-rates"]
     return cell.source
 
 

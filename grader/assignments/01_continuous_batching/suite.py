@@ -13,7 +13,7 @@ import random
 from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
 from grader.messages import Message, kind_name, lab_text
-from grader.schema import FEEDBACK_BUDGET, Budget, shown
+from grader.child_values import FEEDBACK_BUDGET, Budget, shown
 from grader.suites.base import Rule
 from grader.suites.labels import named, numbered, scenario, seeded, with_policy, worked_example
 from grader.term import cases_seed

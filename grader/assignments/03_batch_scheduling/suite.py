@@ -18,7 +18,7 @@ from policybench.fast_engine import FastEngine
 from grader import caches
 from grader.messages import Joined, Message, error_words, lab_text
 from grader.observed import TIMEOUT, NoValue
-from grader.schema import error_name, shown
+from grader.child_values import error_name, shown
 from grader.suites.base import Rule
 from grader.suites.labels import scenario as labelled, seeded
 from grader.term import PUBLIC_SEED, cases_seed, derive

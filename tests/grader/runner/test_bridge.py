@@ -19,7 +19,7 @@ import pytest
 
 import hostile
 import lab.decode as lab_decode
-from grader import autograde, examples, exports, grade, masters, runner
+from grader import autograde, definitions, editions, grade, runner, sample_submissions
 from grader.runner import bridge as bridge_module
 from grader.feedback import visible_text
 from grader.verdict import Outcome
@@ -133,10 +133,10 @@ def test_a_grading_child_holds_no_line_of_another_todos_reference(grader, monkey
 def test_every_answer_cell_can_be_stood_in_for():
     from grader.paths import assignment_names
     for name in assignment_names():
-        for gid, source in masters.reference_answers(name).items():
-            names = exports.exports(source)
+        for gid, source in editions.reference_answers(name).items():
+            names = definitions.exports(source)
             assert names, (name, gid)
-            stand_in = exports.stand_in(source)
+            stand_in = definitions.stand_in(source)
             assert "BEGIN SOLUTION" not in stand_in and all(f"'{n}'" in stand_in for n in names)
             body_lines = [line for line in source.splitlines() if line.startswith("    ") and line.strip()]
             assert not any(line in stand_in for line in body_lines if "__bridge__" not in line), (name, gid)
@@ -144,7 +144,7 @@ def test_every_answer_cell_can_be_stood_in_for():
 
 def test_an_answer_cell_with_top_level_code_is_refused_when_the_grader_starts():
     with pytest.raises(ValueError, match="only functions"):
-        exports.exports("AGING = 4\n\ndef slo_key(r):\n    return r.priority * AGING\n")
+        definitions.exports("AGING = 4\n\ndef slo_key(r):\n    return r.priority * AGING\n")
 
 
 # --- the bridge alone, between two threads of this process ---------------------------------------------
@@ -654,7 +654,7 @@ QUOTED_BASE64 = re.compile(r"'[A-Za-z0-9+/=]{24,}'")   # how the stolen code rod
 
 def graded_batch(assignment, batch, tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
-    examples.write(batch, subs)
+    sample_submissions.write(batch, subs)
     autograde.run(assignment, subs, out, jobs=0)
     rows = {row["student_id"]: row for row in csv.DictReader(open(out / "grades.csv"))}
     report = {s["student_id"]: s for s in json.loads((out / "report.json").read_text())["students"]}
@@ -678,12 +678,12 @@ def test_the_carrier_check_sees_the_carrier():
 @pytest.mark.parametrize("assignment", ["02_decode_scheduling", "03_batch_scheduling"])
 def test_the_exfiltrating_notebook_scores_zero_and_its_page_holds_no_reference(assignment, tmp_path):
     """Attack #4/#5: the blank-scoring rce_exfil notebook's page carried every other TODO's reference (12/12 on resubmission)."""
-    reference = masters.reference_answers(assignment)
-    rows, report, pages = graded_batch(assignment, {"rce_exfil": examples.filled(assignment, hostile.rce_exfil_answers(assignment)),
-                                                    "blank": examples.release(assignment)}, tmp_path)
+    reference = editions.reference_answers(assignment)
+    rows, report, pages = graded_batch(assignment, {"rce_exfil": sample_submissions.filled(assignment, hostile.rce_exfil_answers(assignment)),
+                                                    "blank": sample_submissions.release(assignment)}, tmp_path)
     assert float(rows["rce_exfil"]["total"]) == 0
     # what the student edition, or any blank submission's page (a failing case's code), shows anyway
-    given = "\n".join([cell.source for cell in examples.release(assignment).cells] + [pages["blank"]])
+    given = "\n".join([cell.source for cell in sample_submissions.release(assignment).cells] + [pages["blank"]])
     needles = [line for source in reference.values() for line in reference_lines(source, given)]
     assert len(needles) > 20
     assert [line for line in needles if line in pages["rce_exfil"]] == []
@@ -696,10 +696,10 @@ def test_a_hog_in_the_same_batch_costs_the_victim_nothing(tmp_path):
     """Attack #6: a takeover forked busy loops in the reference server (and a child can spin and write blank lines to
     look alive); another student's child graded beside it ran out of wall time and lost points. Now the server runs
     nothing of the attacker's, the spinning child is stopped by its no-progress limit, and the victim gets full marks."""
-    reference = masters.reference_answers(ASSIGNMENT)
-    batch = {"attacker_hog": examples.filled(ASSIGNMENT, hostile.server_hog_answers()),
-             "attacker_beats": examples.filled(ASSIGNMENT, hostile.child_hog_answers()),
-             "victim": examples.filled(ASSIGNMENT, reference)}
+    reference = editions.reference_answers(ASSIGNMENT)
+    batch = {"attacker_hog": sample_submissions.filled(ASSIGNMENT, hostile.server_hog_answers()),
+             "attacker_beats": sample_submissions.filled(ASSIGNMENT, hostile.child_hog_answers()),
+             "victim": sample_submissions.filled(ASSIGNMENT, reference)}
     started = time.monotonic()
     rows, report, _ = graded_batch(ASSIGNMENT, batch, tmp_path)
     assert float(rows["victim"]["total"]) == float(rows["victim"]["max_total"]) == 12, report["victim"]

@@ -5,14 +5,14 @@ import os
 import pytest
 
 from conftest import needs_level
-from grader import autograde, caches, examples, masters
+from grader import autograde, caches, editions, sample_submissions
 from grader.runner import LEVELS, NoSandbox, cold
 
 NAME = "01_continuous_batching"
 
 
 def one_submission(tmp_path):
-    examples.write({"alice": examples.filled(NAME, masters.reference_answers(NAME))}, tmp_path / "subs")
+    sample_submissions.write({"alice": sample_submissions.filled(NAME, editions.reference_answers(NAME))}, tmp_path / "subs")
     return tmp_path / "subs"
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import hostile
 from conftest import ROOT, needs_level
-from grader import autograde, masters, safe_io, safe_text, sanitize, schema
+from grader import autograde, child_values, editions, safe_io, safe_text, sanitize
 from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.messages import Message
@@ -214,16 +214,17 @@ def test_protocol_accepts_exactly_the_expected_records():
                    [{"kind": "cells", "errors": {"todo9": "x"}}], [good[0], {**good[1], "extra": 1}]):
         assert feed(broken).error, broken
     huge = feed([{"kind": "cells", "errors": {"todo1": "x" * 10_000}}, {**good[1], "obs": ["y" * 10_000]}])
-    assert huge.records[0]["errors"]["todo1"] == "an error" and schema.error_name("RuntimeError: the reference") == "RuntimeError"
+    assert huge.records[0]["errors"]["todo1"] == "an error"
+    assert child_values.error_name("RuntimeError: the reference") == "RuntimeError"
     assert huge.records[1]["obs"] == NoValue(INVALID, Message("problem_string", {"length": 10000}))
     deep = []
     for _ in range(50):
         deep = [deep]
-    assert str(schema.problem(deep)) == f"nested deeper than {schema.MAX_DEPTH}"
-    assert schema.problem(2 ** 100) and schema.problem(list(range(schema.MAX_NODES + 1)))
-    budget = schema.Budget()  # one rule's: many short strings add up, as one long string does
+    assert str(child_values.problem(deep)) == f"nested deeper than {child_values.MAX_DEPTH}"
+    assert child_values.problem(2 ** 100) and child_values.problem(list(range(child_values.MAX_NODES + 1)))
+    budget = child_values.Budget()  # one rule's: many short strings add up, as one long string does
     assert budget.value(["z" * 40] * 10).endswith("...") and budget.left == 0 and budget.value("z") == "..."
-    assert schema.error_name("\u6f22" * 20 + ": x") == "an error" == schema.error_name("E" * 41)
+    assert child_values.error_name("\u6f22" * 20 + ": x") == "an error" == child_values.error_name("E" * 41)
 
 
 def test_a_record_equal_to_the_references_line_is_the_references_and_any_other_is_checked():
@@ -311,7 +312,7 @@ def test_a_huge_workload_is_refused_before_it_is_simulated():
 def test_cancelling_the_cpu_alarm_does_not_hold_a_worker():
     """The hog turns off its own CPU alarm; the parent's no-progress limit (not the 10-minute wall) stops it."""
     grader = Grader(NAME, DEFAULTS.override(child_wall=600), child_stall=5)
-    answers = masters.reference_answers(NAME)
+    answers = editions.reference_answers(NAME)
     answers["todo1"] = hostile.HOG + answers["todo1"]
     verdicts = {v.answer_id: v for v in grader.grade(answers)}
     assert "no progress in 5 s of CPU time" in str(verdicts["todo1"].note)
@@ -325,8 +326,8 @@ def test_each_level_judges_from_observations_and_only_process_lets_the_master_be
     searches the machine for the master and runs its reference scores. At the rootless level (userns) it scores 0."""
     code = (
         "import json, sys; sys.path.insert(0, 'tests')\n"
-        "import hostile\nfrom grader import masters\nfrom grader.grade import Grader\n"
-        "g = Grader('02_decode_scheduling', child_stall=5)\nref = masters.reference_answers('02_decode_scheduling')\n"
+        "import hostile\nfrom grader import editions\nfrom grader.grade import Grader\n"
+        "g = Grader('02_decode_scheduling', child_stall=5)\nref = editions.reference_answers('02_decode_scheduling')\n"
         "stub = hostile._stub_answers('02_decode_scheduling')\n"
         "forged = ref | {'todo2': stub['todo2'] + hostile.FORGE.replace('%(gid)s', 'todo2')}\n"
         "hog = ref | {'todo1': hostile.HOG + ref['todo1']}\n"
@@ -448,7 +449,7 @@ def test_hostile_batch_attackers_earn_nothing(hostile_batch):
 def test_hostile_batch_carries_no_reference_out(hostile_batch):
     out = hostile_batch["out"]
     release = "\n".join(hostile._stub_answers(NAME).values())
-    secret_lines = {line.strip() for src in masters.reference_answers(NAME).values() for line in src.splitlines()
+    secret_lines = {line.strip() for src in editions.reference_answers(NAME).values() for line in src.splitlines()
                     if len(line.strip()) >= 30 and line.strip() not in release}
     assert secret_lines
     # report.json keeps each student's answer cells as handed in (the class report's "Answers to look at"): a line

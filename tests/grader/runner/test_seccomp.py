@@ -538,7 +538,7 @@ def test_the_sweep_removes_keys_ipc_and_processes_a_sandbox_uid_left():
 @pytest.mark.slow
 def test_one_submissions_todo_children_run_one_after_another(monkeypatch):
     """Two children of one submission (each with its reference server) are never alive together."""
-    from grader import examples, grade, masters
+    from grader import editions, grade, sample_submissions
     from grader.assignment import get
     grader = grade.Grader("02_decode_scheduling")
     running, most, calls, lock = [0], [0], [0], threading.Lock()
@@ -557,7 +557,7 @@ def test_one_submissions_todo_children_run_one_after_another(monkeypatch):
                 running[0] -= 1
 
     monkeypatch.setattr(grade.Grader, "_run_bridged", counted)
-    answers = {gid: src + "\n# mine\n" for gid, src in masters.reference_answers("02_decode_scheduling").items()}
+    answers = {gid: src + "\n# mine\n" for gid, src in editions.reference_answers("02_decode_scheduling").items()}
     bug = next(m for m in get("02_decode_scheduling").mutants if m.answer_id == "todo1")
     verdicts = grader.grade(answers | {"todo1": bug.apply(answers["todo1"])})
     assert [v.score == v.points for v in verdicts] == [False, True, True, True]
@@ -565,6 +565,6 @@ def test_one_submissions_todo_children_run_one_after_another(monkeypatch):
     before = calls[0]
     # stubs of the student's own (a stub as released is not run: its verdict ships with the assignment)
     stubs = grader.grade({gid: src.replace("raise NotImplementedError()", "raise NotImplementedError('mine')")
-                          for gid, src in examples.release_answers("02_decode_scheduling").items()})
+                          for gid, src in sample_submissions.release_answers("02_decode_scheduling").items()})
     assert all(v.score == 0 for v in stubs) and grader.as_released == 0
     assert calls[0] >= before + 4 and most[0] == 1, "four stubs, each apart (and any failing case cut down)"

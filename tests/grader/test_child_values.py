@@ -1,10 +1,10 @@
-"""What a grading child may report (grader/schema.py): `problem` accepts bounded decoded observations, and nothing else."""
+"""What a grading child may report (grader/child_values.py): `problem` accepts bounded decoded observations, and nothing else."""
 import numpy
 from hypothesis import given, strategies as st
 
-from grader import schema
+from grader import child_values
 from grader.observed import Instance
-from grader.schema import MAX_DEPTH, MAX_INT_BITS, MAX_NODES, MAX_STRING
+from grader.child_values import MAX_DEPTH, MAX_INT_BITS, MAX_NODES, MAX_STRING
 
 
 def spec(value, depth=0, budget=None) -> bool:
@@ -13,7 +13,7 @@ def spec(value, depth=0, budget=None) -> bool:
     budget[0] -= 1
     if budget[0] < 0 or depth > MAX_DEPTH:
         return False
-    if value is None or type(value) in (bool, float) or type(value) in schema.numpy_types():
+    if value is None or type(value) in (bool, float) or type(value) in child_values.numpy_types():
         return True
     if type(value) is int:
         return value.bit_length() <= MAX_INT_BITS
@@ -46,21 +46,24 @@ values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.lis
 
 @given(values)
 def test_problem_agrees_with_the_rule_as_written(value):
-    assert (schema.problem(value) == "") == spec(value)
+    assert (child_values.problem(value) == "") == spec(value)
 
 
 @given(st.integers(0, 30))
 def test_problem_refuses_exactly_the_values_nested_deeper_than_the_limit(depth):
-    assert (schema.problem(nested(depth)) == "") == (depth <= MAX_DEPTH) == spec(nested(depth))
+    assert (child_values.problem(nested(depth)) == "") == (depth <= MAX_DEPTH) == spec(nested(depth))
 
 
 def test_each_bound_is_exact_and_says_what_was_wrong():
-    assert schema.problem(list(range(MAX_NODES - 1))) == ""   # the list itself is a value too
-    assert str(schema.problem(list(range(MAX_NODES)))) == f"more than {MAX_NODES} values"
-    assert schema.problem(nested(MAX_DEPTH)) == "" and str(schema.problem(nested(MAX_DEPTH + 1))) == f"nested deeper than {MAX_DEPTH}"
-    assert schema.problem(["x" * MAX_STRING]) == "" and str(schema.problem({"k": "x" * (MAX_STRING + 1)})) == f"a string of {MAX_STRING + 1} characters"
-    assert schema.problem(-(2 ** MAX_INT_BITS - 1)) == "" and str(schema.problem([2 ** MAX_INT_BITS])) == f"an integer of {MAX_INT_BITS + 1} bits"
-    assert schema.problem({"k": (1, 2)}) == "" and schema.problem({(1,): 2}) == "" and str(schema.problem([b"x"])) == "a bytes"
-    assert schema.problem({"k": [None, True, 1.5, float("nan"), "s", {}, {0: frozenset({1})}, numpy.int64(2)]}) == ""
-    assert str(schema.problem([numpy.datetime64(0, "s")])) == "a datetime64" and str(schema.problem([object()])) == "a object"
-    assert str(schema.problem(Instance("numpy.ndarray", "x" * (MAX_STRING + 1)))) == f"a string of {MAX_STRING + 1} characters"
+    assert child_values.problem(list(range(MAX_NODES - 1))) == ""   # the list itself is a value too
+    assert str(child_values.problem(list(range(MAX_NODES)))) == f"more than {MAX_NODES} values"
+    assert child_values.problem(nested(MAX_DEPTH)) == "" and str(child_values.problem(nested(MAX_DEPTH + 1))) == f"nested deeper than {MAX_DEPTH}"
+    assert child_values.problem(["x" * MAX_STRING]) == "" and str(child_values.problem({"k": "x" * (MAX_STRING + 1)})) == f"a string of {MAX_STRING + 1} characters"
+    assert child_values.problem(-(2 ** MAX_INT_BITS - 1)) == "" and str(child_values.problem([2 ** MAX_INT_BITS])) == f"an integer of {MAX_INT_BITS + 1} bits"
+    assert child_values.problem({"k": (1, 2)}) == "" and child_values.problem({(1,): 2}) == ""
+    assert str(child_values.problem([b"x"])) == "a bytes"
+    assert child_values.problem({"k": [None, True, 1.5, float("nan"), "s", {}, {0: frozenset({1})}, numpy.int64(2)]}) == ""
+    assert str(child_values.problem([numpy.datetime64(0, "s")])) == "a datetime64"
+    assert str(child_values.problem([object()])) == "a object"
+    too_long = Instance("numpy.ndarray", "x" * (MAX_STRING + 1))
+    assert str(child_values.problem(too_long)) == f"a string of {MAX_STRING + 1} characters"

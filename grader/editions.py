@@ -1,7 +1,7 @@
 """Read a master source and derive its editions (nbgrader source, solved) and its reference answers.
 
 What a cell is (grade_id, tags, solution and hidden-test regions) is grader/cells.py's, read from the cell alone;
-masters re-exports those names, so masters.grade_id and the rest work where callers know them.
+editions re-exports those names, so editions.grade_id and the rest work where callers know them.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import masters
+from . import editions
 from .assignment import get
 from .paths import NOTEBOOKS_DIR
 
@@ -29,8 +29,8 @@ def filled(assignment: str, answers: dict[str, str], language: str = "en") -> nb
     """The student edition (of `language`) with the given answer cells typed in, as a student would."""
     nb = release(assignment, language)
     for cell in nb.cells:
-        if masters.grade_id(cell) in answers:
-            cell.source = answers[masters.grade_id(cell)]
+        if editions.grade_id(cell) in answers:
+            cell.source = answers[editions.grade_id(cell)]
     return nb
 
 
@@ -91,7 +91,7 @@ def varied_class(assignment: str, size: int) -> dict[str, nbformat.NotebookNode]
             turns[right] += 1
         nb = copy.deepcopy(base)
         for cell in nb.cells:
-            if masters.grade_id(cell) in a.answer_ids:
+            if editions.grade_id(cell) in a.answer_ids:
                 cell.source = cell.source.rstrip("\n") + f"\n# student s{index:03d}\n"
         subs[f"s{index:03d}_{kind}"] = nb
     return subs
@@ -113,7 +113,7 @@ def one_bug_class(assignment: str, size: int = 8) -> dict[str, nbformat.Notebook
     for index, (kind, base) in enumerate(bases):
         nb = copy.deepcopy(base)
         for cell in nb.cells:
-            if masters.grade_id(cell) in a.answer_ids:
+            if editions.grade_id(cell) in a.answer_ids:
                 cell.source = cell.source.rstrip("\n") + f"\n# student b{index:03d}\n"
         subs[f"b{index:03d}_{kind}"] = nb
     return subs
@@ -141,7 +141,7 @@ def bad_submissions(assignment: str) -> dict[str, str | nbformat.NotebookNode]:
 def release_answers(assignment: str) -> dict[str, str]:
     """The stubs of the student edition, by answer grade_id."""
     answer_ids = get(assignment).answer_ids
-    return {masters.grade_id(c): c.source for c in release(assignment).cells if masters.grade_id(c) in answer_ids}
+    return {editions.grade_id(c): c.source for c in release(assignment).cells if editions.grade_id(c) in answer_ids}
 
 
 def layout_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
@@ -156,7 +156,7 @@ def layout_submissions(assignment: str) -> dict[str, nbformat.NotebookNode]:
         return nb
 
     def index(cells, gid: str) -> int:
-        return next(i for i, c in enumerate(cells) if masters.grade_id(c) == gid)
+        return next(i for i, c in enumerate(cells) if editions.grade_id(c) == gid)
 
     def duplicate(gid: str, source: str | None = None, after: bool = False):
         def change(cells):

@@ -1,11 +1,11 @@
-"""grader/forked.py: half the jobs in a forked child, the same bytes in the same order whatever the child does."""
+"""grader/two_cores.py: half the jobs in a forked child, the same bytes in the same order whatever the child does."""
 import os
 import sys
 import time
 
 import pytest
 
-from grader import forked
+from grader import two_cores
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the jobs are forked on Linux only")
 PARENT = os.getpid()
@@ -21,7 +21,7 @@ def strip(results):
 
 @pytest.mark.parametrize("count", [0, 1, 2, 5])
 def test_results_come_back_in_order(count, capfd):
-    results = forked.produce([job(i) for i in range(count)])
+    results = two_cores.produce([job(i) for i in range(count)])
     assert strip(results) == [f"result {i}".encode() for i in range(count)]
     if count >= 2:  # the odd ones were produced in the child: that is the point of it
         assert results[1].endswith(b"child") and results[0].endswith(b"parent")
@@ -30,7 +30,7 @@ def test_results_come_back_in_order(count, capfd):
 
 def test_empty_and_large_results_survive_the_pipe():
     big = os.urandom(3 << 20)  # larger than the pipe's buffer and the read size
-    assert forked.produce([lambda: b"", lambda: big, lambda: b"x", lambda: b""]) == [b"", big, b"x", b""]
+    assert two_cores.produce([lambda: b"", lambda: big, lambda: b"x", lambda: b""]) == [b"", big, b"x", b""]
 
 
 def failing_in_child(i):
@@ -42,7 +42,7 @@ def failing_in_child(i):
 
 
 def test_a_child_that_fails_leaves_its_jobs_to_the_parent(capfd):
-    assert forked.produce([failing_in_child(i) for i in range(4)]) == [f"result {i}".encode() for i in range(4)]
+    assert two_cores.produce([failing_in_child(i) for i in range(4)]) == [f"result {i}".encode() for i in range(4)]
     assert "note: 2 of 4 jobs are run again here" in capfd.readouterr().err
 
 
@@ -52,7 +52,7 @@ def test_a_child_that_hangs_is_killed_and_its_jobs_run_here():
         if os.getpid() != PARENT:
             time.sleep(600)
         return b"late"
-    assert forked.produce([lambda: b"a", hangs_in_child], timeout=1.0) == [b"a", b"late"]
+    assert two_cores.produce([lambda: b"a", hangs_in_child], timeout=1.0) == [b"a", b"late"]
 
 
 def test_a_child_that_exits_cleanly_without_its_results_is_not_believed():
@@ -60,18 +60,18 @@ def test_a_child_that_exits_cleanly_without_its_results_is_not_believed():
         if os.getpid() != PARENT:
             os._exit(0)  # status 0, but no record sent
         return b"whole"
-    assert forked.produce([lambda: b"a", leaves_early]) == [b"a", b"whole"]
+    assert two_cores.produce([lambda: b"a", leaves_early]) == [b"a", b"whole"]
 
 
 def test_without_fork_everything_runs_here(monkeypatch):
-    monkeypatch.setattr(forked.sys, "platform", "darwin")
-    results = forked.produce([job(i) for i in range(3)])
+    monkeypatch.setattr(two_cores.sys, "platform", "darwin")
+    results = two_cores.produce([job(i) for i in range(3)])
     assert all(r.endswith(b"parent") for r in results)
 
 
 def test_a_child_that_fails_after_sending_some_results_leaves_all_its_jobs_to_the_parent():
     jobs = [job(0), job(1), job(2), failing_in_child(3)]  # the child runs 1, then fails on 3
-    results = forked.produce(jobs)
+    results = two_cores.produce(jobs)
     assert strip(results) == [b"result 0", b"result 1", b"result 2", b"result 3"]
     assert results[1].endswith(b"parent")  # its result from the failed child was not mixed in
 
@@ -89,10 +89,10 @@ def test_when_a_job_of_ours_raises_the_child_is_reaped_and_no_descriptor_is_left
         return b""
 
     real_fork = os.fork
-    monkeypatch.setattr(forked.os, "fork", fork)
+    monkeypatch.setattr(two_cores.os, "fork", fork)
     before = set(os.listdir("/proc/self/fd"))
     with pytest.raises(ValueError):
-        forked.produce([ours_fails, lambda: b"x" * (1 << 20)])  # the child's megabyte cannot fit in the pipe
+        two_cores.produce([ours_fails, lambda: b"x" * (1 << 20)])  # the child's megabyte cannot fit in the pipe
     assert set(os.listdir("/proc/self/fd")) == before
     with pytest.raises(ChildProcessError):
         os.waitpid(forks[0], os.WNOHANG)  # reaped: not running, not even a zombie
