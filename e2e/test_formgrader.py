@@ -21,7 +21,7 @@ from grader import editions, sample_submissions, sanitize
 from grader.feedback import visible_text
 from grader.grade import Grader
 from grader.i18n import SUMMARY
-from grader.mutants import MUTANTS, mutated_answers
+from grader.assignment import MUTANTS, mutated_answers
 from nbgrader_course import NAME, assert_inert, fetched_feedback, released, run, submit
 
 TODO = "todo3"

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import ROOT, step
 from grader import editions
-from grader.mutants import MUTANTS, mutated_answers
+from grader.assignment import MUTANTS, mutated_answers
 from grader.paths import NOTEBOOKS_DIR, assignment_names
 
 RUN_TIMEOUT_MS = 180_000

@@ -8,7 +8,7 @@ The folder holds (grader/assignment_template/ is a working example, `make new-as
     suite.py         the hidden suite: build(seed) -> {answer grade_id: [Rule, ...]}
     driver.py        runs in the grading child: replays a scenario's ops and reports what it observes
     cases.py         in the grader: a failing scenario's ops as code a student can run (grader/snippets.py)
-    mutants.py       MUTANTS: broken answers, each must lose points on its own TODO only (grader/mutants.py); optionally
+    mutants.py       MUTANTS: broken answers, each must lose points on its own TODO only (grader/contract.py); optionally
                      OUTSIDE: bugs no mutant models, which must cost points and be named after no mutant
     assignment.toml  optional: the figures the course-wide tests hold it to (Figures below; absent keys: the defaults)
     names_zh.py      RULES and SCENARIOS: the Chinese names of its rules and scenarios (grader/i18n.py); optionally
@@ -17,6 +17,8 @@ The folder holds (grader/assignment_template/ is a working example, `make new-as
                      or <name>.py files with ANSWERS = {grade_id: source}
 
 Any other file in the folder is ignored here. Assignments are the folders with a master.py (paths.assignment_names).
+What the files define (Rule, Task, Mutant, labels, the driver's text) is grader/contract.py's; MUTANTS (every
+assignment's mutants) and mutated_answers (a reference with one applied) are here, as they load assignments.
 """
 from __future__ import annotations
 
@@ -33,8 +35,8 @@ import nbformat
 from . import caches, editions
 from .cells import grade_id
 from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
-from .suites import visible
-from .suites.base import Task
+from . import contract
+from .contract import Mutant, Task
 
 TODO_HEADING = re.compile(r"^#+ .*\bTODO (\d+)\b", re.M)
 FIGURES_FILE = "assignment.toml"
@@ -209,22 +211,22 @@ class Assignment:
 
     def tasks(self, seed: int) -> list[Task]:
         """One Task per TODO of the master, with the suite's rules for it (drawn with `seed`), each case of the TODO's
-        visible check cell among them (grader/suites/visible.py: a suite that leaves one out is refused)."""
+        visible check cell among them (grader/contract.py's place: a suite that leaves one out is refused)."""
         rules = self.suite.build(seed)
         ids = [todo.answer_id for todo in self.todos]
         if sorted(rules) != sorted(ids):
             raise ValueError(f"{self.folder / 'suite.py'}: rules for {sorted(rules)}, but the master's TODOs answer in {ids}")
-        rules = visible.place(rules, self.checks, getattr(self.suite, "VISIBLE", {}), getattr(self.suite, "VISIBLE_JUDGED", {}),
-                              str(self.folder / "suite.py"))
+        rules = contract.place(rules, self.checks, getattr(self.suite, "VISIBLE", {}), getattr(self.suite, "VISIBLE_JUDGED", {}),
+                               str(self.folder / "suite.py"))
         from .promises import allows
         return [Task(t.task_id, t.answer_id, t.test_id, t.points,
                      [replace(rule, allows=allows(self, t.task_id, rule.name)) for rule in rules[t.answer_id]])
                 for t in self.todos]
 
     @cached_property
-    def checks(self) -> list[visible.Check]:
+    def checks(self) -> list[contract.Check]:
         """Each TODO's visible check cell (English master, hidden tests left out): its definitions and its cases."""
-        return visible.checks(self.todos, self.nbgrader_source)
+        return contract.checks(self.todos, self.nbgrader_source)
 
     @cached_property
     def check_definitions(self) -> list[str]:
@@ -233,8 +235,7 @@ class Assignment:
 
     @cached_property
     def driver_source(self) -> str:
-        from .drivers import driver_source
-        return driver_source(self.folder)
+        return contract.driver_source(self.folder)
 
     @cached_property
     def cases(self):
@@ -300,3 +301,17 @@ def load(name: str) -> Assignment:
 def get(assignment: Assignment | str) -> Assignment:
     """An Assignment as it is, or the one a name stands for (at the entry points: command lines, tests)."""
     return assignment if isinstance(assignment, Assignment) else load(assignment)
+
+
+def __getattr__(name: str):
+    """MUTANTS: {assignment: its mutants}, for every assignment found (read when first asked for)."""
+    if name == "MUTANTS":
+        return {assignment: load(assignment).mutants for assignment in names()}
+    raise AttributeError(name)
+
+
+def mutated_answers(assignment: Assignment | str, mutant: Mutant) -> dict[str, str]:
+    """The reference answers of `assignment` (an Assignment or its name) with one mutant applied."""
+    answers = dict(get(assignment).reference)
+    answers[mutant.answer_id] = mutant.apply(answers[mutant.answer_id])
+    return answers

@@ -1,7 +1,7 @@
 """A notebook cell as nbgrader and the grader read it: its grade_id, tags and regions, from the cell alone.
 
 grader/editions.py reads a master source into a notebook and derives its editions with these; the hidden suite's
-visible checks (grader/suites/visible.py) and the similarity of answers read cells with them too, without reading a
+visible checks (grader/contract.py) and the similarity of answers read cells with them too, without reading a
 master. editions re-exports each name (editions.grade_id, editions.strip_hidden, ...), where most callers know them.
 """
 from __future__ import annotations

@@ -78,7 +78,7 @@ def unquoted_rules(assignment) -> list[str]:
 
 def mutant_grades(grader) -> list[tuple]:
     """(mutant, the verdicts of the reference answers with it applied) for each mutant of the assignment."""
-    from .mutants import mutated_answers
+    from .assignment import mutated_answers
 
     return [(mutant, grader.grade(mutated_answers(grader.assignment, mutant))) for mutant in grader.assignment.mutants]
 

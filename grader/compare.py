@@ -13,7 +13,7 @@ a rule may loosen; everything else compares strictly.
 Floats travel at full precision. Two correct answers that do the same arithmetic in another order (µs to ms before
 or after dividing, numpy's percentile or the hand formula) differ in the last bits, so floats are compared with
 math.isclose at these tolerances, inside dicts and lists too; a real bug (a divisor off by one, a span one
-microsecond longer) moves a value far more than that (grader/mutants.py).
+microsecond longer) moves a value far more than that (each assignment's mutants.py).
 """
 from __future__ import annotations
 

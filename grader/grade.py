@@ -28,8 +28,7 @@ from .runner.protocol import BRIDGE_SOURCE, CHILD, ChildRun, expected_lines, run
 from .runner.warm import shared
 from .observed import CRASH, INVALID, TIMEOUT, NoValue, key_kinds, kind
 from .child_values import CELL_TIMEOUT, Budget, problem, short_text
-from .suites.base import Task
-from .suites.labels import label as scenario_label
+from .contract import Task, label as scenario_label
 from .term import PUBLIC_SEED
 from .verdict import Outcome, RuleResult, TaskVerdict
 
@@ -210,7 +209,7 @@ def explain(ops: list, expected, actual, cases, shown: Budget | None = None, all
 
 
 def _visible(expected: list, actual: list, shown: Budget, numbers: list[int] | None = None) -> Message:
-    """Where a visible check's case departs (grader/drivers/visible.py records each of its checks): the first check
+    """Where a visible check's case departs (grader/runner/driver_visible.py records each of its checks): the first check
     that does not hold, and what the answer gave there (`numbers`: the case's checks these records are)."""
     for position, (exp, act) in enumerate(zip(expected, actual)):
         number = numbers[position] if numbers and position < len(numbers) else position + 1
@@ -554,7 +553,7 @@ class Grader:
 
 
 def visible(scenario: dict) -> bool:
-    """A case of a visible check cell (grader/suites/visible.py): compared with the reference's, even in a rule with a judge."""
+    """A case of a visible check cell (grader/contract.py): compared with the reference's, even in a rule with a judge."""
     return bool(scenario["ops"]) and scenario["ops"][0][0] == snippets.VISIBLE
 
 

@@ -5,7 +5,7 @@ its values), worded here in the page's language; the values in it (what the stud
 code) are shown as they are, never translated. Our own texts in it (a scenario's name, a run's status) are
 Named, and worded here by lookup; how a run ended and why a value was refused are Messages of their own; lab's
 messages are LabTexts, worded by lab's own Chinese templates (grader/messages.py). A judge's text cut short stays
-English. No English is read back here: a scenario's label is a Message around its own name (grader/suites/base.py),
+English. No English is read back here: a scenario's label is a Message around its own name (grader/contract.py),
 and that name is looked up exactly.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ TEXT = {
     },
 }
 
-# The hidden scenarios' own names, the Named parts of their labels (grader/suites/base.py).
+# The hidden scenarios' own names, the Named parts of their labels (grader/contract.py).
 SCENARIOS_ZH = {
     **{example.name: LAB_ZH[example.name] for example in BATCHING_EXAMPLES},
     **{name: LAB_ZH[name] for name in DECODE_SCENARIOS},
@@ -55,7 +55,7 @@ def _status(text: str) -> str:
 
 def scenario_name(name: str) -> str:
     """A hidden scenario's own name in Chinese, looked up exactly (a label's parts, its number and policy, are
-    Messages: grader/suites/base.py); a name with none (code, or a whole label of a report stored before labels
+    Messages: grader/contract.py); a name with none (code, or a whole label of a report stored before labels
     were Messages) as it is."""
     return SCENARIOS_ZH.get(name, name)
 

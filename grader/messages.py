@@ -70,7 +70,7 @@ TEXT = {
         "fault_server": "the reference server {status}: {detail}",
         "fault_busy": "the machine was busy: the run waited {waited} s of {elapsed} s for a CPU",
         "scenario_detail": "{scenario}: {what}",
-        # a hidden scenario's name (grader/suites/base.py), around a name of names_zh.SCENARIOS (a Named) or code
+        # a hidden scenario's name (grader/contract.py), around a name of names_zh.SCENARIOS (a Named) or code
         "scenario_numbered": "{name} #{number}",
         "scenario_counted": "{name} ({number})",
         "worked_example": "worked example: {name}",

@@ -1,6 +1,6 @@
 """What a grading child's code returned, with its Python types: the decoder of the drivers' encoding, and type names.
 
-The child writes its observations with grader/drivers/common.py's `_plain` (its header gives the format): JSON, in
+The child writes its observations with grader/runner/driver_common.py's `_plain` (its header gives the format): JSON, in
 which every JSON object of one key that starts with "$" is a tag. `decode_hook` turns the tags back into Python
 values while json.loads parses a record, bottom up: a tuple, set, frozenset or dict of values already decoded, a
 numpy scalar of an allowlisted dtype built from a plain number, or an Instance, the stand-in for any other object.

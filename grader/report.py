@@ -14,7 +14,7 @@ from . import class_report, deadline, i18n, messages, sanitize, similarity, term
 from .grade import TaskVerdict, verdicts_to_json
 from .runner import LEVELS
 from .safe_text import csv_cell, inert
-from .suites.base import Task
+from .contract import Task
 
 NOTE_CHARS = 500   # of one reason or warning in the report (a list of cells not run can be long)
 ANSWER_CHARS = 20_000   # of one answer cell kept in report.json (grader/similarity.py compares them)

@@ -39,7 +39,7 @@ def function_call(op: list) -> str:
     return f"{name}({', '.join(literal(a) for a in args)})"
 
 
-VISIBLE = "visible check"   # a case of a visible check cell (grader/suites/visible.py): the call, as the cell has it
+VISIBLE = "visible check"   # a case of a visible check cell (grader/contract.py): the call, as the cell has it
 
 
 def call(cases, op: list) -> str:

@@ -1,6 +1,6 @@
 # Observation driver for __NAME__. Runs inside a grading child: calls the exercise functions the notebook
 # cells defined, with the given arguments, and reports what they returned or raised. It judges nothing: the
-# parent compares with the reference. `_plain` comes from grader/drivers/common.py, which driver_source() prepends.
+# parent compares with the reference. `_plain` comes from grader/runner/driver_common.py, which driver_source() prepends.
 
 
 def observe(namespace, ops):

@@ -1,5 +1,5 @@
 """Broken variants of __NAME__'s reference answers: each must lose points on its own TODO and no other."""
-from grader.mutants import Mutant
+from grader.contract import Mutant
 
 MUTANTS = [
     # One bug, one rule: the first request alone is right, so "no requests ..., one request its own" still holds.

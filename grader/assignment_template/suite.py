@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import random
 
-from grader.suites.base import Rule
-from grader.suites.labels import seeded
+from grader.contract import Rule, seeded
 from grader.term import cases_seed
 
 
@@ -46,7 +45,7 @@ def todo2_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
-# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/suites/visible.py): a case whose
+# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/contract.py's place): a case whose
 # checks state several rules gives each rule the numbers of its checks (1 for the first check the case runs).
 VISIBLE = {
     "test_todo1_two_requests()": "every request counts its prompt and its output tokens",

@@ -6,8 +6,10 @@
 - cold.py: a fresh interpreter per run (Cold, run_sandboxed, sandbox_level); warm.py: forks of one warm parent
   (Warm, shared), whose own program is boot.py. Cold and Warm have the same run(kind, payload, limits, ...);
 - child.py, bridge.py, notebook.py: programs sent as text into the sandbox (a grading child, the bridge to its
-  reference server, the feedback run's cell runner); protocol.py: the grader's side of a grading child; feed.py:
-  the grader's end of a child's feed (items a scenario's child gets one at a time, each after answering the last).
+  reference server, the feedback run's cell runner); so are driver_common.py and driver_visible.py, the prelude and
+  the visible checks' cases around each assignment's driver (grader/contract.py's driver_source);
+- protocol.py: the grader's side of a grading child; feed.py: the grader's end of a child's feed (items a
+  scenario's child gets one at a time, each after answering the last).
 """
 from .cold import LEVELS, Cold, NoSandbox, likely_level, run_sandboxed, sandbox_level
 from .limits import CPU_MARGIN, Limits

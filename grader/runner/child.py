@@ -154,7 +154,7 @@ def grade(payload, emit):
     signal.signal(SIGNAL, _on_alarm)
     errors = _run_cells(payload.pop("cells"), namespace, payload["scenario_cpu"])
     # The check cells' definitions (helpers and test functions of the visible checks, no student code), on both sides
-    # of the bridge: a case of a visible check is a scenario (grader/suites/visible.py). Their errors are the cases'.
+    # of the bridge: a case of a visible check is a scenario (grader/contract.py). Their errors are the cases'.
     _run_cells([(f"check {i}", src) for i, src in enumerate(payload.pop("checks", []))], namespace, payload["scenario_cpu"])
     emit({"kind": "cells", "errors": errors})
     if bridge is not None:

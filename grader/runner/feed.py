@@ -8,7 +8,7 @@ each reply the child sends is recorded, and only then is the next item sent. Aft
 before item i + 1 existed in its process: the replies received here, not anything the child reports, are the
 scenario's value (`Fed`).
 
-Lines are JSON: child -> here {"open": scenario name} | {"reply": value (grader/drivers/common.py's encoding)};
+Lines are JSON: child -> here {"open": scenario name} | {"reply": value (grader/runner/driver_common.py's encoding)};
 here -> child {"n": name, "item": item} | {"n": name, "end": true} | {"n": name, "refused": why} (a scenario with no
 feed, or one opened before: a second pass could answer knowing every item). A child that breaks the protocol (a line
 that is not one of these, a reply with no item asked) gets the end of the channel: its reads see EOF.

@@ -22,7 +22,7 @@ IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 EDITIONS = sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("notebooks/zh/*.ipynb"),
                    *ROOT.glob("solutions/*.ipynb"), *ROOT.glob("solutions/zh/*.ipynb")])
 LAB = sorted((ROOT / "lab").rglob("*.py"))
-FEEDBACK = sorted([*(ROOT / "grader" / "suites").glob("*.py"), *(ROOT / "grader" / "assignments").glob("*/suite.py"),
+FEEDBACK = sorted([ROOT / "grader" / "contract.py", *(ROOT / "grader" / "assignments").glob("*/suite.py"),
                    *(ROOT / "grader" / "assignments").glob("*/names_zh.py"), ROOT / "grader" / "feedback.py", ROOT / "grader" / "i18n.py"])
 TEMPLATES = sorted(p for p in (ROOT / "grader" / "templates").rglob("*") if p.is_file())
 

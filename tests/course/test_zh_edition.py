@@ -20,7 +20,7 @@ from conftest import FONT_STATES, ROOT, STAND_IN_CJK
 from grader import autograde, bundle, editions, i18n, sample_submissions, translation
 from grader.assignment import load
 from grader.feedback import visible_text
-from grader.mutants import MUTANTS
+from grader.assignment import MUTANTS
 from grader.paths import assignment_names, master_path
 from lab import fonts
 from lab import i18n as lab_i18n

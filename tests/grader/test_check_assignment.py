@@ -16,7 +16,7 @@ from test_new_assignment import copy_repository
 PLANTED = "planted: holds for anything"
 PLANT = f'''
 
-from grader.suites.base import Rule as _PlantedRule
+from grader.contract import Rule as _PlantedRule
 _planted_build = build
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from grader import autograde, class_report, diagnose, editions, sample_submissions, sanitize, similarity
 from grader.feedback import visible_text
-from grader.mutants import MUTANTS
+from grader.assignment import MUTANTS
 
 NAME = "02_decode_scheduling"
 SAME_BUG = "serves the largest key first"

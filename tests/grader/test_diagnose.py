@@ -8,9 +8,9 @@ import pytest
 from grader import diagnose, i18n
 from grader.check_assignment import mistakes_file_problems
 from grader.grade import Grader, RuleResult, TaskVerdict
-from grader.mutants import MUTANTS, Mutant, mutated_answers
+from grader.assignment import MUTANTS, load, mutated_answers
+from grader.contract import Mutant
 from grader.observed import CRASH, TIMEOUT, NoValue
-from grader.assignment import load
 from grader.pipeline import grader_for
 from grader.submission import answers_of
 from grader.paths import assignment_names

@@ -16,7 +16,7 @@ from grader import editions, grade, i18n, reference, snippets
 from grader.assignment import load
 from grader.compare import same
 from grader.grade import Grader
-from grader.mutants import MUTANTS, mutated_answers
+from grader.assignment import MUTANTS, mutated_answers
 
 BATCH = "03_batch_scheduling"
 

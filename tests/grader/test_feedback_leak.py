@@ -80,7 +80,7 @@ FAMILIES = {
     "a crash with a long name": lambda e, r: (Ended(["crash", (v := "Q" * 300)]), [v]),
     "lists nested twelve deep": lambda e, r: (v := [[[[[[[[[[[[text(r)] * 3]]]]]]]]]]], [v]),
     "a workload whose ids and keys are its own": lambda e, r: (_op(e, value=(v := _workload(r))), [v]),
-    # the drivers' tags (grader/drivers/common.py): an object's class name and repr, keys and items of its own
+    # the drivers' tags (grader/runner/driver_common.py): an object's class name and repr, keys and items of its own
     "an object whose class and repr are its own": lambda e, r: (
         _op(e, value={"$obj": [(n := "__graded__." + text(r)), (t := text(r, 400)), None]}), [n, t]),
     "an object named like a class, with a builtin value": lambda e, r: (

@@ -11,7 +11,7 @@ from grader.assignment import load
 from grader.config import DEFAULTS
 from grader.grade import Grader, explain, first_diff
 from grader.observed import CRASH, INVALID, SKIPPED, TIMEOUT, NoValue
-from grader.mutants import MUTANTS, mutated_answers
+from grader.assignment import MUTANTS, mutated_answers
 from grader.verdict import Outcome
 from grader.runner import CHILD, UID_BASE, UID_COUNT, run_child, sandbox_level
 from readings import OPEN, RULED_OUT

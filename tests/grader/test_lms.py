@@ -11,7 +11,7 @@ import pytest
 
 from grader import lms, report
 from grader.assignment import load
-from grader.suites.base import Task
+from grader.contract import Task
 
 NAME = "02_decode_scheduling"   # TODOs worth 2, 3, 3, 4 (12)
 GRADES = [["student_id", "todo1", "todo2", "todo3", "todo4", "total", "max_total"],

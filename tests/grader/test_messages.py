@@ -65,7 +65,7 @@ ENGLISH = [
     (Message("grading_error"), "not graded: grading error"),
     (Message("scenario_detail", {"scenario": "trace 0", "what": "x"}), "trace 0: x"),
     (Message("cut_down", {"scenario": "summary #3"}), "summary #3, cut down to a smaller case"),
-    # a scenario's label (grader/suites/labels.py): the names the suites' f-strings wrote
+    # a scenario's label (grader/contract.py): the names the suites' f-strings wrote
     (Message("scenario_numbered", {"name": "tight KV", "number": 3}), "tight KV #3"),
     (Message("scenario_counted", {"name": "preemption and resume", "number": 1}), "preemption and resume (1)"),
     (Message("worked_example", {"name": "A-E"}), "worked example: A-E"),

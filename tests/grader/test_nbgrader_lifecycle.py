@@ -12,7 +12,7 @@ import pytest
 
 from grader import editions, sample_submissions
 from grader.feedback import visible_text
-from grader.mutants import MUTANTS, mutated_answers
+from grader.assignment import MUTANTS, mutated_answers
 from nbgrader_course import NAME, assert_inert, fetched_feedback, released, run, submit
 
 pytestmark = pytest.mark.slow

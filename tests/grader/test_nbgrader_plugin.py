@@ -23,7 +23,7 @@ from nbgrader_course import assert_inert
 from grader import autograde, build, editions, sample_submissions, sanitize
 from grader.feedback import visible_text
 from grader.editions import hidden_snippets
-from grader.mutants import MUTANTS, mutated_answers
+from grader.assignment import MUTANTS, mutated_answers
 from grader.pipeline import grader_for
 from grader.submission import answers_of
 from grader.assignment import load

@@ -22,7 +22,7 @@ SUBMIT = textwrap.dedent('''
     from pathlib import Path
     from grader import sample_submissions
     from grader.assignment import load, names
-    from grader.mutants import mutated_answers
+    from grader.assignment import mutated_answers
 
     a = load(sys.argv[1])
     subs = {"solved": sample_submissions.filled(a.name, dict(a.reference)), "blank": sample_submissions.release(a.name),

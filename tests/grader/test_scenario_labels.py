@@ -1,4 +1,4 @@
-"""A hidden scenario's name is a label made where the scenario is made (grader/suites/base.py): a Message around its
+"""A hidden scenario's name is a label made where the scenario is made (grader/contract.py): a Message around its
 own name, which grader/i18n.py looks up exactly. Its English is the name the suites always gave (tests, snippets and
 mistakes quote it); no English name is read back by pattern."""
 import ast
@@ -14,9 +14,8 @@ from grader.assignment import load
 from grader.grade import Grader, labelled
 from grader.messages import Message, Named, from_json
 from grader.paths import assignment_names
-from grader.suites import visible
-from grader.suites.base import Task
-from grader.suites.labels import label, numbered, scenario, seeded, with_policy, worked_example
+from grader import contract
+from grader.contract import Task, label, numbered, scenario, seeded, with_policy, worked_example
 
 
 def test_i18n_holds_no_pattern_over_scenario_names():
@@ -54,8 +53,8 @@ def test_a_composed_name_is_a_message_around_its_own_name(scenarios):
     (scenario(worked_example(with_policy("4 requests on 2 slots, newest first", False)), []),
      "worked example: 4 requests on 2 slots, newest first, static", "算例：四个请求、两个槽位，最新优先，静态"),
     (scenario(numbered("continuous, another order", 2), []), "continuous, another order #2", "连续，另一种顺序 #2"),
-    (scenario(visible.scenario_name("check_small(no_gain_case(), 'x')", 1), []), "visible check: check_small() (1)", "可见检查：check_small()（1）"),
-    (scenario(visible.scenario_name("test_todo1_worked_example()"), []), "visible check: test_todo1_worked_example()",
+    (scenario(contract.scenario_name("check_small(no_gain_case(), 'x')", 1), []), "visible check: check_small() (1)", "可见检查：check_small()（1）"),
+    (scenario(contract.scenario_name("test_todo1_worked_example()"), []), "visible check: test_todo1_worked_example()",
      "可见检查：test_todo1_worked_example()"),
     (scenario(Message("vllm_test", {"name": "test_schedule_order (chunked=True)"}), []), "vLLM test_schedule_order (chunked=True)",
      "vLLM test_schedule_order (chunked=True)"),

@@ -1,5 +1,5 @@
 """A value of the wrong type is a wrong answer: observations keep their Python types from the child to the verdict
-(grader/drivers/common.py encodes, grader/observed.py decodes, grader/compare.py compares), and the page shows both
+(grader/runner/driver_common.py encodes, grader/observed.py decodes, grader/compare.py compares), and the page shows both
 values as Python prints them, naming the types where they differ.
 
 For every TODO of 01-03, the reference answer changed only in the type of what it returns (or stores) loses points
@@ -23,7 +23,7 @@ from grader.observed import INVALID, Instance, Malformed, decode_hook, kind
 from grader.runner import ChildRun, Protocol
 
 ENCODER: dict = {}
-exec((ROOT / "grader" / "drivers" / "common.py").read_text(), ENCODER)  # the drivers' own encoder, as a child runs it
+exec((ROOT / "grader" / "runner" / "driver_common.py").read_text(), ENCODER)  # the drivers' own encoder, as a child runs it
 
 
 def crossed(value):

@@ -1,4 +1,4 @@
-"""Hidden ⊇ visible: every case of a visible check cell is a hidden scenario of its TODO's rule (grader/suites/visible.py).
+"""Hidden ⊇ visible: every case of a visible check cell is a hidden scenario of its TODO's rule (grader/contract.py).
 
 The cases are read here from the student editions themselves (the calls at the end of each check cell), not from
 the grader's own parse, so a case the grader missed fails these tests.
@@ -12,7 +12,7 @@ from grader import editions, pipeline, reference
 from grader.assignment import get
 from grader.observed import decode_hook
 from grader.paths import assignment_names
-from grader.suites import visible
+from grader import contract
 
 
 def released_cases(name: str, language: str = "en") -> dict[str, list[str]]:
@@ -35,7 +35,7 @@ def test_every_visible_case_is_a_hidden_scenario_of_its_todo(name):
     total = 0
     for gid, cases in released_cases(name).items():
         assert cases, f"{name} {gid}: a check cell without cases"
-        placed = {op[1]: rule.name for rule in tasks[gid].rules for sc in rule.scenarios for op in sc["ops"] if op[0] == visible.OP}
+        placed = {op[1]: rule.name for rule in tasks[gid].rules for sc in rule.scenarios for op in sc["ops"] if op[0] == contract.OP}
         for case in cases:
             total += 1
             if case in judged:
@@ -146,10 +146,10 @@ def test_the_zh_edition_has_the_same_cases():
 
 
 def test_place_splits_a_case_by_its_checks_and_names_repeated_calls():
-    rules = {"t1": [visible.Rule("a", []), visible.Rule("b", [])]}
-    cell = visible.Check("t1", "t1_tests", "", ("f(1)", "f(2)", "g()"))
-    placed = visible.place(rules, [cell], {"f(1)": "a", "f(2)": {"a": [1], "b": [2]}, "g()": "b"}, {}, "here")
+    rules = {"t1": [contract.Rule("a", []), contract.Rule("b", [])]}
+    cell = contract.Check("t1", "t1_tests", "", ("f(1)", "f(2)", "g()"))
+    placed = contract.place(rules, [cell], {"f(1)": "a", "f(2)": {"a": [1], "b": [2]}, "g()": "b"}, {}, "here")
     assert [(sc["name"], sc["ops"]) for sc in placed["t1"][0].scenarios] == [
-        ("visible check: f() (0)", [[visible.OP, "f(1)"]]), ("visible check: f() (1)", [[visible.OP, "f(2)", [1]]])]
-    assert [sc["ops"] for sc in placed["t1"][1].scenarios] == [[[visible.OP, "f(2)", [2]]], [[visible.OP, "g()"]]]
+        ("visible check: f() (0)", [[contract.OP, "f(1)"]]), ("visible check: f() (1)", [[contract.OP, "f(2)", [1]]])]
+    assert [sc["ops"] for sc in placed["t1"][1].scenarios] == [[[contract.OP, "f(2)", [2]]], [[contract.OP, "g()"]]]
     assert rules["t1"][0].scenarios == [], "the suite's own rules are not changed"

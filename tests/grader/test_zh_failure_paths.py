@@ -22,9 +22,9 @@ from grader.config import DEFAULTS
 from grader.grade import RuleResult, TaskVerdict, explain, failed, first_diff, judged, labelled
 from grader.messages import Joined, Message, Named, error_words
 from grader.child_values import CELL_TIMEOUT
-from grader.suites.labels import label as scenario_label
+from grader.contract import label as scenario_label
 from grader.verdict import Outcome
-from grader.mutants import MUTANTS
+from grader.assignment import MUTANTS
 from grader.observed import CRASH, SKIPPED, TIMEOUT, Instance, NoValue
 from grader.paths import assignment_names
 from lab import __version__

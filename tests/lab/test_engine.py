@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader import reference
-from grader.mutants import MUTANTS, mutated_answers
+from grader.assignment import MUTANTS, mutated_answers
 from lab.engine import (BlockManagerBase, LLMEngine, SchedulerBase, Sequence, SequenceStatus, TimeModel,
                         poisson_requests)
 

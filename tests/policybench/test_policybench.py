@@ -361,13 +361,13 @@ def test_notebook_03s_aging_cell_runs_the_fast_engine_only_once_it_matches_yours
     """The solved edition's aging cell runs its three rates on the fast engine after comparing that engine's records with
     the reader's engine on part of the trace: the reference passes and draws the table; an engine with another victim
     rule (a mutant of TODO 3 that preempts under a key function) stops the cell at that check."""
-    from grader import mutants, reference
-    from grader.assignment import get
+    from grader import reference
+    from grader.assignment import get, mutated_answers
     from lab.checks import CheckFailed
 
     name = "03_batch_scheduling"
     mutant = next(m for m in get(name).mutants if m.name == "FCFS preempts the first admitted")
-    ns = reference.namespace(name, mutants.mutated_answers(name, mutant) if broken else None)
+    ns = reference.namespace(name, mutated_answers(name, mutant) if broken else None)
     if broken:
         with pytest.raises(CheckFailed, match="the fast engine's records are your engine's"):
             exec(aging_cell_source(), ns)

@@ -1,7 +1,7 @@
 # Observation driver for 01_continuous_batching. Runs inside a grading child: calls the exercise
 # functions the notebook cells defined, with the given arguments, and reports what they returned
 # or raised. It judges nothing: the parent compares or checks properties.
-# `_plain` comes from common.py, which driver_source() prepends.
+# `_plain` comes from grader/runner/driver_common.py, which driver_source() prepends.
 
 
 def observe(namespace, ops):

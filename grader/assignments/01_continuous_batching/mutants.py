@@ -1,5 +1,5 @@
 """Broken variants of 01_continuous_batching's reference answers: each must lose points on its own TODO and no other."""
-from grader.mutants import Mutant
+from grader.contract import Mutant
 
 MUTANTS = [
     Mutant("todo1", "flow forgets the + 1", 'last[job["id"]] + 1 - job["arrival"]', 'last[job["id"]] - job["arrival"]'),

@@ -14,8 +14,7 @@ from lab import A_TO_E, FOUR_ON_TWO, NO_GAIN, schedule
 
 from grader.messages import Message, kind_name, lab_text
 from grader.child_values import FEEDBACK_BUDGET, Budget, shown
-from grader.suites.base import Rule
-from grader.suites.labels import named, numbered, scenario, seeded, with_policy, worked_example
+from grader.contract import Rule, named, numbered, scenario, seeded, with_policy, worked_example
 from grader.term import cases_seed
 
 
@@ -294,7 +293,7 @@ LONG_JOBS_CPU_SECONDS = 0.5
 
 
 def long_case(name, tokens: list[int], slots: int, policies=(False, True)) -> dict:
-    """`name`: a names_zh name, or a label (grader/suites/base.py)."""
+    """`name`: a names_zh name, or a label (grader/contract.py)."""
     ops = [op for c in policies for op in call("predicted_makespan", tokens, slots, c)]
     return scenario(named(name) if isinstance(name, str) else name, ops, cpu_seconds=LONG_JOBS_CPU_SECONDS)
 
@@ -327,7 +326,7 @@ def todo4_rules(rng: random.Random, other: random.Random) -> list[Rule]:
     ]
 
 
-# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/suites/visible.py): a case whose
+# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/contract.py's place): a case whose
 # checks state several rules gives each rule the numbers of its checks (1 for the first check the case runs).
 VISIBLE = {
     "test_todo1_worked_example()": "waits and flows on the worked examples",

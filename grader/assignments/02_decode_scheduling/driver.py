@@ -1,7 +1,7 @@
 # Observation driver for 02_decode_scheduling. Runs inside a grading child: it replays an op script on
 # the DecodeSchedulerSim the notebook cells defined and reports, after each op, the return value and the
 # scheduler's state. It judges nothing: the parent compares with the reference.
-# `_plain` comes from common.py, which driver_source() prepends.
+# `_plain` comes from grader/runner/driver_common.py, which driver_source() prepends.
 FIELDS = ("request_id", "prompt_len", "max_new_tokens", "generated_len", "phase", "priority", "cache_hit",
           "wait_steps", "required_blocks", "admitted", "deadline_step", "preemptible", "status", "preemptions")
 MISSING = "<missing>"

@@ -1,5 +1,5 @@
 """Broken variants of 02_decode_scheduling's reference answers: each must lose points on its own TODO and no other."""
-from grader.mutants import Mutant
+from grader.contract import Mutant
 
 MUTANTS = [
     Mutant("todo1", "forgets preemptible", "        preemptible=preemptible,\n", ""),

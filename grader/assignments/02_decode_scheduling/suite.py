@@ -9,8 +9,7 @@ from __future__ import annotations
 import random
 
 from grader.messages import Message
-from grader.suites.base import Rule
-from grader.suites.labels import named, scenario, seeded, worked_example
+from grader.contract import Rule, named, scenario, seeded, worked_example
 from grader.term import cases_seed
 
 POLICIES = ("fixed_priority", "aging", "deadline")
@@ -308,7 +307,7 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
     ]
 
 
-# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/suites/visible.py): a case whose
+# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/contract.py's place): a case whose
 # checks state several rules gives each rule the numbers of its checks (1 for the first check the case runs).
 VISIBLE = {
     "test_todo1_enqueue_contract()": "stores every argument; a new request is waiting, in prefill, not admitted",

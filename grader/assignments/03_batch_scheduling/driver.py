@@ -1,7 +1,8 @@
 # Observation driver for 03_batch_scheduling. Runs inside a grading child: replays an op script on the
 # Scheduler / BlockManager / metric functions the notebook cells defined and reports, after each op, the
 # return value and the state. It judges nothing: the parent compares with the reference.
-# `_plain` comes from common.py, which driver_source() prepends; FEED (TODO 5's requests, one at a time) from child.py.
+# `_plain` comes from grader/runner/driver_common.py, which driver_source() prepends; FEED (TODO 5's requests,
+# one at a time) from child.py.
 SEQ_FIELDS = ("num_computed_tokens", "num_output_tokens", "num_preemptions", "num_recomputed_tokens")
 
 

@@ -1,5 +1,5 @@
 """Broken variants of 03_batch_scheduling's reference answers: each must lose points on its own TODO and no other."""
-from grader.mutants import Mutant
+from grader.contract import Mutant
 
 MUTANTS = [
     Mutant("todo1", "admits waiting requests in a step that preempted", "    if batch.preempted_seq_ids:\n        return batch\n", ""),

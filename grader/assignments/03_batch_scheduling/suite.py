@@ -19,8 +19,7 @@ from grader import caches
 from grader.messages import Joined, Message, error_words, lab_text
 from grader.observed import TIMEOUT, NoValue
 from grader.child_values import error_name, shown
-from grader.suites.base import Rule
-from grader.suites.labels import scenario as labelled, seeded
+from grader.contract import Rule, seeded, scenario as labelled
 from grader.term import PUBLIC_SEED, cases_seed, derive
 
 
@@ -518,7 +517,7 @@ def todo5_rules(seed: int) -> list[Rule]:
     ]
 
 
-# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/suites/visible.py): a case whose
+# Each case of the visible check cells, and the hidden rule it is a scenario of (grader/contract.py's place): a case whose
 # checks state several rules gives each rule the numbers of its checks (1 for the first check the case runs).
 VISIBLE = {
     "test_todo1_chunked_prefill_under_the_token_budget()":

@@ -230,7 +230,7 @@ def test_protocol_accepts_exactly_the_expected_records():
 def test_a_record_equal_to_the_references_line_is_the_references_and_any_other_is_checked():
     """The fast path for the common case (a student's observation equals the reference's): byte for byte only."""
     plain = {}
-    exec((ROOT / "grader" / "drivers" / "common.py").read_text(), plain)   # the drivers' encoder
+    exec((ROOT / "grader" / "runner" / "driver_common.py").read_text(), plain)   # the drivers' encoder
     values = {"a": [1, {"x": 0.1, "s": "\u00e9", "t": (0, 1)}], "b": {"x": True}}
     cells = json.dumps({"kind": "cells", "errors": {}}).encode()
     written = {name: json.dumps({"kind": "scenario", "name": name, "obs": plain["_plain"](obs)}, default=repr).encode()

@@ -1,4 +1,4 @@
-# Shared prelude of every observation driver (grader/assignments/<name>/driver.py; grader/drivers/__init__.py prepends it).
+# Shared prelude of every observation driver (grader/assignments/<name>/driver.py; grader/contract.py driver_source() prepends it).
 #
 # What the code under test returned crosses to the grader as JSON that keeps its Python type (grader/observed.py
 # decodes it): None, bool, int, float, str and list as JSON writes them, and everything else as a JSON object of one

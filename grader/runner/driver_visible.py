@@ -1,4 +1,4 @@
-# Cases of the visible check cells, replayed as hidden scenarios (grader/suites/visible.py); grader/drivers/__init__.py
+# Cases of the visible check cells, replayed as hidden scenarios (grader/contract.py); its driver_source()
 # appends this to every driver. A scenario ["visible check", call] runs one case of a check cell: the child ran the
 # check cells' definitions after the answer cells, so its helpers and test functions are in the namespace. For the
 # call, the check's expect helpers are swapped for ones that record each check's outcome, judged by lab.checks.same
