@@ -32,10 +32,9 @@ from types import SimpleNamespace
 
 import nbformat
 
-from . import caches, editions
+from . import caches, contract, editions
 from .cells import grade_id
 from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
-from . import contract
 from .contract import Mutant, Task
 
 TODO_HEADING = re.compile(r"^#+ .*\bTODO (\d+)\b", re.M)

@@ -127,14 +127,20 @@ def _similar(report: dict) -> dict:
 
 
 def course_answers(assignment: str) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """(Assignment.stubs, Assignment.reference) of `assignment` as this course has it; ({}, {}) where it cannot be read."""
-    try:
-        from .assignment import get
+    """(Assignment.stubs, Assignment.reference) of `assignment` as this course has it; {} for either that cannot be
+    read here (a report.json read away from its course, or of an assignment this course does not have)."""
+    from .assignment import get
+    from .paths import assignment_names
 
-        a = get(assignment)
-        return a.stubs, dict(a.reference)
-    except Exception:  # noqa: BLE001 - a report.json read away from its course: compared without stubs or solved answers
+    def read(part) -> dict:
+        try:
+            return dict(part(get(assignment)))
+        except Exception:  # noqa: BLE001 - compared without it: the stubs, or the solved edition's answers
+            return {}
+
+    if assignment not in assignment_names():   # get() would stop the run (SystemExit) on a name it does not know
         return {}, {}
+    return read(lambda a: a.stubs), read(lambda a: a.reference)
 
 
 def _answers(students: list[dict]) -> dict[tuple[str, str], str]:

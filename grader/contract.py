@@ -1,4 +1,4 @@
-"""What an assignment's folder gives the grader: its suite's tasks and rules, scenario labels, the visible checks' cases, its mutants, and the driver program sent to its children.
+"""What an assignment's folder gives the grader: rules, scenario labels, visible cases, mutants, driver text.
 
 An assignment's folder (grader/assignment.py lists its files) is written against this module:
 
@@ -78,8 +78,9 @@ def scenario(label: Message | Named, ops: list, **more) -> dict:
     return {"name": str(label), "label": label, "ops": ops, **more}
 
 
-def label(scenario: dict) -> Message | Named:
-    return scenario.get("label") or named(scenario["name"])
+def label(sc: dict) -> Message | Named:
+    """A scenario's label (one made before labels: its name)."""
+    return sc.get("label") or named(sc["name"])
 
 
 def _own(name: str | Message | Named) -> Message | Named:
@@ -107,8 +108,7 @@ def seeded(name: str, count: int, make) -> list[dict]:
     return [scenario(numbered(name, i), make(i)) for i in range(count)]
 
 
-# --- hidden ⊇ visible, by construction: every case of a TODO's visible check cell is a hidden scenario of one of its
-# rules ---
+# --- hidden ⊇ visible, by construction: each case of a visible check cell is a hidden scenario of one rule ---
 # A check cell (the test cell under a TODO, its visible part) defines helpers and test functions, then calls them;
 # each of its top-level calls but `passed(...)` and `print(...)` is a case (`test_todo1_worked_example()`,
 # `check_small(no_gain_case(), 'no_gain_case')`). An assignment's suite says, in `VISIBLE`, which of the TODO's rules
@@ -193,13 +193,13 @@ def _add(todo_rules: list[Rule], cell: Check, call: str, placed: str | dict[str,
          judged: bool, origin: str) -> None:
     """Adds one visible case, as a scenario, at the end of each rule of its TODO it is placed in (a judged case is
     only checked to name rules of that TODO)."""
-    for rule_name, numbers in (placed.items() if isinstance(placed, dict) else [(placed, None)]):
+    for rule_name, check_numbers in (placed.items() if isinstance(placed, dict) else [(placed, None)]):
         at = next((i for i, rule in enumerate(todo_rules) if rule.name == rule_name), None)
         if at is None:
             raise ValueError(f"{origin}: {call} is placed in {rule_name!r}, which is not a rule of {cell.answer_id}")
         if judged:
             continue
-        op = [OP, call] if numbers is None else [OP, call, list(numbers)]
+        op = [OP, call] if check_numbers is None else [OP, call, list(check_numbers)]
         rule = todo_rules[at]
         todo_rules[at] = dataclasses.replace(rule, scenarios=[*rule.scenarios, scenario(scenario_name(call, number), [op])])
 
@@ -207,8 +207,7 @@ def _add(todo_rules: list[Rule], cell: Check, call: str, placed: str | dict[str,
 # --- mutants: broken variants of the reference answers, each must lose points on its own TODO and no other ---
 # A mutant is (answer grade_id, name, text to find, replacement) applied to the reference answer. Each assignment
 # lists its own in grader/assignments/<name>/mutants.py (MUTANTS). Some are written to pass every visible check,
-# so only the hidden rules can catch them. MUTANTS (every assignment's) and mutated_answers (a reference with one
-# applied) load assignments: they are grader/assignment.py's.
+# so only the hidden rules can catch them.
 
 
 @dataclass(frozen=True)
@@ -230,10 +229,10 @@ class Mutant:
 # of them share, and grader/runner/driver_visible.py, appended to each, replays the cases of the visible check cells
 # (above). Both are program text, never imported here.
 
-RUNNER = Path(__file__).parent / "runner"
+_DRIVER_DIR = Path(__file__).parent / "runner"   # beside the other programs sent as text
 
 
 def driver_source(folder: Path) -> str:
     """The shared prelude, the assignment's driver and the visible checks' cases, as one script for a child."""
-    return "\n\n".join((path.read_text() for path in (RUNNER / "driver_common.py", folder / "driver.py",
-                                                      RUNNER / "driver_visible.py")))
+    parts = (_DRIVER_DIR / "driver_common.py", folder / "driver.py", _DRIVER_DIR / "driver_visible.py")
+    return "\n\n".join(path.read_text() for path in parts)

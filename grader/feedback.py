@@ -228,7 +228,7 @@ def scrub_outputs(nb, extra: list[Path] = ()) -> None:
 
 def redact(nb, shown: dict[str, str], hidden: list[str]) -> None:
     """Test cells lose their hidden region; their outputs become `shown[test grade_id]`, the sandboxed verdict as
-    i18n.test_outputs writes it in the page's language."""
+    i18n.feedback_texts writes it in the page's language."""
     for cell in nb.cells:
         gid = editions.grade_id(cell)
         if gid in shown:

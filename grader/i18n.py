@@ -150,7 +150,7 @@ def summary(verdict: TaskVerdict, language: str = "en") -> str:
     return with_mistake("\n".join(lines), verdict, language)
 
 
-def test_outputs(verdicts, language: str = "en") -> dict[str, str]:
+def feedback_texts(verdicts, language: str = "en") -> dict[str, str]:
     """{test cell grade_id: what it shows on the feedback page}: its TODO's summary, then that it was graded outside."""
     return {v.test_id: summary(v, language) + f"\n\n{TEXT[language]['graded_outside']}\n" for v in verdicts}
 

@@ -245,7 +245,7 @@ def redact(a: Prepared, w: Work, c: Config) -> None:
     """Each test cell shows its visible part, the verdict, then the score as its result (nbgrader's partial credit)."""
     tests = _tests(w)
     try:
-        feedback.redact(w.nb, i18n.test_outputs(w.verdicts, w.language), list(a.hidden_snippets))
+        feedback.redact(w.nb, i18n.feedback_texts(w.verdicts, w.language), list(a.hidden_snippets))
         w.nb.metadata["language_edition"] = w.language  # the feedback template's labels follow it
     except RuntimeError as exc:  # our bug, never the student's: no page, but the scores stand
         w.ran = False

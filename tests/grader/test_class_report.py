@@ -281,3 +281,14 @@ def test_answers_to_look_at_reach_the_html_inert():
         assert not re.search("[\u202a-\u202e\u2066-\u2069\x00-\x08\x0b-\x1f\x7f]", text)
         assert r"# access = \u202e'user' != 'admin'\u2066" in html.unescape(text)   # the line, written as escapes
         assert r"got \u202eevil\x1b[31m" in text
+
+
+def test_the_similarity_reads_the_courses_stubs_and_solved_answers_or_none():
+    from grader.assignment import get
+    name = "01_continuous_batching"
+    stubs, solved = class_report.course_answers(name)
+    assert stubs == get(name).stubs and set(stubs) == set(get(name).answer_ids) and all(stubs.values())
+    assert solved == get(name).reference
+    # a report.json of an assignment this course does not have is compared among its students only; before, the
+    # lookup stopped the run with "unknown assignment" (SystemExit)
+    assert class_report.course_answers("09_not_in_this_course") == ({}, {})

@@ -151,7 +151,7 @@ def task_of(grader: Grader, scenarios: list):
 def page_lines(assignment: str, verdicts) -> list[str]:
     """The verdict text of the rendered, sanitised feedback page, line by line."""
     nb = sample_submissions.release(assignment)
-    feedback.redact(nb, i18n.test_outputs(verdicts), editions.hidden_snippets(editions.nbgrader_source(assignment)))
+    feedback.redact(nb, i18n.feedback_texts(verdicts), editions.hidden_snippets(editions.nbgrader_source(assignment)))
     page, why = sanitize.clean_page(feedback.render(nb, assignment, verdicts))
     assert page is not None, why
     return feedback.visible_text(page).splitlines()

@@ -1,5 +1,6 @@
 """What namespaces do not separate is closed in every sandbox (seccomp filter, fresh session
 keyring, a sweep of what sandbox uids leave in the kernel). Each check has a control that shows it can fail."""
+import ast
 import ctypes
 import json
 import os
@@ -98,6 +99,9 @@ def test_the_keyring_code_calls_keyctl_by_the_filters_number():
     # kernel_state keeps its own copy of keyctl's number so that it need not import the filter
     assert kernel_state.KEYCTL_NUMBERS == {machine: seccomp.DENIED["keyctl"][column] for machine, (column, _) in seccomp.ARCHES.items()}
     assert kernel_state.SYS_KEYCTL == seccomp.number("keyctl")
+    # and the warm parent's program (boot.py, sent as text) joins its keyring by the same numbers
+    boot = (ROOT / "grader" / "runner" / "boot.py").read_text()
+    assert ast.literal_eval(re.search(r"^SYS_KEYCTL, .* = (\{[^}]*\})", boot, re.M).group(1)) == kernel_state.KEYCTL_NUMBERS
     # the check can fail: a copy that drifted from the table
     assert {**kernel_state.KEYCTL_NUMBERS, "aarch64": 218} != {m: seccomp.DENIED["keyctl"][c] for m, (c, _) in seccomp.ARCHES.items()}
 
