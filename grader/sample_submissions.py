@@ -62,13 +62,26 @@ def class_submissions(assignment: str, bugs: int = 6) -> dict[str, nbformat.Note
     """A small class for `make bench`: a perfect notebook, a blank one, and `bugs` with one bug each (TODOs in turn)."""
     reference = dict(get(assignment).reference)
     subs = {"perfect": filled(assignment, reference), "blank": release(assignment)}
+    for index, mutant in enumerate(mutants_in_turn(assignment, bugs)):
+        subs[f"bug{index}_{mutant.answer_id}"] = filled(assignment, reference | {mutant.answer_id: mutant.apply(reference[mutant.answer_id])})
+    return subs
+
+
+def mutants_in_turn(assignment: str, count: int) -> list:
+    """Up to `count` of the assignment's mutants, the TODOs in turn: each TODO's first, then each one's second, ..."""
     by_todo: dict[str, list] = {}
     for mutant in get(assignment).mutants:
         by_todo.setdefault(mutant.answer_id, []).append(mutant)
-    picked = [m for round_ in range(bugs) for ms in by_todo.values() if round_ < len(ms) for m in [ms[round_]]][:bugs]
-    for index, mutant in enumerate(picked):
-        subs[f"bug{index}_{mutant.answer_id}"] = filled(assignment, reference | {mutant.answer_id: mutant.apply(reference[mutant.answer_id])})
-    return subs
+    return [ms[turn] for turn in range(count) for ms in by_todo.values() if turn < len(ms)][:count]
+
+
+def signed(nb: nbformat.NotebookNode, answer_ids, who: str) -> nbformat.NotebookNode:
+    """A copy of `nb` whose answer cells end with a comment naming `who`, so that no two students' answers are alike."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if editions.grade_id(cell) in answer_ids:
+            cell.source = cell.source.rstrip("\n") + f"\n# student {who}\n"
+    return nb
 
 
 def varied_class(assignment: str, size: int) -> dict[str, nbformat.NotebookNode]:
@@ -89,11 +102,7 @@ def varied_class(assignment: str, size: int) -> dict[str, nbformat.NotebookNode]
             pool = correct if right else wrong
             kind, base = pool[turns[right] % len(pool)]
             turns[right] += 1
-        nb = copy.deepcopy(base)
-        for cell in nb.cells:
-            if editions.grade_id(cell) in a.answer_ids:
-                cell.source = cell.source.rstrip("\n") + f"\n# student s{index:03d}\n"
-        subs[f"s{index:03d}_{kind}"] = nb
+        subs[f"s{index:03d}_{kind}"] = signed(base, a.answer_ids, f"s{index:03d}")
     return subs
 
 
@@ -102,21 +111,11 @@ def one_bug_class(assignment: str, size: int = 8) -> dict[str, nbformat.Notebook
     TODOs in turn), then a blank one; each answer cell signed by its student, as in varied_class."""
     a = get(assignment)
     reference = dict(a.reference)
-    by_todo: dict[str, list] = {}
-    for mutant in a.mutants:
-        by_todo.setdefault(mutant.answer_id, []).append(mutant)
-    picked = [m for turn in range(len(a.mutants)) for ms in by_todo.values() if turn < len(ms) for m in [ms[turn]]][: size - 2]
     bases = [("ref", filled(assignment, reference))]
-    bases += [(f"bug_{m.answer_id}", filled(assignment, reference | {m.answer_id: m.apply(reference[m.answer_id])})) for m in picked]
+    bases += [(f"bug_{m.answer_id}", filled(assignment, reference | {m.answer_id: m.apply(reference[m.answer_id])}))
+              for m in mutants_in_turn(assignment, size - 2)]
     bases.append(("blank", release(assignment)))
-    subs = {}
-    for index, (kind, base) in enumerate(bases):
-        nb = copy.deepcopy(base)
-        for cell in nb.cells:
-            if editions.grade_id(cell) in a.answer_ids:
-                cell.source = cell.source.rstrip("\n") + f"\n# student b{index:03d}\n"
-        subs[f"b{index:03d}_{kind}"] = nb
-    return subs
+    return {f"b{index:03d}_{kind}": signed(base, a.answer_ids, f"b{index:03d}") for index, (kind, base) in enumerate(bases)}
 
 
 def hanging(assignment: str, answer_id: str) -> nbformat.NotebookNode:

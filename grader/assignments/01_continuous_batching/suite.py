@@ -142,11 +142,11 @@ def overserved(jobs: list[dict], trace: list[dict]) -> list[dict]:
     return trace + [{"tick": trace[-1]["tick"] + 1 if trace else 0, "served": [jobs[0]["id"]]}]
 
 
-def judge_no_gain(observed, scenario=None) -> Message | str:
+def judge_no_gain(observed, sc=None) -> Message | str:
     return _judge_workload(observed, want_ratio=None)
 
 
-def judge_double_gain(observed, scenario=None) -> Message | str:
+def judge_double_gain(observed, sc=None) -> Message | str:
     return _judge_workload(observed, want_ratio=2)
 
 
