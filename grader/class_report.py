@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import messages, similarity, two_cores
+from .paths import assignment_names
 from .safe_text import code_block, csv_cell, inert
 from .verdict import Outcome
 
@@ -130,7 +131,6 @@ def course_answers(assignment: str) -> tuple[dict[str, list[str]], dict[str, str
     """(Assignment.stubs, Assignment.reference) of `assignment` as this course has it; {} for either that cannot be
     read here (a report.json read away from its course, or of an assignment this course does not have)."""
     from .assignment import get
-    from .paths import assignment_names
 
     def read(part) -> dict:
         try:

@@ -192,15 +192,11 @@ def code_digest(source: str) -> str | None:
 
 
 def released_stubs(assignment) -> dict[str, dict[str, str]]:
-    """{answer_id: {code digest: the answer cell as released}}, for every language edition."""
-    from .editions import cells_by_grade_id
-
-    stubs: dict[str, dict[str, str]] = {}
-    for language in assignment.languages:
-        for gid, cells in cells_by_grade_id(assignment.release(language)).items():
-            if gid in assignment.answer_ids and (digest := code_digest(cells[-1].source)):
-                stubs.setdefault(gid, {})[digest] = cells[-1].source
-    return stubs
+    """{answer_id: {code digest: the answer cell as released}}, for every language edition (Assignment.stubs); an
+    answer with no stub that parses is left out."""
+    stubs = {gid: {digest: source for source in sources if (digest := code_digest(source))}
+             for gid, sources in assignment.stubs.items()}
+    return {gid: found for gid, found in stubs.items() if found}
 
 
 def stored_form(verdict) -> dict:
