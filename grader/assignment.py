@@ -32,7 +32,7 @@ from types import SimpleNamespace
 
 import nbformat
 
-from . import caches, contract, editions
+from . import caches, contract, definitions, editions
 from .cells import grade_id
 from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
 from .contract import Mutant, Task
@@ -221,6 +221,17 @@ class Assignment:
         return [Task(t.task_id, t.answer_id, t.test_id, t.points,
                      [replace(rule, allows=allows(self, t.task_id, rule.name)) for rule in rules[t.answer_id]])
                 for t in self.todos]
+
+    @cached_property
+    def pure(self) -> list[str]:
+        """The exports the suite declares pure (PURE): each a function of the state reachable from its arguments that
+        writes nothing, so the bridge may answer its calls in batches (grader/runner/bridge.py, Batch)."""
+        declared = list(getattr(self.suite, "PURE", ()))
+        exported = {name for source in self.reference.values() for name in definitions.exports(source)}
+        unknown = [name for name in declared if name not in exported]
+        if unknown:
+            raise ValueError(f"{self.folder / 'suite.py'}: PURE names {unknown[0]!r}, which no answer cell of the master defines")
+        return declared
 
     @cached_property
     def checks(self) -> list[contract.Check]:

@@ -261,6 +261,7 @@ class Grader:
         self.reference = assignment.reference
         self.exports = {gid: definitions.exports(self.reference[gid]) for gid in self.answer_ids}
         self.stand_ins = {gid: definitions.stand_in(self.reference[gid]) for gid in self.answer_ids}
+        self.pure = assignment.pure   # exports whose calls the bridge may answer in batches (suite.py's PURE)
         self.cases = assignment.cases
         self.driver = assignment.driver_source
         # The reference runs in a fresh child while the warm parent starts up beside it, unless the set-up imports
@@ -312,11 +313,11 @@ class Grader:
         limit = max([self.scenario_cpu, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
         server = {"setup": self.setup, "checks": self.checks, "driver": "", "scenarios": [], "scenario_cpu": limit, "serve": True,
                   "cells": [(gid, self.stand_ins[gid] if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids],
-                  "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0}}
+                  "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0, "pure": self.pure}}
         child = {"setup": self.setup, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
                  "scenario_cpu": self.scenario_cpu, "retry_cpu": self.retry_cpu,
                  "cells": [(gid, answer_source if gid == task.answer_id else self.stand_ins[gid]) for gid in self.answer_ids],
-                 "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1}}
+                 "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1, "pure": self.pure}}
         return run_pair(child, server, self._limits(timeout), self.warm, self.known, self._feeds(scenarios))
 
     def _reference_run(self) -> ChildRun:

@@ -5,7 +5,8 @@
 # objects reachable from the arguments and the result come back and are written into the caller's objects
 # in place. So the child never holds a line of another TODO's reference; it can only ask for its results.
 #
-# Message: one JSON line {"x": exchange, "op": "call" | "return" | "raise" | "abort", ...}.
+# Message: one JSON line {"x": exchange, "op": "call" | "return" | "raise" | "abort", ...}; a "return" of a pure export
+# may hold "batch" (see Bridge._speculate).
 # Values: JSON scalars; {"f": repr} non-finite float; {"t": [...]} tuple; {"z": [...]} frozenset;
 # {"e": class, "v": value} enum member; {"c": class} a class; {"r": id} an object in the message's graph;
 # {"g": name} a function of the notebook's namespace; {"fn": module:qualname} a function of lab;
@@ -111,11 +112,15 @@ def _lab(module):
 class Bridge:
     """One end of the bridge. `owned`: export name -> callable this side runs for the other."""
 
-    def __init__(self, read_fd, write_fd, namespace, parity, timeout_error=TimeoutError):
+    def __init__(self, read_fd, write_fd, namespace, parity, timeout_error=TimeoutError, pure=()):
         self.rfile = os.fdopen(read_fd, "rb", buffering=1 << 16)
         self.wfile = os.fdopen(write_fd, "wb", buffering=1 << 16)
         self.ns, self.parity, self.timeout_error = namespace, parity, timeout_error
         self.owned = {}
+        # Exports the assignment declares pure (suite.py's PURE): a function of the state reachable from its arguments,
+        # writing nothing. The server answers a call of one for every object of its argument's class at once; the
+        # child keeps those answers while the state it would send stays byte for byte the same (Batch).
+        self.pure, self.batch, self.speculating = frozenset(pure), None, False
         self.exchange, self.depth = 0, 0
         # Kept for the pair's life: module:qualname -> what it names; class -> the names its instances' fields may
         # not take, whether its objects travel field by field, field names found settable. The server's namespace and
@@ -458,27 +463,19 @@ class Bridge:
         if top:
             self.exchange += 2
             self._reset()
+        if self.speculating:
+            raise BridgeError("a pure export called across the bridge")
         if self.depth >= MAX_DEPTH:
             raise RecursionError("calls nest too deep across TODOs")
         self.depth += 1
         try:
-            self.send(self._pack("call", [args, kwargs], target=target))
-            while True:
-                message = self.receive()
-                if message.get("x") != self.exchange:
-                    continue   # left over from an exchange this side abandoned
-                op = message.get("op")
-                if op == "call":
-                    self._serve(message)
-                    continue
-                if op == "abort":
-                    raise Abort()
-                if op == "return":
-                    return self._unpack(message, 3)[2]
-                if op == "raise":
-                    if message.get("roots"):
-                        self._unpack(message, 2)
-                    raise self._error(message.get("error"), message.get("text"))
+            message = self._pack("call", [args, kwargs], target=target)
+            sent = ENCODER.encode(message["graph"]) if top and target in self.pure else None
+            answer = self.batch.answer(target, sent, message["roots"]) if sent and self.batch else None
+            if answer is not None:   # the reply the server would send, received for this state already
+                return self._unpack(answer, 3)[2]
+            self.send(message)
+            return self._reply(target, sent)
         except (Abort, BridgeError, EOFError):
             raise
         except BaseException:
@@ -488,6 +485,29 @@ class Bridge:
             self.depth -= 1
             if top:
                 self._reset()
+
+    def _reply(self, target, sent):
+        """The value of this exchange's call, serving the other side's nested calls until it comes; a reply of a pure
+        export sent in state `sent` keeps the batch it brings."""
+        while True:
+            message = self.receive()
+            if message.get("x") != self.exchange:
+                continue   # left over from an exchange this side abandoned
+            op = message.get("op")
+            if op == "call":
+                self._serve(message)
+                continue
+            if op == "abort":
+                raise Abort()
+            if op == "return":
+                result = self._unpack(message, 3)[2]
+                if sent is not None:
+                    self.batch = Batch.of(target, sent, message)
+                return result
+            if op == "raise":
+                if message.get("roots"):
+                    self._unpack(message, 2)
+                raise self._error(message.get("error"), message.get("text"))
 
     def _abort(self):
         try:
@@ -522,6 +542,7 @@ class Bridge:
         except BridgeError as exc:   # nothing of it was run
             self._fail("BridgeError", str(exc))
             return
+        top = self.depth == 0
         self.depth += 1
         try:
             result = fn(*args, **kwargs)
@@ -538,7 +559,47 @@ class Bridge:
             raise
         finally:
             self.depth -= 1
-        self.send(self._pack("return", [args, kwargs, result]))
+        reply = self._pack("return", [args, kwargs, result])
+        if top and target in self.pure:
+            batch = self._speculate(fn, args, kwargs, message["graph"], reply)
+            if batch:
+                reply["batch"] = batch
+        self.send(reply)
+
+    def _speculate(self, fn, args, kwargs, received, reply):
+        """[[id, value], ...]: fn(owner, other) for every other object of the argument's class in the message, when the
+        call was fn(owner, item), if neither it nor these wrote anything (the state then encodes byte for byte as the
+        message did); else None. One that raises or returns an object is left out; none may call across.
+
+        So a later call in the same state gets, from the child's Batch, the reply this side would have sent: the state
+        it would decode is the same, and a pure export's value depends on that state alone."""
+        if kwargs or type(args) is not tuple or len(args) != 2 or not self._travels(args[1]):
+            return None
+        if len(self.objs) != len(received):   # the call made an object: its reply is more than this state
+            return None
+        before = ENCODER.encode(received)
+        found, kind = [], type(args[1])
+        self.speculating = True
+        try:
+            for rid, obj in list(self.objs.items()):
+                if type(obj) is not kind or obj is args[1]:
+                    continue
+                try:
+                    value = fn(args[0], obj)
+                except Exception:  # noqa: BLE001 - the child asks for it, and gets the error, if it ever needs it
+                    continue
+                graph = {}
+                encoded = self.encode(value, graph)
+                if not graph:   # a value with an object in it is sent only as the reply to its own call
+                    found.append([rid, encoded])
+            after = {}
+            for root in (args, kwargs):
+                self.encode(root, after)
+            return found if ENCODER.encode(after) == before else None
+        except self.timeout_error:   # the call's own CPU time ran out here: its reply still goes
+            return None
+        finally:
+            self.speculating = False
 
     def _fail(self, error, text=""):
         """End this exchange with an error and no state sent back (a timeout, a malformed call)."""
@@ -584,6 +645,38 @@ class Bridge:
             signal.setitimer(timer, 0)
             self._reset()
         return True
+
+
+class Batch:
+    """The child's copy of a pure export's batch: the replies to calls of `target` on each object of the batch, valid
+    while the state the child would send is byte for byte `sent` (its reply: the same state, and that object's value)."""
+
+    def __init__(self, target, sent, call, values, graph):
+        self.target, self.sent, self.call, self.values, self.graph = target, sent, call, values, graph
+
+    @classmethod
+    def of(cls, target, sent, reply):
+        """The batch a reply brings (with its own call's value), or None."""
+        batch, roots = reply.get("batch"), reply["roots"]
+        try:
+            owner, item = (root["r"] for root in roots[0]["t"])
+            values = {rid: value for rid, value in batch}
+        except (TypeError, KeyError, ValueError):   # no batch, or not a call on (owner, item)
+            return None
+        values[item] = roots[2]
+        return cls(target, sent, (owner, roots[1]), values, reply["graph"])
+
+    def answer(self, target, sent, roots):
+        """The reply to this call, if it is one of the batch's in the batch's state; else None."""
+        if target != self.target or sent != self.sent:
+            return None
+        try:
+            owner, item = (root["r"] for root in roots[0]["t"])
+        except (TypeError, KeyError, ValueError):
+            return None
+        if (owner, roots[1]) != self.call or item not in self.values:
+            return None
+        return {"roots": [roots[0], roots[1], self.values[item]], "graph": self.graph}
 
 
 # What a value that is not an {"r": id} decodes to, by the first of these keys it holds.

@@ -56,6 +56,22 @@ def test_a_suite_must_have_rules_for_exactly_the_masters_todos():
         a.tasks(1)
 
 
+def test_a_suite_may_declare_pure_only_what_an_answer_cell_defines():
+    """PURE names exports the bridge may answer in batches (grader/runner/bridge.py, Batch): a name no answer cell
+    defines is a typo that would batch nothing, refused when the grader starts; none declared is none."""
+    a = Assignment(NAME)
+    assert a.pure == ["DecodeSchedulerSim._schedule_key"]
+    for declared, refused in ((("DecodeSchedulerSim.schedule_key",), True), ((), False), (("DecodeSchedulerSim.step",), False)):
+        a = Assignment(NAME)
+        a.suite = SimpleNamespace(PURE=declared)
+        if refused:
+            with pytest.raises(ValueError, match="PURE names 'DecodeSchedulerSim.schedule_key', which no answer cell"):
+                a.pure
+        else:
+            assert a.pure == list(declared)
+    assert Assignment("01_continuous_batching").pure == []
+
+
 def test_an_answer_cell_needs_a_todo_heading():
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": "todo1", "solution": True}}),

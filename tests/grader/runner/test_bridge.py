@@ -721,3 +721,220 @@ def test_a_reference_server_starts_only_with_the_first_call_across_the_bridge():
         assert run.status == "ok" and server.status == "ok", (run, server)
         assert (getattr(server.detail, "key", None) == "server_not_needed") is not needed, (name, server)
         assert g._verdict(task, "", run).score == task.points
+
+
+# --- pure exports: the calls of one state answered in one crossing (Bridge._speculate, Batch) ---------------------
+
+class Req:
+    def __init__(self, rid, prio):
+        self.rid, self.prio = rid, prio
+
+
+class Sim:
+    def __init__(self, prios):
+        self.reqs, self.clock, self.called = [Req(rid, prio) for rid, prio in enumerate(prios)], 0, 0
+
+
+def key(sim, req):
+    return (req.prio - sim.clock, req.rid)
+
+
+class Stop(BaseException):
+    """A CPU-time alarm (the child's ScenarioTimeout is a BaseException too)."""
+
+
+def batched(monkeypatch, owned, pure):
+    """A client and a served server over the bridge, both holding Sim and Req, with `pure` declared; and the list of the
+    targets of the calls the client sent across."""
+    monkeypatch.setattr(bridge_module.signal, "setitimer", lambda *a: None)
+    client, server, thread = pair(owned)
+    for side in (client, server):
+        side.ns.update(Sim=Sim, Req=Req)
+        side.pure = frozenset(pure)
+    sent, send = [], client.send
+    client.send = lambda message: (message.get("op") == "call" and sent.append(message["target"])) or send(message)
+    thread.start()
+    return client, server, thread, sent
+
+
+def close(client, server, thread):
+    """End the server (its input closes), then close every end through its file object: an fd closed by number would
+    be closed again, perhaps as another pair's pipe, when its file object is collected."""
+    client.wfile.close()
+    thread.join(5)
+    for end in (client.rfile, server.rfile, server.wfile):
+        end.close()
+
+
+def run_both(monkeypatch, owned, script):
+    """`script(client)` with "key" declared pure and with nothing declared: (its results, messages sent) for each."""
+    out = []
+    for pure in (("key",), ()):
+        client, server, thread, sent = batched(monkeypatch, owned, pure)
+        try:
+            out.append((script(client), list(sent)))
+        finally:
+            close(client, server, thread)
+    return out
+
+
+def test_a_pure_exports_calls_in_one_state_cross_once_and_give_what_each_call_gives(monkeypatch):
+    def script(client):
+        sim = Sim([5, 1, 4, 1, 3])
+        first = sorted(sim.reqs, key=lambda req: client.call("key", (sim, req), {}))
+        return [req.rid for req in first], [client.call("key", (sim, req), {}) for req in sim.reqs]
+
+    (batched_result, batched_sent), (plain_result, plain_sent) = run_both(monkeypatch, {"key": key}, script)
+    assert batched_result == plain_result == ([1, 3, 4, 2, 0], [(5, 0), (1, 1), (4, 2), (1, 3), (3, 4)])
+    assert batched_sent == ["key"] and len(plain_sent) == 10, "one crossing answers all ten calls of the same state"
+
+
+def test_a_write_between_calls_sends_the_next_call_across_again(monkeypatch):
+    def script(client):
+        sim = Sim([2, 2, 2])
+        values = [client.call("key", (sim, sim.reqs[0]), {})]
+        sim.clock = 1   # the server's batch was for clock 0: stale now
+        values.append(client.call("key", (sim, sim.reqs[1]), {}))
+        sim.reqs[2].prio = 9   # an item's own field
+        values.append(client.call("key", (sim, sim.reqs[2]), {}))
+        values.append(client.call("key", (sim, sim.reqs[0]), {}))   # the same state as the call before: answered here
+        return values
+
+    (got, sent), (expected, plain_sent) = run_both(monkeypatch, {"key": key}, script)
+    assert got == expected == [(2, 0), (1, 1), (8, 2), (1, 0)]
+    assert sent == ["key", "key", "key"] and len(plain_sent) == 4
+
+
+def test_a_pure_export_that_writes_is_never_answered_from_a_batch(monkeypatch):
+    """Declared pure but it is not: a write by the call itself, or by one of the calls made ahead for the other items,
+    keeps every call crossing, and the caller's state is what it is without batches."""
+    def counts(sim, req):
+        sim.called += 1
+        return req.prio
+
+    def writes_for_one(sim, req):
+        if req.rid == 1:
+            req.prio += 10
+        return req.prio
+
+    for owned in ({"key": counts}, {"key": writes_for_one}):
+        def script(client):
+            sim = Sim([3, 1, 2])
+            values = [client.call("key", (sim, req), {}) for req in sim.reqs for _ in range(2)]
+            return values, sim.called, [req.prio for req in sim.reqs]
+
+        (got, sent), (expected, plain_sent) = run_both(monkeypatch, owned, script)
+        assert got == expected and len(sent) == len(plain_sent) == 6, owned
+
+
+def test_a_call_ahead_that_raises_or_calls_across_is_left_to_its_own_crossing(monkeypatch):
+    """Item 1's key raises and item 2's calls back to the client: neither is answered from the batch, so the client
+    gets the error, and its callback runs, as without batches."""
+    def picky(sim, req):
+        if req.rid == 1:
+            raise KeyError("no key for 1")
+        if req.rid == 2:
+            return server_of[0].call("seen", (sim,), {})
+        return req.prio
+
+    server_of = []
+
+    def script(client):
+        sim = Sim([3, 1, 2])
+        client.owned["seen"] = lambda sim: sim.clock + 100 + sim.called
+        values = []
+        for req in sim.reqs:
+            try:
+                values.append(client.call("key", (sim, req), {}))
+            except KeyError as exc:
+                values.append(f"KeyError {exc}")
+        return values
+
+    out = []
+    for pure in (("key",), ()):
+        client, server, thread, sent = batched(monkeypatch, {"key": picky}, pure)
+        server_of[:] = [server]
+        try:
+            out.append((script(client), sent))
+        finally:
+            close(client, server, thread)
+    (got, sent), (expected, plain_sent) = out
+    assert got == expected and got[0] == 3 and got[1].startswith("KeyError") and got[2] == 100
+    assert len(sent) == len(plain_sent) == 3
+
+
+def test_a_timeout_while_calling_ahead_still_answers_the_call_itself(monkeypatch):
+    def slow_for_others(sim, req):
+        if req.rid != 0:
+            raise Stop()   # the call's CPU time runs out while the server calls ahead
+        return req.prio
+
+    client, server, thread, sent = batched(monkeypatch, {"key": slow_for_others}, ("key",))
+    server.timeout_error = Stop
+    try:
+        sim = Sim([7, 8])
+        assert client.call("key", (sim, sim.reqs[0]), {}) == 7
+        assert client.batch is None, "no batch came with the reply"
+    finally:
+        close(client, server, thread)
+
+
+def test_only_declared_exports_and_objects_of_the_items_class_are_called_ahead(monkeypatch):
+    calls = []
+
+    def logged(sim, item):
+        calls.append(type(item).__name__)
+        return 0
+
+    for pure, expected in ((("key",), ["Req", "Req", "Req"]), ((), ["Req"])):
+        calls.clear()
+        client, server, thread, sent = batched(monkeypatch, {"key": logged}, pure)
+        try:
+            sim = Sim([1, 2, 3])   # three Req, one Sim (not called ahead: another class)
+            client.call("key", (sim, sim.reqs[0]), {})
+        finally:
+            close(client, server, thread)
+        assert calls == expected, pure
+
+
+WRITES_BETWEEN_KEYS = (  # TODO 4 answers that write while they sort: a numpy field, a field of another request
+    ("    for candidate in sorted(candidates, key=self._schedule_key):\n",
+     "    import numpy as np\n\n"
+     "    def keyed(req):\n"
+     "        value = self._schedule_key(req)\n"
+     "        req.wait_steps = np.int64(req.wait_steps)   # the bridge sends it as an int: the same bytes\n"
+     "        return value\n\n"
+     "    for candidate in sorted(candidates, key=keyed):\n"),
+    ("    for candidate in sorted(candidates, key=self._schedule_key):\n",
+     "    def keyed(req):\n"
+     "        before = self._schedule_key(candidates[0])\n"
+     "        candidates[0].priority += 1\n"
+     "        return (self._schedule_key(req), before)\n\n"
+     "    for candidate in sorted(candidates, key=keyed):\n"),
+)
+
+
+@pytest.mark.slow
+@pytest.mark.deadline(900)
+def test_batches_of_the_pure_key_change_no_observation(monkeypatch):
+    """02's TODO 4 child asks TODO 2's key, declared pure (suite.PURE), for every request it sorts. Every scenario's
+    observation is the same with the key's calls answered in batches as with each call crossing on its own: for the
+    reference, every mistake of TODO 4 the grader knows, and answers that write between the key's calls."""
+    from grader import assignment, pipeline
+
+    g = pipeline.grader_for(ASSIGNMENT)
+    task = next(t for t in g.tasks if t.answer_id == "todo4")
+    reference = g.reference["todo4"]
+    answers = [reference] + [m.apply(reference) for m in g.assignment.mutants + g.assignment.outside if m.answer_id == "todo4"]
+    answers += [reference.replace(old, new) for old, new in WRITES_BETWEEN_KEYS]
+    declared = g.pure
+    assert len(set(answers)) == len(answers) >= 8 and declared == ["DecodeSchedulerSim._schedule_key"]
+    for answer in answers:
+        seen = {}
+        for pure in (declared, []):
+            monkeypatch.setattr(g, "pure", pure)
+            run, server = g._run_bridged(task, answer)
+            assert run.status == "ok" and server.status == "ok", (run, server)
+            seen[bool(pure)] = grade.observations(run)
+        assert seen[True] == seen[False] and len(seen[True]) == len(task.scenarios), answer
+    assert assignment.get(ASSIGNMENT).pure == declared
