@@ -34,6 +34,7 @@ import types
 
 MAX_DEPTH = 60          # nested calls across the bridge; deeper is a runaway recursion
 MAX_MESSAGE = 32 << 20  # bytes of one message
+MAX_BATCH = 256         # values a reply of a pure export may bring for other objects (Bridge._speculate)
 CACHE_LIMIT = 4096      # names a side remembers per cache (a flood of fresh names from the other side starts it again)
 # A message's graph holds each object once ({"r": id} elsewhere), so it has no cycle to look for.
 ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
@@ -121,6 +122,7 @@ class Bridge:
         # writing nothing. The server answers a call of one for every object of its argument's class at once; the
         # child keeps those answers while the state it would send stays byte for byte the same (Batch).
         self.pure, self.batch, self.speculating = frozenset(pure), None, False
+        self.crossings, self.timer, self.cpu_limit = 0, None, 0.0   # calls made across; the server's CPU timer (serve_forever)
         self.exchange, self.depth = 0, 0
         # Kept for the pair's life: module:qualname -> what it names; class -> the names its instances' fields may
         # not take, whether its objects travel field by field, field names found settable. The server's namespace and
@@ -421,9 +423,13 @@ class Bridge:
         return values
 
     # -- messages ------------------------------------------------------------------------------
-    def send(self, message):
-        data = ENCODER.encode(message).encode()
-        self.wfile.write(data + b"\n")
+    def send(self, message, graph=None):
+        """Write one message; `graph`: its graph already encoded (not encoded twice)."""
+        if graph is None:
+            data = ENCODER.encode(message)
+        else:
+            data = ENCODER.encode({k: v for k, v in message.items() if k != "graph"})[:-1] + ',"graph":' + graph + "}"
+        self.wfile.write(data.encode() + b"\n")
         self.wfile.flush()
 
     def receive(self):
@@ -459,12 +465,13 @@ class Bridge:
 
     def call(self, target, args, kwargs):
         """Run export `target` on the other side; nested calls are served meanwhile."""
+        if self.speculating:   # before anything of this exchange changes: the batch being made stays intact
+            raise BridgeError("a pure export called across the bridge")
         top = self.depth == 0
         if top:
             self.exchange += 2
             self._reset()
-        if self.speculating:
-            raise BridgeError("a pure export called across the bridge")
+        self.crossings += 1
         if self.depth >= MAX_DEPTH:
             raise RecursionError("calls nest too deep across TODOs")
         self.depth += 1
@@ -474,7 +481,7 @@ class Bridge:
             answer = self.batch.answer(target, sent, message["roots"]) if sent and self.batch else None
             if answer is not None:   # the reply the server would send, received for this state already
                 return self._unpack(answer, 3)[2]
-            self.send(message)
+            self.send(message, sent)
             return self._reply(target, sent)
         except (Abort, BridgeError, EOFError):
             raise
@@ -487,8 +494,7 @@ class Bridge:
                 self._reset()
 
     def _reply(self, target, sent):
-        """The value of this exchange's call, serving the other side's nested calls until it comes; a reply of a pure
-        export sent in state `sent` keeps the batch it brings."""
+        """The value of this exchange's call (serving the other side's calls until it comes), keeping a batch it brings."""
         while True:
             message = self.receive()
             if message.get("x") != self.exchange:
@@ -501,8 +507,8 @@ class Bridge:
                 raise Abort()
             if op == "return":
                 result = self._unpack(message, 3)[2]
-                if sent is not None:
-                    self.batch = Batch.of(target, sent, message)
+                batch = Batch.of(target, sent, message) if sent is not None else None
+                self.batch = batch or self.batch   # a reply with none leaves the last: it still holds for its own state
                 return result
             if op == "raise":
                 if message.get("roots"):
@@ -542,7 +548,7 @@ class Bridge:
         except BridgeError as exc:   # nothing of it was run
             self._fail("BridgeError", str(exc))
             return
-        top = self.depth == 0
+        top, crossings = self.depth == 0, self.crossings
         self.depth += 1
         try:
             result = fn(*args, **kwargs)
@@ -560,46 +566,73 @@ class Bridge:
         finally:
             self.depth -= 1
         reply = self._pack("return", [args, kwargs, result])
-        if top and target in self.pure:
-            batch = self._speculate(fn, args, kwargs, message["graph"], reply)
-            if batch:
-                reply["batch"] = batch
+        if top and target in self.pure and self.crossings == crossings:   # one that called across is never batched
+            self._add_batch(reply, fn, args, kwargs, message["graph"])
         self.send(reply)
 
-    def _speculate(self, fn, args, kwargs, received, reply):
-        """[[id, value], ...]: fn(owner, other) for every other object of the argument's class in the message, when the
-        call was fn(owner, item), if neither it nor these wrote anything (the state then encodes byte for byte as the
-        message did); else None. One that raises or returns an object is left out; none may call across.
-
-        So a later call in the same state gets, from the child's Batch, the reply this side would have sent: the state
-        it would decode is the same, and a pure export's value depends on that state alone."""
-        if kwargs or type(args) is not tuple or len(args) != 2 or not self._travels(args[1]):
-            return None
-        if len(self.objs) != len(received):   # the call made an object: its reply is more than this state
-            return None
-        before = ENCODER.encode(received)
-        found, kind = [], type(args[1])
-        self.speculating = True
+    def _add_batch(self, reply, fn, args, kwargs, received):
+        """Put in `reply` the values of the pure export `fn` for the other objects of its item's class, if it may."""
         try:
-            for rid, obj in list(self.objs.items()):
-                if type(obj) is not kind or obj is args[1]:
-                    continue
-                try:
-                    value = fn(args[0], obj)
-                except Exception:  # noqa: BLE001 - the child asks for it, and gets the error, if it ever needs it
-                    continue
-                graph = {}
-                encoded = self.encode(value, graph)
-                if not graph:   # a value with an object in it is sent only as the reply to its own call
-                    found.append([rid, encoded])
-            after = {}
-            for root in (args, kwargs):
-                self.encode(root, after)
-            return found if ENCODER.encode(after) == before else None
-        except self.timeout_error:   # the call's own CPU time ran out here: its reply still goes
-            return None
+            batch = self._speculate(fn, args, kwargs, received, reply)
+        except (self.timeout_error, Exception):  # noqa: BLE001 - the call's time ran out, or its reply will not encode
+            batch = None
         finally:
             self.speculating = False
+        if batch:
+            reply["batch"] = batch
+
+    def _speculate(self, fn, args, kwargs, received, reply):
+        """[[id, value], ...] of fn(owner, other) for the other objects of the item's class, or None if anything wrote."""
+        # A later call in the same state then gets, from the child's Batch, the reply this side would send: it would
+        # decode the same state, and a pure export's value depends on that state alone. Whether fn wrote is seen in the
+        # state's encoding: after the call itself (as it left it) and after calling ahead.
+        before = self._unwritten(args, kwargs, received, reply)
+        if before is None:
+            return None
+        room = MAX_MESSAGE - len(before) - len(ENCODER.encode(reply["roots"])) - 4096   # the batch fits in the reply
+        found, kind = [], type(args[1])
+        self.speculating = True
+        for rid, obj in list(self.objs.items()):
+            if room <= 0 or len(found) >= MAX_BATCH or self._time_short():
+                break
+            ahead = self._ahead(fn, args[0], rid, obj) if type(obj) is kind and obj is not args[1] else None
+            if ahead is not None:
+                found.append(ahead[0])
+                room -= ahead[1]
+        after = {}
+        for root in (args, kwargs):
+            self.encode(root, after)
+        return found if ENCODER.encode(after) == before else None
+
+    def _unwritten(self, args, kwargs, received, reply):
+        """The received state's encoding, if the call was fn(owner, item) and left that state as it came; else None."""
+        if kwargs or type(args) is not tuple or len(args) != 2 or not self._travels(args[1]):
+            return None
+        before = ENCODER.encode(received)
+        if len(self.objs) != len(received) or ENCODER.encode(reply["graph"]) != before:
+            return None   # it wrote, or made an object (its reply is more than this state)
+        return before
+
+    def _ahead(self, fn, owner, rid, obj):
+        """([id, value], its size) of fn(owner, obj); None if it raises, holds an object or JSON cannot carry it."""
+        try:
+            value = fn(owner, obj)
+        except self.timeout_error:
+            raise
+        except Exception:  # noqa: BLE001 - the child asks for it, and gets the error, if it ever needs it
+            return None
+        graph = {}
+        try:
+            encoded = self.encode(value, graph)
+            size = len(ENCODER.encode(encoded))
+        except Exception:  # noqa: BLE001 - an int of over 4,300 digits, say: its own call will say so
+            return None
+        return None if graph else ([rid, encoded], size)   # a value with an object in it goes only as its own call's
+
+    def _time_short(self):
+        """True once less than half of the served call's CPU time is left: calling ahead never costs the call itself."""
+        left = signal.getitimer(self.timer)[0] if self.timer is not None else 0.0
+        return 0 < left < self.cpu_limit / 2
 
     def _fail(self, error, text=""):
         """End this exchange with an error and no state sent back (a timeout, a malformed call)."""
@@ -609,6 +642,7 @@ class Bridge:
         """The server's loop: answer top-level calls until the child closes its end; each gets `cpu_limit` s of CPU.
 
         Nothing a message holds ends it: a malformed exchange fails, and the next one is served."""
+        self.timer, self.cpu_limit = timer, cpu_limit
         while True:
             try:
                 if not self._serve_next(cpu_limit, timer):
@@ -644,6 +678,7 @@ class Bridge:
         finally:
             signal.setitimer(timer, 0)
             self._reset()
+            self.speculating = False   # even if the alarm went off in _add_batch's own finally
         return True
 
 
