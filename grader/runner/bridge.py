@@ -465,13 +465,13 @@ class Bridge:
 
     def call(self, target, args, kwargs):
         """Run export `target` on the other side; nested calls are served meanwhile."""
+        self.crossings += 1   # counted even when refused: a reference that catches the refusal still tried
         if self.speculating:   # before anything of this exchange changes: the batch being made stays intact
             raise BridgeError("a pure export called across the bridge")
         top = self.depth == 0
         if top:
             self.exchange += 2
             self._reset()
-        self.crossings += 1
         if self.depth >= MAX_DEPTH:
             raise RecursionError("calls nest too deep across TODOs")
         self.depth += 1
@@ -596,7 +596,7 @@ class Bridge:
             if room <= 0 or len(found) >= MAX_BATCH or self._time_short():
                 break
             ahead = self._ahead(fn, args[0], rid, obj) if type(obj) is kind and obj is not args[1] else None
-            if ahead is not None:
+            if ahead is not None and ahead[1] <= room:
                 found.append(ahead[0])
                 room -= ahead[1]
         after = {}
@@ -614,17 +614,20 @@ class Bridge:
         return before
 
     def _ahead(self, fn, owner, rid, obj):
-        """([id, value], its size) of fn(owner, obj); None if it raises, holds an object or JSON cannot carry it."""
+        """([id, value], its size in the reply) of fn(owner, obj), or None: it raised, tried to call across, or will not do."""
+        crossings = self.crossings
         try:
             value = fn(owner, obj)
         except self.timeout_error:
             raise
         except Exception:  # noqa: BLE001 - the child asks for it, and gets the error, if it ever needs it
             return None
+        if self.crossings != crossings:   # refused, and perhaps caught by the reference: its value is not the real one
+            return None
         graph = {}
         try:
             encoded = self.encode(value, graph)
-            size = len(ENCODER.encode(encoded))
+            size = len(ENCODER.encode([rid, encoded])) + 1
         except Exception:  # noqa: BLE001 - an int of over 4,300 digits, say: its own call will say so
             return None
         return None if graph else ([rid, encoded], size)   # a value with an object in it goes only as its own call's

@@ -1025,3 +1025,64 @@ def test_02s_key_is_batched_when_todo4_sorts_and_every_step_is_the_same(monkeypa
     plain_keys = plain_sent.count("DecodeSchedulerSim._schedule_key")
     assert plain_keys > 60 and keys * 3 <= plain_keys, (keys, plain_keys)
     assert len(sent) - keys == len(plain_sent) - plain_keys, "only the key's calls are answered from batches"
+
+
+def test_a_reference_that_catches_the_refused_call_across_is_not_batched_for_that_item(monkeypatch):
+    """A key that calls another TODO only for some items, and falls back on an error: calling ahead, its call across is
+    refused, and the fallback is not the value a real call gives, so that item is left to its own crossing."""
+    def falls_back(sim, req):
+        try:
+            extra = server_of[0].call("extra", (req,), sim.opts) if req.prio > 5 else 0
+        except Exception:  # noqa: BLE001 - as a reference might
+            extra = 0
+        return req.prio + extra
+
+    server_of = []
+    out = []
+    for pure in (("key",), ()):
+        client, server, thread, sent = batched(monkeypatch, {"key": falls_back}, pure)
+        server_of[:] = [server]
+        client.owned["extra"] = lambda req: 100
+        try:
+            sim = Sim([1, 9, 2])
+            out.append(([client.call("key", (sim, req), {}) for req in sim.reqs], len(sent)))
+        finally:
+            close(client, server, thread)
+    assert out[0][0] == out[1][0] == [1, 109, 2]
+    assert out[0][1] == 2 and out[1][1] == 3, "item 2 comes with the first reply; item 1 crosses"
+
+
+def test_a_batch_keeps_within_max_batch_and_the_replys_size_limit(monkeypatch):
+    """At most MAX_BATCH values, and none that would take the reply past MAX_MESSAGE (the child could not read it)."""
+    def long_value(sim, req):   # with the state, one such value fits in a reply of 20,000 bytes beside its own, not two
+        return str(req.rid) * 7000
+
+    monkeypatch.setattr(bridge_module, "MAX_MESSAGE", 20_000)
+    for owned, cap, expected_sent in (({"key": key}, 2, 3), ({"key": long_value}, 256, 4)):
+        monkeypatch.setattr(bridge_module, "MAX_BATCH", cap)
+        client, server, thread, sent = batched(monkeypatch, owned, ("key",))
+        try:
+            sim = Sim([5, 4, 3, 2, 1])
+            values = [client.call("key", (sim, req), {}) for req in sim.reqs]
+        finally:
+            close(client, server, thread)
+        assert values == [owned["key"](sim, req) for req in sim.reqs]
+        assert len(sent) == expected_sent, (owned, sent)   # each reply brings two others (key), or one (long_value)
+
+
+def test_calling_ahead_stops_when_half_the_calls_cpu_time_is_gone():
+    client, server, thread = pair({})
+    previous = signal.signal(signal.SIGPROF, lambda *a: None)
+    try:
+        assert not server._time_short(), "no timer: as when a test serves in a thread"
+        signal.setitimer(signal.ITIMER_PROF, 10.0)
+        server.timer = signal.ITIMER_PROF
+        server.cpu_limit = 100.0
+        assert server._time_short(), "about 10 s of 100 left"
+        server.cpu_limit = 15.0
+        assert not server._time_short(), "about 10 s of 15 left"
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        for end in (client.rfile, client.wfile, server.rfile, server.wfile):
+            end.close()
