@@ -22,6 +22,7 @@ assignment's mutants) and mutated_answers (a reference with one applied) are her
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 import tomllib
@@ -32,7 +33,7 @@ from types import SimpleNamespace
 
 import nbformat
 
-from . import caches, contract, definitions, editions
+from . import caches, cells, contract, definitions, editions
 from .cells import grade_id
 from .paths import NOTEBOOKS_DIR, assignment_dir, assignment_names
 from .contract import Mutant, Task
@@ -231,6 +232,20 @@ class Assignment:
         unknown = [name for name in declared if name not in exported]
         if unknown:
             raise ValueError(f"{self.folder / 'suite.py'}: PURE names {unknown[0]!r}, which no answer cell of the master defines")
+        return declared
+
+    @cached_property
+    def logs(self) -> list[str]:
+        """The fields the suite declares logs (LOGS, "Class.field"): a list the references only append to, through that
+        field, and never read, so the grading child keeps it and the bridge carries only appends (grader/runner/bridge.py,
+        Sink). Class must be a class a set-up cell defines."""
+        declared = list(getattr(self.suite, "LOGS", ()))
+        classes = {node.name for source in self.setup for node in ast.walk(ast.parse(cells.strip_magics(source)))
+                   if isinstance(node, ast.ClassDef)}
+        for name in declared:
+            owner, _, field = name.rpartition(".")
+            if not (owner in classes and field.isidentifier() and not field.startswith("__")):
+                raise ValueError(f"{self.folder / 'suite.py'}: LOGS names {name!r}, not a field of a class a set-up cell defines")
         return declared
 
     @cached_property

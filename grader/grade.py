@@ -262,6 +262,7 @@ class Grader:
         self.exports = {gid: definitions.exports(self.reference[gid]) for gid in self.answer_ids}
         self.stand_ins = {gid: definitions.stand_in(self.reference[gid]) for gid in self.answer_ids}
         self.pure = assignment.pure   # exports whose calls the bridge may answer in batches (suite.py's PURE)
+        self.logs = assignment.logs   # fields the references only append to: the child keeps them (suite.py's LOGS)
         self.cases = assignment.cases
         self.driver = assignment.driver_source
         # The reference runs in a fresh child while the warm parent starts up beside it, unless the set-up imports
@@ -313,11 +314,12 @@ class Grader:
         limit = max([self.scenario_cpu, *(sc.get("cpu_seconds", 0) for sc in task.scenarios)])
         server = {"setup": self.setup, "checks": self.checks, "driver": "", "scenarios": [], "scenario_cpu": limit, "serve": True,
                   "cells": [(gid, self.stand_ins[gid] if gid == task.answer_id else self.reference[gid]) for gid in self.answer_ids],
-                  "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0, "pure": self.pure}}
+                  "bridge": {"source": BRIDGE_SOURCE, "owned": others, "parity": 0, "pure": self.pure, "logs": self.logs}}
         child = {"setup": self.setup, "checks": self.checks, "driver": self.driver, "scenarios": scenarios,
                  "scenario_cpu": self.scenario_cpu, "retry_cpu": self.retry_cpu,
                  "cells": [(gid, answer_source if gid == task.answer_id else self.stand_ins[gid]) for gid in self.answer_ids],
-                 "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1, "pure": self.pure}}
+                 "bridge": {"source": BRIDGE_SOURCE, "owned": mine, "parity": 1, "pure": self.pure, "logs": self.logs,
+                            "holds_logs": True}}
         return run_pair(child, server, self._limits(timeout), self.warm, self.known, self._feeds(scenarios))
 
     def _reference_run(self) -> ChildRun:

@@ -10,7 +10,7 @@
 # Values: JSON scalars; {"f": repr} non-finite float; {"t": [...]} tuple; {"z": [...]} frozenset;
 # {"e": class, "v": value} enum member; {"c": class} a class; {"r": id} an object in the message's graph;
 # {"g": name} a function of the notebook's namespace; {"fn": module:qualname} a function of lab;
-# {"m": value, "n": name} a bound method.
+# {"m": value, "n": name} a bound method; {"log": 1}, as a field only: a log the receiver keeps (see Sink).
 #
 # Every message is hostile to the side that reads it (the child runs student code and may write anything). So what
 # a message can name is a fixed, static allowlist: a call goes only to this side's exports; "c", "g" and "fn" name
@@ -46,6 +46,45 @@ class BridgeError(RuntimeError):
 
 class Abort(BaseException):
     """The other side gave up on this exchange (its time ran out): unwind without a reply."""
+
+
+class LogRead(BaseException):
+    """A reference did more with a log (suite.py's LOGS) than append to it through its field: the declaration is wrong.
+    Not an Exception, so no reference code catches it: the server's run ends, and the grade is a grading error."""
+
+
+class _Aliased(Exception):
+    """A log is reachable in a message otherwise than as its field: that message, and the pair's later ones, send it whole."""
+
+
+class Sink:
+    """The server's stand-in for a log the child keeps (suite.py's LOGS, such as 02's timeline): it takes appends, which
+    go back with the server's next message and are appended there; anything else raises LogRead (its contents are not
+    here, so a reference that read them would see something else than in one process)."""
+
+    __slots__ = ("_bridge", "_owner", "_name", "_live")
+
+    def __init__(self, bridge, owner, name):
+        self._bridge, self._owner, self._name, self._live = bridge, owner, name, True
+
+    def append(self, value):
+        if not self._live:   # held past the message that replaced it: where it stood for is gone
+            raise LogRead(f"an old stand-in of log {self._name!r} appended to")
+        self._bridge.appended.append((self._owner, self._name, value))
+
+    def __getattr__(self, name):
+        raise LogRead(f"log {self._name!r} used other than by append ({name})")
+
+
+def _refuse(self, *args, **kwargs):
+    raise LogRead(f"log {self._name!r} read")
+
+
+for _dunder in ("__len__", "__iter__", "__reversed__", "__getitem__", "__setitem__", "__delitem__", "__contains__",
+                "__bool__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__add__", "__radd__",
+                "__iadd__", "__mul__", "__rmul__", "__imul__", "__repr__", "__str__", "__format__", "__copy__",
+                "__deepcopy__", "__reduce__", "__reduce_ex__", "__getstate__", "__sizeof__", "__dir__"):
+    setattr(Sink, _dunder, _refuse)
 
 
 SCALARS = {int, str, bool, type(None)}   # JSON carries these as they are
@@ -113,7 +152,7 @@ def _lab(module):
 class Bridge:
     """One end of the bridge. `owned`: export name -> callable this side runs for the other."""
 
-    def __init__(self, read_fd, write_fd, namespace, parity, timeout_error=TimeoutError, pure=()):
+    def __init__(self, read_fd, write_fd, namespace, parity, timeout_error=TimeoutError, pure=(), logs=(), holds_logs=False):
         self.rfile = os.fdopen(read_fd, "rb", buffering=1 << 16)
         self.wfile = os.fdopen(write_fd, "wb", buffering=1 << 16)
         self.ns, self.parity, self.timeout_error = namespace, parity, timeout_error
@@ -122,6 +161,14 @@ class Bridge:
         # writing nothing. The server answers a call of one for every object of its argument's class at once; the
         # child keeps those answers while the state it would send stays byte for byte the same (Batch).
         self.pure, self.batch, self.speculating = frozenset(pure), None, False
+        # Logs the assignment declares (suite.py's LOGS: "Class.field", a list the references only append to): the child
+        # (holds_logs) keeps them and sends {"log": 1} in their place; the server holds a Sink there, whose appends go
+        # back with its next message ("logs": [[owner id, field, value], ...]). Class -> its log fields, found lazily.
+        self.log_names, self.holds_logs, self.log_fields = collections.defaultdict(set), holds_logs, {}
+        self.sends_logs = bool(logs)   # until a log is met twice in one message: from then on this side sends logs whole (_pack)
+        for name in logs:
+            owner, _, field = name.rpartition(".")
+            self.log_names[owner].add(field)
         self.crossings, self.timer, self.cpu_limit = 0, None, 0.0   # calls made across; the server's CPU timer (serve_forever)
         self.exchange, self.depth = 0, 0
         # Kept for the pair's life: module:qualname -> what it names; class -> the names its instances' fields may
@@ -133,6 +180,7 @@ class Bridge:
 
     def _reset(self):
         self.objs, self.ids, self.next_id = {}, {}, self.parity
+        self.appended, self.marked = [], set()   # a Sink's appends not sent yet; ids of the logs this message leaves out
 
     # -- what a message may name -----------------------------------------------------------------
     def _resolve(self, qual):
@@ -195,6 +243,26 @@ class Bridge:
                 kind, (list, dict, set, collections.deque, BaseException, enum.Enum, type)) and self._defined(kind)
         return self.travelling[kind] and type(getattr(value, "__dict__", None)) is dict
 
+    def _logs_of(self, cls):
+        """The names of `cls`'s log fields: declared (LOGS) for this class, defined by the notebook under that name."""
+        if cls not in self.log_fields:
+            declared = self.log_names.get(getattr(cls, "__qualname__", None), ())
+            ours = declared and getattr(cls, "__module__", None) == self.ns.get("__name__") and self._defined(cls)
+            self.log_fields[cls] = frozenset(declared) if ours else frozenset()
+        return self.log_fields[cls]
+
+    def _is_log(self, value, graph):
+        """True if this field value crosses as {"log": 1}: the child's own list (met nowhere else in this message), or a Sink."""
+        if not self.holds_logs:
+            return type(value) is Sink
+        if type(value) is not list:
+            return False
+        rid = self.ids.get(id(value))
+        if rid is not None and rid in graph and self.objs.get(rid) is value:
+            raise _Aliased()   # already in this message another way: the other side must get its contents
+        self.marked.add(id(value))
+        return True
+
     def _hidden(self, cls):
         """Names an instance field of `cls` may not take: what its classes define that is not data (methods,
         properties, classmethods, classes), dunders aside; a dataclass field is data even with a default."""
@@ -255,6 +323,8 @@ class Bridge:
 
     def _reference(self, value, graph):
         """{"r": id}, with the object's contents in `graph` the first time this message meets it."""
+        if self.marked and id(value) in self.marked:
+            raise _Aliased()   # a log this message leaves out, met another way
         rid = self.ids.get(id(value))
         if rid is None or self.objs.get(rid) is not value:
             self.next_id = rid = self.next_id + 2
@@ -294,7 +364,9 @@ class Bridge:
         fields = value.__dict__
         if _flat(fields.values()):   # a record of numbers and strings (a request): its fields as they are
             return {"k": "obj", "c": _qual(kind), "s": list(fields.items())}
-        return {"k": "obj", "c": _qual(kind), "v": {str(k): v if type(v) in SCALARS else self.encode(v, graph) for k, v in fields.items()}}
+        logs = self._logs_of(kind) if self.sends_logs else ()
+        return {"k": "obj", "c": _qual(kind), "v": {str(k): v if type(v) in SCALARS else (
+            {"log": 1} if k in logs and self._is_log(v, graph) else self.encode(v, graph)) for k, v in fields.items()}}
 
     def _shallow_sequence(self, value, kind, graph):
         """A list or a deque (with its maxlen); of scalars only (block tables, free lists), as it is."""
@@ -406,9 +478,34 @@ class Bridge:
         if not self._settable(obj, fields):
             raise BridgeError("a field that is not data of its class")
         if not plain:
-            fields = {k: v if type(v) in SCALARS else self.decode(v) for k, v in fields.items()}   # decode(v) is v for these
+            fields = {k: v if type(v) in SCALARS else self._log(obj, k) if type(v) is dict and "log" in v else self.decode(v)
+                      for k, v in fields.items()}   # decode(v) is v for these
         obj.__dict__.clear()
         obj.__dict__.update(fields)
+
+    def _log(self, obj, name):
+        """The value of log field `name` of `obj` sent as {"log": 1}: the child keeps its list, the server gets a new Sink."""
+        if name not in self._logs_of(type(obj)):
+            raise BridgeError("a log the assignment does not declare")
+        current = obj.__dict__.get(name)
+        if self.holds_logs:
+            if type(current) is not list:
+                raise BridgeError("a log kept for a field that holds no list")
+            return current
+        if type(current) is Sink:
+            current._live = False   # a reference that kept it would append where the log no longer is
+        return Sink(self, self.ids[id(obj)], name)
+
+    def _append_logs(self, entries):
+        """Append what the server's Sinks took to the child's logs, in the order they were appended."""
+        if entries and not self.holds_logs:
+            raise BridgeError("appends to a log this side does not keep")
+        for owner, name, value in entries:
+            obj = self.objs[owner]
+            log = obj.__dict__.get(name) if name in self._logs_of(type(obj)) else None
+            if type(log) is not list:
+                raise BridgeError("an append to something that is not a log")
+            log.append(self.decode(value))
 
     def _contents(self, kind, spec):
         """The values of a list, deque or set, or the (key, value) pairs of a dict."""
@@ -448,13 +545,26 @@ class Bridge:
 
     def _pack(self, op, roots, **extra):
         graph = {}
-        encoded = [self.encode(root, graph) for root in roots]
-        return {"x": self.exchange, "op": op, "roots": encoded, "graph": graph, **extra}
+        try:
+            encoded = [self.encode(root, graph) for root in roots]
+        except _Aliased:   # a log is also reachable another way: from now on this side sends logs whole
+            self.sends_logs = False
+            self.marked.clear()
+            graph = {}
+            encoded = [self.encode(root, graph) for root in roots]
+        finally:
+            self.marked.clear()
+        message = {"x": self.exchange, "op": op, "roots": encoded, "graph": graph, **extra}
+        if self.appended:
+            message["logs"] = [[owner, name, self.encode(value, graph)] for owner, name, value in self.appended]
+            self.appended = []
+        return message
 
     def _unpack(self, message, count):
         try:
             self.apply_graph({int(k): v for k, v in message["graph"].items()})
             roots = [self.decode(root) for root in message["roots"]]
+            self._append_logs(message.get("logs") or ())
         except BridgeError:
             raise
         except Exception as exc:  # noqa: BLE001 - a malformed message
@@ -599,6 +709,9 @@ class Bridge:
             if ahead is not None and ahead[1] <= room:
                 found.append(ahead[0])
                 room -= ahead[1]
+        if self.appended:   # a call ahead appended to a log: a write, and one the child must never get
+            self.appended = []
+            return None
         after = {}
         for root in (args, kwargs):
             self.encode(root, after)
@@ -639,6 +752,7 @@ class Bridge:
 
     def _fail(self, error, text=""):
         """End this exchange with an error and no state sent back (a timeout, a malformed call)."""
+        self.appended = []   # nor what was appended to a log
         self.send({"x": self.exchange, "op": "raise", "roots": [], "graph": {}, "error": error, "text": text})
 
     def serve_forever(self, cpu_limit, timer):

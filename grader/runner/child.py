@@ -3,7 +3,7 @@
 #
 # stdin:  JSON {setup: [src], cells: [[grade_id, src]], checks: [src], driver: src, scenarios: [{name, ops[, cpu_seconds]}], scenario_cpu,
 #                retry_cpu (grader/config.py's settings of those names),
-#                bridge: {source, owned: [export], parity, pure: [export]}, serve: bool}
+#                bridge: {source, owned: [export], parity, pure: [export], logs: [Class.field], holds_logs: bool}, serve: bool}
 # fd $GRADER_RESULT_FD: one JSON record per line: {"kind": "cells", ...}, {"kind": "scenario", ...}, {"kind": "done"}; a
 # scenario's record holds what it observed ("obs"), or how it gave no value ("ended": ["timeout" | "skipped" | "crash", detail])
 # fds $GRADER_BRIDGE_FDS ("read,write"): the bridge (bridge.py, beside this file) to the reference server. The child holds the
@@ -101,7 +101,8 @@ def _bridge(payload, namespace):
     module = {"__name__": "grader_bridge"}
     exec(compile(spec["source"], "<bridge>", "exec"), module)
     read_fd, write_fd = (int(fd) for fd in os.environ.pop("GRADER_BRIDGE_FDS").split(","))
-    bridge = module["Bridge"](read_fd, write_fd, namespace, spec["parity"], ScenarioTimeout, spec.get("pure", ()))
+    bridge = module["Bridge"](read_fd, write_fd, namespace, spec["parity"], ScenarioTimeout, spec.get("pure", ()),
+                              spec.get("logs", ()), spec.get("holds_logs", False))
     namespace["__bridge__"] = bridge
     return bridge
 

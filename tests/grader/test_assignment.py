@@ -72,6 +72,22 @@ def test_a_suite_may_declare_pure_only_what_an_answer_cell_defines():
     assert Assignment("01_continuous_batching").pure == []
 
 
+def test_a_suite_may_declare_logs_only_as_fields_of_a_class_the_set_up_defines():
+    """LOGS names fields the grading child keeps (grader/runner/bridge.py, Sink): "Class.field" of a class a set-up cell
+    defines; anything else (a typo of the class, a dunder, no field) is refused when the grader starts."""
+    assert Assignment(NAME).logs == ["DecodeSchedulerSim.timeline"]
+    for declared, refused in ((("DecodeSimulator.timeline",), True), (("DecodeSchedulerSim.__dict__",), True),
+                              (("DecodeSchedulerSim",), True), ((), False), (("DecodeSchedulerSim.events",), False)):
+        a = Assignment(NAME)
+        a.suite = SimpleNamespace(LOGS=declared)
+        if refused:
+            with pytest.raises(ValueError, match="LOGS names .*, not a field of a class a set-up cell defines"):
+                a.logs
+        else:
+            assert a.logs == list(declared)
+    assert Assignment("01_continuous_batching").logs == Assignment("03_batch_scheduling").logs == []
+
+
 def test_an_answer_cell_needs_a_todo_heading():
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": "todo1", "solution": True}}),

@@ -311,6 +311,11 @@ def todo4_rules(rng: random.Random) -> list[Rule]:
 # child calls it across the bridge, the server answers for every request at once (grader/runner/bridge.py, Batch).
 PURE = ("DecodeSchedulerSim._schedule_key",)
 
+# The references append to the timeline (the given _record_event, which their step calls) and never read it: the grading
+# child keeps it, and the bridge carries only what is appended (grader/runner/bridge.py, Sink), not the whole timeline at
+# every call.
+LOGS = ("DecodeSchedulerSim.timeline",)
+
 
 # Each case of the visible check cells, and the hidden rule it is a scenario of (grader/contract.py's place): a case whose
 # checks state several rules gives each rule the numbers of its checks (1 for the first check the case runs).

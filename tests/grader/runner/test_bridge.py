@@ -1086,3 +1086,273 @@ def test_calling_ahead_stops_when_half_the_calls_cpu_time_is_gone():
         signal.signal(signal.SIGPROF, previous)
         for end in (client.rfile, client.wfile, server.rfile, server.wfile):
             end.close()
+
+
+# --- logs: a field the references only append to stays in the child (suite.py's LOGS, Bridge._log, Sink) -------------
+
+class Logged:
+    def __init__(self, prios):
+        self.reqs, self.clock, self.events = [Req(rid, prio) for rid, prio in enumerate(prios)], 0, [{"old": True}]
+
+
+def record(sim, req):
+    """As 02's step records an event: append it through the field, tick the clock, return it."""
+    event = {"rid": req.rid, "clock": sim.clock}
+    sim.events.append(event)
+    sim.clock += 1
+    return event
+
+
+def logged(monkeypatch, owned, logs, pure=(), start=True):
+    """A client and a served server, both holding Logged and Req, with `logs` declared (the client keeps them); and every
+    message the client sent, as it was written."""
+    monkeypatch.setattr(bridge_module.signal, "setitimer", lambda *a: None)
+    client, server, thread = pair(owned)
+    for side in (client, server):
+        side.ns.update(Logged=Logged, Req=Req)
+        side.pure = frozenset(pure)
+        side.log_names = {"Logged": {"events"}} if logs else {}
+        side.sends_logs = bool(logs)
+    client.holds_logs = True
+    sent, send = [], client.send
+    client.send = lambda message, *graph: sent.append(dict(message)) or send(message, *graph)
+    if start:
+        thread.start()
+    return client, server, thread, sent
+
+
+def with_and_without_logs(monkeypatch, owned, script, pure=()):
+    """`script(client)` with Logged.events declared a log and without: (its result, the client's messages) for each."""
+    out = []
+    for logs in (True, False):
+        client, server, thread, sent = logged(monkeypatch, owned, logs, pure)
+        try:
+            out.append((script(client), sent))
+        finally:
+            close(client, server, thread)
+    return out
+
+
+def test_a_log_crosses_as_its_appends_and_ends_as_in_one_process(monkeypatch):
+    """The server appends through the field; the client's list gets the same events, the very objects returned, in order,
+    and the client's own appends between calls stay where it put them; no message carries the log's contents."""
+    def script(client):
+        sim = Logged([3, 1, 2])
+        events = sim.events
+        returned = [client.call("record", (sim, sim.reqs[0]), {})]
+        sim.events.append({"mine": 1})
+        returned += [client.call("record", (sim, req), {}) for req in sim.reqs[1:]]
+        assert sim.events is events and all(any(e is r for e in sim.events) for r in returned)
+        return sim.events, sim.clock
+
+    (logs, logs_sent), (plain, plain_sent) = with_and_without_logs(monkeypatch, {"record": record}, script)
+    assert logs == plain == ([{"old": True}, {"rid": 0, "clock": 0}, {"mine": 1}, {"rid": 1, "clock": 1},
+                              {"rid": 2, "clock": 2}], 3)
+    assert not any('"old"' in json.dumps(m) for m in logs_sent), "the log's contents stay in the client"
+    assert all('"old"' in json.dumps(m) for m in plain_sent)
+
+
+def test_a_callback_sees_what_the_server_appended_before_it(monkeypatch):
+    """The server appends, calls back the client (whose code reads the log), and appends again: the appends made before
+    the call back reach the client before its code runs."""
+    def step(sim):
+        record(sim, sim.reqs[0])
+        seen = server_of[0].call("look", (sim,), {})
+        record(sim, sim.reqs[1])
+        return seen
+
+    server_of, out = [], []
+    for logs in (True, False):
+        client, server, thread, sent = logged(monkeypatch, {"step": step}, logs)
+        server_of[:] = [server]
+        client.owned["look"] = lambda sim: [dict(e) for e in sim.events]
+        try:
+            sim = Logged([1, 2])
+            out.append((client.call("step", (sim,), {}), sim.events))
+        finally:
+            close(client, server, thread)
+    assert out[0] == out[1] and out[0][0] == [{"old": True}, {"rid": 0, "clock": 0}] and len(out[0][1]) == 3
+
+
+def test_a_log_met_twice_in_a_message_goes_whole_and_nothing_changes(monkeypatch):
+    """Aliased (another field holds the same list, or it is an argument too): that message and the side's later ones send
+    it whole, as without logs; the results are the same."""
+    def both(sim, log):
+        sim.events.append({"n": len(log)})
+        return len(log)
+
+    def script(client):
+        sim = Logged([1, 2])
+        first = client.call("record", (sim, sim.reqs[0]), {})
+        sim.history = sim.events   # the same list in another field
+        second = client.call("record", (sim, sim.reqs[1]), {})
+        third = client.call("both", (sim, sim.events), {})
+        return first, second, third, sim.events, sim.history is sim.events, client.sends_logs
+
+    def first_as_an_argument(client):   # met before its field this time
+        sim = Logged([1])
+        return client.call("both_first", (sim.events, sim), {}), sim.events, client.sends_logs
+
+    owned = {"record": record, "both": both, "both_first": lambda log, sim: both(sim, log)}
+    (logs, _), (plain, _) = with_and_without_logs(monkeypatch, owned, script)
+    assert logs[:5] == plain[:5] and logs[4] and logs[2] == 4
+    assert logs[5] is False, "after the alias, this side sends logs whole"
+    (logs, _), (plain, _) = with_and_without_logs(monkeypatch, owned, first_as_an_argument)
+    assert logs[:2] == plain[:2] == (2, [{"old": True}, {"n": 1}]) and logs[2] is False
+
+
+def test_a_reference_that_reads_a_log_ends_the_servers_run(monkeypatch):
+    """A declaration that is wrong (a reference reads the log) is never a silent wrong value: LogRead, a BaseException, ends
+    the server (in a grading child: a grading error); a stand-in held after its field was replaced takes no append."""
+    def peek(sim):
+        try:
+            return len(sim.events)
+        except Exception:  # noqa: BLE001 - as a reference might; LogRead is not an Exception
+            return -1
+
+    ended = []
+    client, server, thread, _ = logged(monkeypatch, {"peek": peek}, True, start=False)
+    serve = server.serve_forever
+
+    def serve_and_close(*args):
+        try:
+            serve(*args)
+        except bridge_module.LogRead as exc:
+            ended.append(exc)
+            server.wfile.close()   # as the server's process ends
+
+    thread._target = serve_and_close
+    thread.start()
+    try:
+        with pytest.raises((EOFError, bridge_module.Abort)):
+            client.call("peek", (Logged([1]),), {})
+    finally:
+        client.wfile.close()
+        thread.join(5)
+        client.rfile.close()
+    assert len(ended) == 1
+    sink = bridge_module.Sink(server, 3, "events")
+    sink._live = False
+    with pytest.raises(bridge_module.LogRead):
+        sink.append(1)
+    for use in (len, iter, bool, repr, lambda s: s[0], lambda s: s.copy(), lambda s: s == [], lambda s: 1 in s):
+        with pytest.raises(bridge_module.LogRead):
+            use(bridge_module.Sink(server, 3, "events"))
+
+
+def test_a_log_in_a_message_is_taken_only_where_declared(monkeypatch):
+    """A marker for a field no LOGS names, appends sent to the server, or appends to something that is no log: refused."""
+    client, server, thread, _ = logged(monkeypatch, {}, True)
+    try:
+        qual = f"{__name__}:Logged"
+        for side, message in (
+            (server, {"graph": {"3": {"k": "obj", "c": qual, "v": {"reqs": {"log": 1}}}}, "roots": [{"r": 3}]}),
+            (server, {"graph": {"3": {"k": "obj", "c": qual, "v": {"events": {"r": 5}}}, "5": {"k": "list", "s": []}},
+                      "roots": [{"r": 3}], "logs": [[3, "events", 1]]}),
+            (client, {"graph": {"4": {"k": "obj", "c": qual, "v": {"events": {"log": 1}}}}, "roots": [{"r": 4}]}),
+            (client, {"graph": {"4": {"k": "obj", "c": qual, "v": {"clock": 0}}}, "roots": [{"r": 4}],
+                      "logs": [[4, "clock", 1]]}),
+        ):
+            side._reset()
+            with pytest.raises(bridge_module.BridgeError):
+                side._unpack(message, 1)
+    finally:
+        close(client, server, thread)
+
+
+def test_a_pure_export_that_appends_is_not_batched_and_its_calls_ahead_append_nothing(monkeypatch):
+    """Declared pure, but it appends to a log for some items: the calls ahead for those append nothing the client gets,
+    and no batch answers a call (each crosses and appends as in one process)."""
+    def noisy_key(sim, req):
+        if req.rid:   # not for the item of the first call: only calling ahead finds the append
+            sim.events.append({"keyed": req.rid})
+        return req.prio
+
+    def script(client):
+        sim = Logged([3, 1, 2])
+        return [client.call("key", (sim, req), {}) for req in sim.reqs], sim.events
+
+    (logs, logs_sent), (plain, _) = with_and_without_logs(monkeypatch, {"key": noisy_key}, script, pure=("key",))
+    assert logs == plain and logs[1][1:] == [{"keyed": 1}, {"keyed": 2}]
+    assert len([m for m in logs_sent if m.get("op") == "call"]) == 3, "each call crossed: none came from a batch"
+
+
+def test_02s_timeline_stays_in_the_child_and_every_step_is_the_same(monkeypatch):
+    """TODO 4's step on 02's classes (the key, TODO 3 and TODO 1 across the bridge) with the timeline declared a log and
+    without: the same events, requests and timeline, and the calls across carry under 60 % of the bytes."""
+    from grader.assignment import get
+
+    monkeypatch.setattr(bridge_module.signal, "setitimer", lambda *a: None)
+    stand_ins = {gid: definitions.stand_in(src) for gid, src in get(ASSIGNMENT).reference.items()}
+    outcomes = []
+    for logs in (get(ASSIGNMENT).logs, ()):
+        client_ns, client_exports, a = notebook_side({"todo4"}, stand_ins)
+        server_ns, server_exports, _ = notebook_side({"todo1", "todo2", "todo3"}, stand_ins)
+        (a_r, a_w), (b_r, b_w) = os.pipe(), os.pipe()
+        client = bridge_module.Bridge(b_r, a_w, client_ns, 1, logs=logs, holds_logs=True)
+        server = bridge_module.Bridge(a_r, b_w, server_ns, 0, logs=logs)
+        client_ns["__bridge__"], server_ns["__bridge__"] = client, server
+        for side, exports in ((client, client_exports), (server, server_exports)):
+            for export in exports:
+                owner, _, name = export.rpartition(".")
+                side.owned[export] = getattr(side.ns[owner], name)
+        sent, send = [0], client.send
+        client.send = lambda message, *graph: sent.__setitem__(0, sent[0] + len(json.dumps(message))) or send(message, *graph)
+        thread = threading.Thread(target=server.serve_forever, args=(5.0, 2), daemon=True)
+        thread.start()
+        try:
+            sim = client_ns["DecodeSchedulerSim"](free_kv_blocks=5, policy="aging", aging_interval=2)
+            for rid in range(8):
+                sim.enqueue(rid, 2 + rid % 3, 1 + rid % 4, priority=rid % 3, required_blocks=1 + rid % 2)
+            events = [sim.step() for _ in range(40)]
+            state = [dict(vars(req)) for req in sim.queue], sim.timeline, all(any(e is t for t in sim.timeline) for e in events if e)
+        finally:
+            close(client, server, thread)
+        outcomes.append((events, state, sent[0]))
+    (events, state, size), (plain_events, plain_state, plain_size) = outcomes
+    assert events == plain_events and state == plain_state and events[0] is not None and state[2]
+    assert size < 0.6 * plain_size, (size, plain_size)
+
+
+LOG_USERS = {  # answers that use the timeline themselves, in the child: read it, alias it, replace it, append to it
+    "todo2": [('    deadline_slack = 1_000_000_000\n',
+               '    deadline_slack = 1_000_000_000 + 0 * len(self.timeline)   # reads the log while step runs across\n')],
+    "todo3": [('    if challenger.admitted:\n',
+               '    self.notes = self.timeline   # the log in a second field\n    if challenger.admitted:\n')],
+    "todo4": [('    candidates = [req for req in self.queue if not req.done]\n',
+               '    candidates = [req for req in self.queue if not req.done]\n    self.timeline = list(self.timeline)\n'),
+              ('    candidates = [req for req in self.queue if not req.done]\n',
+               '    candidates = [req for req in self.queue if not req.done]\n    self.seen = len(self.timeline)\n'
+               '    self.timeline.append({"note": self.seen}) if self.seen % 7 == 3 else None\n')],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.deadline(1200)
+def test_the_timeline_kept_in_the_child_changes_no_observation(monkeypatch):
+    """02 declares the timeline a log (suite.LOGS): the references append to it and never read it, so the child keeps it
+    and only appends cross. Every scenario's observation of every TODO is the same with the declaration and without: for
+    the reference, every mistake the grader knows, and answers that read, alias, replace or append to the timeline."""
+    from grader import pipeline
+
+    g = pipeline.grader_for(ASSIGNMENT)
+    declared = g.logs
+    assert declared == ["DecodeSchedulerSim.timeline"]
+    mistakes = g.assignment.mutants + g.assignment.outside
+    checked = 0
+    for task in g.tasks:
+        reference = g.reference[task.answer_id]
+        answers = [reference] + [m.apply(reference) for m in mistakes if m.answer_id == task.answer_id]
+        for old, new in LOG_USERS.get(task.answer_id, ()):
+            assert old in reference, (task.answer_id, old)
+            answers.append(reference.replace(old, new, 1))
+        for answer in answers:
+            seen = {}
+            for logs in (declared, []):
+                monkeypatch.setattr(g, "logs", logs)
+                run, server = g._run_bridged(task, answer)
+                assert run.status == "ok" and server.status == "ok", (run, server)
+                seen[bool(logs)] = grade.observations(run)
+            assert seen[True] == seen[False] and len(seen[True]) == len(task.scenarios), (task.answer_id, answer)
+            checked += 1
+    assert checked >= 20
