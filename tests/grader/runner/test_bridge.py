@@ -987,6 +987,35 @@ def notebook_side(gids_of_reference, stand_ins):
     return ns, exports, a
 
 
+def bridged_02(stand_ins, on_send, pure=(), logs=()):
+    """TODO 4's child side and a served reference side of 02 (TODO 1-3) over the bridge, in this process; `on_send(message)`
+    sees each message the child side sends. Returns (client, server, thread, the child's namespace)."""
+    client_ns, client_exports, _ = notebook_side({"todo4"}, stand_ins)
+    server_ns, server_exports, _ = notebook_side({"todo1", "todo2", "todo3"}, stand_ins)
+    (a_r, a_w), (b_r, b_w) = os.pipe(), os.pipe()
+    client = bridge_module.Bridge(b_r, a_w, client_ns, 1, pure=pure, logs=logs, holds_logs=True)
+    server = bridge_module.Bridge(a_r, b_w, server_ns, 0, pure=pure, logs=logs)
+    client_ns["__bridge__"], server_ns["__bridge__"] = client, server
+    for side, exports in ((client, client_exports), (server, server_exports)):
+        for export in exports:
+            owner, _, name = export.rpartition(".")
+            side.owned[export] = getattr(side.ns[owner], name)
+    send = client.send
+    client.send = lambda message, *graph: on_send(message) or send(message, *graph)
+    thread = threading.Thread(target=server.serve_forever, args=(5.0, 2), daemon=True)
+    thread.start()
+    return client, server, thread, client_ns
+
+
+def play_02(client_ns):
+    """40 steps of 8 requests under aging, on the child side: (the events, each request's fields, the timeline)."""
+    sim = client_ns["DecodeSchedulerSim"](free_kv_blocks=5, policy="aging", aging_interval=2)
+    for rid in range(8):
+        sim.enqueue(rid, 2 + rid % 3, 1 + rid % 4, priority=rid % 3, required_blocks=1 + rid % 2)
+    events = [sim.step() for _ in range(40)]
+    return events, [dict(vars(req)) for req in sim.queue], sim.timeline
+
+
 def test_02s_key_is_batched_when_todo4_sorts_and_every_step_is_the_same(monkeypatch):
     """TODO 4's step as its grading child runs it (the key, TODO 3 and TODO 1 across the bridge, on 02's own classes):
     the same events and the same requests, with a third of the crossings or fewer; so the key's batches are used."""
@@ -996,26 +1025,11 @@ def test_02s_key_is_batched_when_todo4_sorts_and_every_step_is_the_same(monkeypa
     stand_ins = {gid: definitions.stand_in(src) for gid, src in get(ASSIGNMENT).reference.items()}
     outcomes = []
     for pure in (get(ASSIGNMENT).pure, ()):
-        client_ns, client_exports, a = notebook_side({"todo4"}, stand_ins)
-        server_ns, server_exports, _ = notebook_side({"todo1", "todo2", "todo3"}, stand_ins)
-        (a_r, a_w), (b_r, b_w) = os.pipe(), os.pipe()
-        client = bridge_module.Bridge(b_r, a_w, client_ns, 1, pure=pure)
-        server = bridge_module.Bridge(a_r, b_w, server_ns, 0, pure=pure)
-        client_ns["__bridge__"], server_ns["__bridge__"] = client, server
-        for side, exports in ((client, client_exports), (server, server_exports)):
-            for export in exports:
-                owner, _, name = export.rpartition(".")
-                side.owned[export] = getattr(side.ns[owner], name)
-        sent, send = [], client.send
-        client.send = lambda message, *graph: (message.get("op") == "call" and sent.append(message["target"])) or send(message, *graph)
-        thread = threading.Thread(target=server.serve_forever, args=(5.0, 2), daemon=True)
-        thread.start()
+        sent = []
+        client, server, thread, client_ns = bridged_02(
+            stand_ins, lambda message: message.get("op") == "call" and sent.append(message["target"]), pure=pure)
         try:
-            sim = client_ns["DecodeSchedulerSim"](free_kv_blocks=5, policy="aging", aging_interval=2)
-            for rid in range(8):
-                sim.enqueue(rid, 2 + rid % 3, 1 + rid % 4, priority=rid % 3, required_blocks=1 + rid % 2)
-            events = [sim.step() for _ in range(40)]
-            state = [dict(vars(req)) for req in sim.queue]
+            events, state, _ = play_02(client_ns)
         finally:
             close(client, server, thread)
         outcomes.append((events, state, sent))
@@ -1286,31 +1300,18 @@ def test_02s_timeline_stays_in_the_child_and_every_step_is_the_same(monkeypatch)
     stand_ins = {gid: definitions.stand_in(src) for gid, src in get(ASSIGNMENT).reference.items()}
     outcomes = []
     for logs in (get(ASSIGNMENT).logs, ()):
-        client_ns, client_exports, a = notebook_side({"todo4"}, stand_ins)
-        server_ns, server_exports, _ = notebook_side({"todo1", "todo2", "todo3"}, stand_ins)
-        (a_r, a_w), (b_r, b_w) = os.pipe(), os.pipe()
-        client = bridge_module.Bridge(b_r, a_w, client_ns, 1, logs=logs, holds_logs=True)
-        server = bridge_module.Bridge(a_r, b_w, server_ns, 0, logs=logs)
-        client_ns["__bridge__"], server_ns["__bridge__"] = client, server
-        for side, exports in ((client, client_exports), (server, server_exports)):
-            for export in exports:
-                owner, _, name = export.rpartition(".")
-                side.owned[export] = getattr(side.ns[owner], name)
-        sent, send = [0], client.send
-        client.send = lambda message, *graph: sent.__setitem__(0, sent[0] + len(json.dumps(message))) or send(message, *graph)
-        thread = threading.Thread(target=server.serve_forever, args=(5.0, 2), daemon=True)
-        thread.start()
+        sent = [0]
+        client, server, thread, client_ns = bridged_02(
+            stand_ins, lambda message: sent.__setitem__(0, sent[0] + len(json.dumps(message))), logs=logs)
         try:
-            sim = client_ns["DecodeSchedulerSim"](free_kv_blocks=5, policy="aging", aging_interval=2)
-            for rid in range(8):
-                sim.enqueue(rid, 2 + rid % 3, 1 + rid % 4, priority=rid % 3, required_blocks=1 + rid % 2)
-            events = [sim.step() for _ in range(40)]
-            state = [dict(vars(req)) for req in sim.queue], sim.timeline, all(any(e is t for t in sim.timeline) for e in events if e)
+            events, state, timeline = play_02(client_ns)
+            returned_are_recorded = all(any(e is t for t in timeline) for e in events if e)
         finally:
             close(client, server, thread)
-        outcomes.append((events, state, sent[0]))
-    (events, state, size), (plain_events, plain_state, plain_size) = outcomes
-    assert events == plain_events and state == plain_state and events[0] is not None and state[2]
+        outcomes.append((events, state, timeline, returned_are_recorded, sent[0]))
+    (events, state, timeline, same_objects, size), (plain_events, plain_state, plain_timeline, _, plain_size) = outcomes
+    assert events == plain_events and state == plain_state and timeline == plain_timeline and events[0] is not None
+    assert same_objects, "each event step returned is the one in the timeline, as in one process"
     assert size < 0.6 * plain_size, (size, plain_size)
 
 
