@@ -591,6 +591,9 @@ class Bridge:
             answer = self.batch.answer(target, sent, message["roots"]) if sent and self.batch else None
             if answer is not None:   # the reply the server would send, received for this state already
                 return self._unpack(answer, 3)[2]
+            # A batch holds only until the next message crosses: the server's answers depend on the message and on its
+            # own classes, which a call can change (a class passed as an argument is written to like an object).
+            self.batch = None
             self.send(message, sent)
             return self._reply(target, sent)
         except (Abort, BridgeError, EOFError):
@@ -618,7 +621,7 @@ class Bridge:
             if op == "return":
                 result = self._unpack(message, 3)[2]
                 batch = Batch.of(target, sent, message) if sent is not None else None
-                self.batch = batch or self.batch   # a reply with none leaves the last: it still holds for its own state
+                self.batch = batch
                 return result
             if op == "raise":
                 if message.get("roots"):

@@ -853,7 +853,7 @@ def test_a_call_ahead_that_raises_or_calls_across_is_left_to_its_own_crossing(mo
         sim = Sim([3, 1, 2, 7, 5, 6])
         client.owned["seen"] = lambda sim: sim.clock + 100 + sim.called
         values = []
-        for req in sim.reqs:
+        for req in [sim.reqs[i] for i in (0, 4, 5, 1, 2, 3)]:   # those the first reply brings first: a batch holds until a message crosses
             try:
                 values.append(client.call("key", (sim, req), {}))
             except Exception as exc:  # noqa: BLE001 - the same error either way
@@ -869,7 +869,7 @@ def test_a_call_ahead_that_raises_or_calls_across_is_left_to_its_own_crossing(mo
         finally:
             close(client, server, thread)
     (got, sent), (expected, plain_sent) = out
-    assert got == expected == [3, "KeyError", 100, "BridgeError", 5, 6]
+    assert got == expected == [3, 5, 6, "KeyError", 100, "BridgeError"]
     assert len(sent) == 4 and len(plain_sent) == 6, "items 4 and 5 come with the first reply; 1, 2 and 3 cross"
 
 
@@ -1059,10 +1059,10 @@ def test_a_reference_that_catches_the_refused_call_across_is_not_batched_for_tha
         client.owned["extra"] = lambda req: 100
         try:
             sim = Sim([1, 9, 2])
-            out.append(([client.call("key", (sim, req), {}) for req in sim.reqs], len(sent)))
+            out.append(([client.call("key", (sim, req), {}) for req in (sim.reqs[0], sim.reqs[2], sim.reqs[1])], len(sent)))
         finally:
             close(client, server, thread)
-    assert out[0][0] == out[1][0] == [1, 109, 2]
+    assert out[0][0] == out[1][0] == [1, 2, 109]
     assert out[0][1] == 2 and out[1][1] == 3, "item 2 comes with the first reply; item 1 crosses"
 
 
@@ -1357,3 +1357,29 @@ def test_the_timeline_kept_in_the_child_changes_no_observation(monkeypatch):
             assert seen[True] == seen[False] and len(seen[True]) == len(task.scenarios), (task.answer_id, answer)
             checked += 1
     assert checked >= 20
+
+
+def test_a_batch_holds_only_until_the_next_message_crosses(monkeypatch):
+    """The server's answers depend on its own classes too, and a call can write to one (a class passed as an argument
+    is written to like an object): after any call crosses, the key crosses again, and sees what that call changed."""
+    def mark(cls):
+        cls.bonus = 100   # a class attribute of the server's Req, for the rest of the pair's life
+
+    def bonus_key(sim, req):
+        return req.prio + getattr(Req, "bonus", 0)
+
+    out = []
+    for pure in (("key",), ()):
+        client, server, thread, sent = batched(monkeypatch, {"key": bonus_key, "mark": mark}, pure)
+        try:
+            sim = Sim([1, 2, 3])
+            values = [client.call("key", (sim, sim.reqs[0]), {})]
+            client.call("mark", (Req,), {})   # the state the key would send is unchanged: only the server's class is not
+            values += [client.call("key", (sim, req), {}) for req in sim.reqs[1:]]
+            out.append((values, sent))
+        finally:
+            close(client, server, thread)
+            Req.__dict__.get("bonus") is not None and delattr(Req, "bonus")   # the test's server shares this process's Req
+    (values, sent), (plain, plain_sent) = out
+    assert values == plain == [1, 102, 103]
+    assert sent == ["key", "mark", "key"] and len(plain_sent) == 4, "the second reply's batch answers the third call"
