@@ -10,7 +10,9 @@
 # Values: JSON scalars; {"f": repr} non-finite float; {"t": [...]} tuple; {"z": [...]} frozenset;
 # {"e": class, "v": value} enum member; {"c": class} a class; {"r": id} an object in the message's graph;
 # {"g": name} a function of the notebook's namespace; {"fn": module:qualname} a function of lab;
-# {"m": value, "n": name} a bound method; {"log": 1}, as a field only: a log the receiver keeps (see Sink).
+# {"m": value, "n": name} a bound method; {"log": id}, as a field only: the log (a list) of that id, kept by the child
+# (see Sink). A message may hold "logs": [[id, value], ...], appends to logs, and "carry": [value, ...], the values
+# appended to logs earlier in this exchange (they exist on both sides, as the message's objects do).
 #
 # Every message is hostile to the side that reads it (the child runs student code and may write anything). So what
 # a message can name is a fixed, static allowlist: a call goes only to this side's exports; "c", "g" and "fn" name
@@ -49,35 +51,36 @@ class Abort(BaseException):
 
 
 class LogRead(BaseException):
-    """A reference did more with a log (suite.py's LOGS) than append to it through its field: the declaration is wrong.
-    Not an Exception, so no reference code catches it: the server's run ends, and the grade is a grading error."""
+    """A reference did more with a log (suite.py's LOGS) than append to it: the declaration is wrong. Not an Exception,
+    so no reference code catches it: the server's run ends, and the grade is a grading error."""
 
 
 class _Aliased(Exception):
-    """A log is reachable in a message otherwise than as its field: that message, and the pair's later ones, send it whole."""
+    """A log is reachable in a message otherwise than as a log field: that message, and the side's later ones, send it whole."""
 
 
 class Sink:
-    """The server's stand-in for a log the child keeps (suite.py's LOGS, such as 02's timeline): it takes appends, which
-    go back with the server's next message and are appended there; anything else raises LogRead (its contents are not
-    here, so a reference that read them would see something else than in one process)."""
+    """The server's stand-in for the log (a list) of id `rid` that the child keeps (suite.py's LOGS, such as 02's
+    timeline): it takes appends, which go back with the server's next message and are appended to that list; anything
+    Python routes through the object raises LogRead (its contents are not here, so a reference that read them would see
+    something else than in one process). It lives for its exchange only (ids start again with the next)."""
 
-    __slots__ = ("_bridge", "_owner", "_name", "_live")
+    __slots__ = ("_bridge", "_rid", "_live")
 
-    def __init__(self, bridge, owner, name):
-        self._bridge, self._owner, self._name, self._live = bridge, owner, name, True
+    def __init__(self, bridge, rid):
+        self._bridge, self._rid, self._live = bridge, rid, True
 
     def append(self, value):
-        if not self._live:   # held past the message that replaced it: where it stood for is gone
-            raise LogRead(f"an old stand-in of log {self._name!r} appended to")
-        self._bridge.appended.append((self._owner, self._name, value))
+        if not self._live:   # kept past its exchange, or past the message that sent its list whole
+            raise LogRead("a stand-in of a log appended to after it ended")
+        self._bridge.appended.append((self._rid, value))
 
     def __getattr__(self, name):
-        raise LogRead(f"log {self._name!r} used other than by append ({name})")
+        raise LogRead(f"a log used other than by append ({name})")
 
 
 def _refuse(self, *args, **kwargs):
-    raise LogRead(f"log {self._name!r} read")
+    raise LogRead("a log read")
 
 
 for _dunder in ("__len__", "__iter__", "__reversed__", "__getitem__", "__setitem__", "__delitem__", "__contains__",
@@ -180,7 +183,11 @@ class Bridge:
 
     def _reset(self):
         self.objs, self.ids, self.next_id = {}, {}, self.parity
-        self.appended, self.marked = [], set()   # a Sink's appends not sent yet; ids of the logs this message leaves out
+        for sink in getattr(self, "sinks", ()):
+            sink._live = False
+        # A Sink's appends not sent yet; the values appended to logs in this exchange (each message carries them, as it
+        # would the log); the Sinks of this exchange; the child's log ids of this exchange; those this message leaves out.
+        self.appended, self.carried, self.sinks, self.log_ids, self.marked = [], [], [], set(), set()
 
     # -- what a message may name -----------------------------------------------------------------
     def _resolve(self, qual):
@@ -251,17 +258,23 @@ class Bridge:
             self.log_fields[cls] = frozenset(declared) if ours else frozenset()
         return self.log_fields[cls]
 
-    def _is_log(self, value, graph):
-        """True if this field value crosses as {"log": 1}: the child's own list (met nowhere else in this message), or a Sink."""
+    def _log_id(self, value, graph):
+        """The id this log field value crosses as ({"log": id}), or None: the child's own list (met nowhere else in this
+        message), or a Sink of this exchange."""
         if not self.holds_logs:
-            return type(value) is Sink
+            if type(value) is not Sink:
+                return None
+            if not value._live or self.objs.get(value._rid) is not value:
+                raise LogRead("a stand-in of a log kept past its exchange, or past the message that sent its list whole")
+            return value._rid
         if type(value) is not list:
-            return False
-        rid = self.ids.get(id(value))
-        if rid is not None and rid in graph and self.objs.get(rid) is value:
+            return None
+        rid = self._id(value)
+        if rid in graph:
             raise _Aliased()   # already in this message another way: the other side must get its contents
-        self.marked.add(id(value))
-        return True
+        self.marked.add(rid)
+        self.log_ids.add(rid)
+        return rid
 
     def _hidden(self, cls):
         """Names an instance field of `cls` may not take: what its classes define that is not data (methods,
@@ -321,14 +334,22 @@ class Bridge:
             return {"g": value.__qualname__} if module == self.ns.get("__name__") else {"fn": _qual(value)}
         return None
 
-    def _reference(self, value, graph):
-        """{"r": id}, with the object's contents in `graph` the first time this message meets it."""
-        if self.marked and id(value) in self.marked:
-            raise _Aliased()   # a log this message leaves out, met another way
+    def _id(self, value):
+        """The object's id in this exchange, given it the first time."""
         rid = self.ids.get(id(value))
         if rid is None or self.objs.get(rid) is not value:
             self.next_id = rid = self.next_id + 2
             self.objs[rid], self.ids[id(value)] = value, rid
+        return rid
+
+    def _reference(self, value, graph):
+        """{"r": id}, with the object's contents in `graph` the first time this message meets it."""
+        rid = self.ids.get(id(value))   # self._id(value), inline: the hottest path of a crossing
+        if rid is None or self.objs.get(rid) is not value:
+            self.next_id = rid = self.next_id + 2
+            self.objs[rid], self.ids[id(value)] = value, rid
+        if self.marked and rid in self.marked:
+            raise _Aliased()   # a log this message leaves out, met another way
         if rid not in graph:
             graph[rid] = None   # placeholder first: cycles end here
             graph[rid] = self._shallow(value, graph)
@@ -365,8 +386,14 @@ class Bridge:
         if _flat(fields.values()):   # a record of numbers and strings (a request): its fields as they are
             return {"k": "obj", "c": _qual(kind), "s": list(fields.items())}
         logs = self._logs_of(kind) if self.sends_logs else ()
-        return {"k": "obj", "c": _qual(kind), "v": {str(k): v if type(v) in SCALARS else (
-            {"log": 1} if k in logs and self._is_log(v, graph) else self.encode(v, graph)) for k, v in fields.items()}}
+        if not logs:
+            return {"k": "obj", "c": _qual(kind), "v": {str(k): v if type(v) in SCALARS else self.encode(v, graph) for k, v in fields.items()}}
+        return {"k": "obj", "c": _qual(kind), "v": {str(k): v if type(v) in SCALARS else self._field(k, v, logs, graph)
+                                                    for k, v in fields.items()}}
+
+    def _field(self, name, value, logs, graph):
+        log = self._log_id(value, graph) if name in logs else None
+        return self.encode(value, graph) if log is None else {"log": log}
 
     def _shallow_sequence(self, value, kind, graph):
         """A list or a deque (with its maxlen); of scalars only (block tables, free lists), as it is."""
@@ -428,6 +455,9 @@ class Bridge:
     def apply_graph(self, graph):
         """Create the objects this side has not seen, then write every object's contents in place."""
         for rid, spec in graph.items():
+            if type(self.objs.get(rid)) is Sink and spec["k"] == "list":   # the child now sends that log whole
+                self.objs[rid]._live = False
+                del self.objs[rid]
             if rid not in self.objs:
                 obj = self._empty(spec)
                 self.objs[rid], self.ids[id(obj)] = obj, rid
@@ -478,34 +508,40 @@ class Bridge:
         if not self._settable(obj, fields):
             raise BridgeError("a field that is not data of its class")
         if not plain:
-            fields = {k: v if type(v) in SCALARS else self._log(obj, k) if type(v) is dict and "log" in v else self.decode(v)
-                      for k, v in fields.items()}   # decode(v) is v for these
+            fields = {k: v if type(v) in SCALARS else self._log(obj, k, v["log"]) if type(v) is dict and "log" in v
+                      else self.decode(v) for k, v in fields.items()}   # decode(v) is v for these
         obj.__dict__.clear()
         obj.__dict__.update(fields)
 
-    def _log(self, obj, name):
-        """The value of log field `name` of `obj` sent as {"log": 1}: the child keeps its list, the server gets a new Sink."""
-        if name not in self._logs_of(type(obj)):
+    def _log(self, obj, name, rid):
+        """The value of log field `name` of `obj`, sent as {"log": rid}: on the child its own list of that id, on the
+        server that list's Sink."""
+        if name not in self._logs_of(type(obj)) or type(rid) is not int:
             raise BridgeError("a log the assignment does not declare")
-        current = obj.__dict__.get(name)
         if self.holds_logs:
-            if type(current) is not list:
-                raise BridgeError("a log kept for a field that holds no list")
-            return current
-        if type(current) is Sink:
-            current._live = False   # a reference that kept it would append where the log no longer is
-        return Sink(self, self.ids[id(obj)], name)
+            if rid not in self.log_ids:
+                raise BridgeError("a log this side did not send")
+            return self.objs[rid]
+        log = self.objs.get(rid)
+        if log is None:
+            log = Sink(self, rid)
+            self.objs[rid], self.ids[id(log)] = log, rid
+            self.sinks.append(log)
+        elif type(log) is not Sink:
+            raise BridgeError("a log of an id that names something else")
+        return log
 
     def _append_logs(self, entries):
-        """Append what the server's Sinks took to the child's logs, in the order they were appended."""
+        """Append what the server's Sinks took to the child's logs, in the order they were appended; they are carried
+        with every later message of the exchange."""
         if entries and not self.holds_logs:
             raise BridgeError("appends to a log this side does not keep")
-        for owner, name, value in entries:
-            obj = self.objs[owner]
-            log = obj.__dict__.get(name) if name in self._logs_of(type(obj)) else None
-            if type(log) is not list:
+        for rid, value in entries:
+            if rid not in self.log_ids or type(self.objs.get(rid)) is not list:
                 raise BridgeError("an append to something that is not a log")
-            log.append(self.decode(value))
+            value = self.decode(value)
+            self.objs[rid].append(value)
+            self.carried.append(value)
 
     def _contents(self, kind, spec):
         """The values of a list, deque or set, or the (key, value) pairs of a dict."""
@@ -544,26 +580,37 @@ class Bridge:
         return message
 
     def _pack(self, op, roots, **extra):
-        graph = {}
+        outer, self.marked = self.marked, set()   # a message encoded while another is (student code ran in between)
         try:
-            encoded = [self.encode(root, graph) for root in roots]
+            graph, encoded = self._encode_all(roots)
         except _Aliased:   # a log is also reachable another way: from now on this side sends logs whole
             self.sends_logs = False
-            self.marked.clear()
-            graph = {}
-            encoded = [self.encode(root, graph) for root in roots]
+            self.marked = set()
+            graph, encoded = self._encode_all(roots)
         finally:
-            self.marked.clear()
+            self.marked = outer
         message = {"x": self.exchange, "op": op, "roots": encoded, "graph": graph, **extra}
         if self.appended:
-            message["logs"] = [[owner, name, self.encode(value, graph)] for owner, name, value in self.appended]
+            message["logs"] = [[rid, self.encode(value, graph)] for rid, value in self.appended]
+            self.carried += [value for _, value in self.appended]
             self.appended = []
         return message
+
+    def _encode_all(self, roots):
+        """The message's graph and its roots, with the values appended to logs in this exchange carried as extra roots."""
+        graph = {}
+        encoded = [self.encode(root, graph) for root in roots]
+        if self.carried:
+            encoded.append({"carry": [self.encode(value, graph) for value in self.carried]})
+        return graph, encoded
 
     def _unpack(self, message, count):
         try:
             self.apply_graph({int(k): v for k, v in message["graph"].items()})
-            roots = [self.decode(root) for root in message["roots"]]
+            roots = message["roots"]
+            if roots and type(roots[-1]) is dict and "carry" in roots[-1]:   # decoded to check them: apply_graph wrote them
+                [self.decode(value) for value in roots.pop()["carry"]]
+            roots = [self.decode(root) for root in roots]
             self._append_logs(message.get("logs") or ())
         except BridgeError:
             raise
@@ -722,10 +769,10 @@ class Bridge:
 
     def _unwritten(self, args, kwargs, received, reply):
         """The received state's encoding, if the call was fn(owner, item) and left that state as it came; else None."""
-        if kwargs or type(args) is not tuple or len(args) != 2 or not self._travels(args[1]):
-            return None
+        if kwargs or type(args) is not tuple or len(args) != 2 or not self._travels(args[1]) or reply.get("logs"):
+            return None   # (an append to a log is a write)
         before = ENCODER.encode(received)
-        if len(self.objs) != len(received) or ENCODER.encode(reply["graph"]) != before:
+        if len(self.objs) - len(self.sinks) != len(received) or ENCODER.encode(reply["graph"]) != before:
             return None   # it wrote, or made an object (its reply is more than this state)
         return before
 

@@ -5,6 +5,7 @@ cell waits, so nothing the scan does can put a needle into the memory it scans; 
 found both sandboxes, so the test does not depend on how busy the machine is.
 """
 import contextlib
+import copy
 import csv
 import dataclasses
 import functools
@@ -1215,6 +1216,31 @@ def test_a_log_met_twice_in_a_message_goes_whole_and_nothing_changes(monkeypatch
     assert logs[:2] == plain[:2] == (2, [{"old": True}, {"n": 1}]) and logs[2] is False
 
 
+@contextlib.contextmanager
+def ended_by_log_read(monkeypatch, owned):
+    """A client and a served server with Logged.events a log, the server's run ended by a LogRead as a process would
+    end (its end of the pipe closes); yields (client, server, the LogReads raised)."""
+    ended = []
+    client, server, thread, _ = logged(monkeypatch, owned, True, start=False)
+    serve = server.serve_forever
+
+    def serve_and_close(*args):
+        try:
+            serve(*args)
+        except bridge_module.LogRead as exc:
+            ended.append(exc)
+            server.wfile.close()
+
+    thread._target = serve_and_close
+    thread.start()
+    try:
+        yield client, server, ended
+    finally:
+        client.wfile.close()
+        thread.join(5)
+        client.rfile.close()
+
+
 def test_a_reference_that_reads_a_log_ends_the_servers_run(monkeypatch):
     """A declaration that is wrong (a reference reads the log) is never a silent wrong value: LogRead, a BaseException, ends
     the server (in a grading child: a grading error); a stand-in held after its field was replaced takes no append."""
@@ -1224,34 +1250,17 @@ def test_a_reference_that_reads_a_log_ends_the_servers_run(monkeypatch):
         except Exception:  # noqa: BLE001 - as a reference might; LogRead is not an Exception
             return -1
 
-    ended = []
-    client, server, thread, _ = logged(monkeypatch, {"peek": peek}, True, start=False)
-    serve = server.serve_forever
-
-    def serve_and_close(*args):
-        try:
-            serve(*args)
-        except bridge_module.LogRead as exc:
-            ended.append(exc)
-            server.wfile.close()   # as the server's process ends
-
-    thread._target = serve_and_close
-    thread.start()
-    try:
+    with ended_by_log_read(monkeypatch, {"peek": peek}) as (client, server, ended):
         with pytest.raises((EOFError, bridge_module.Abort)):
             client.call("peek", (Logged([1]),), {})
-    finally:
-        client.wfile.close()
-        thread.join(5)
-        client.rfile.close()
     assert len(ended) == 1
-    sink = bridge_module.Sink(server, 3, "events")
+    sink = bridge_module.Sink(server, 3)
     sink._live = False
     with pytest.raises(bridge_module.LogRead):
         sink.append(1)
     for use in (len, iter, bool, repr, lambda s: s[0], lambda s: s.copy(), lambda s: s == [], lambda s: 1 in s):
         with pytest.raises(bridge_module.LogRead):
-            use(bridge_module.Sink(server, 3, "events"))
+            use(bridge_module.Sink(server, 3))
 
 
 def test_a_log_in_a_message_is_taken_only_where_declared(monkeypatch):
@@ -1260,12 +1269,17 @@ def test_a_log_in_a_message_is_taken_only_where_declared(monkeypatch):
     try:
         qual = f"{__name__}:Logged"
         for side, message in (
-            (server, {"graph": {"3": {"k": "obj", "c": qual, "v": {"reqs": {"log": 1}}}}, "roots": [{"r": 3}]}),
+            (server, {"graph": {"3": {"k": "obj", "c": qual, "v": {"reqs": {"log": 5}}}}, "roots": [{"r": 3}]}),
+            (server, {"graph": {"3": {"k": "obj", "c": qual, "v": {"events": {"log": "5"}}}}, "roots": [{"r": 3}]}),
+            (server, {"graph": {"3": {"k": "obj", "c": qual, "v": {"events": {"log": 3}}}}, "roots": [{"r": 3}]}),
             (server, {"graph": {"3": {"k": "obj", "c": qual, "v": {"events": {"r": 5}}}, "5": {"k": "list", "s": []}},
-                      "roots": [{"r": 3}], "logs": [[3, "events", 1]]}),
-            (client, {"graph": {"4": {"k": "obj", "c": qual, "v": {"events": {"log": 1}}}}, "roots": [{"r": 4}]}),
-            (client, {"graph": {"4": {"k": "obj", "c": qual, "v": {"clock": 0}}}, "roots": [{"r": 4}],
-                      "logs": [[4, "clock", 1]]}),
+                      "roots": [{"r": 3}], "logs": [[5, 1]]}),
+            (server, {"graph": {"3": {"k": "obj", "c": qual, "v": {"events": {"log": 5}}}}, "roots": [{"log": 5}]}),
+            (server, {"graph": {"3": {"k": "list", "v": [{"log": 5}]}}, "roots": [{"r": 3}]}),
+            (client, {"graph": {"4": {"k": "obj", "c": qual, "v": {"events": {"log": 6}}}, "6": {"k": "list", "s": []}},
+                      "roots": [{"r": 4}]}),
+            (client, {"graph": {"4": {"k": "obj", "c": qual, "v": {"clock": 0}}, "6": {"k": "list", "s": []}},
+                      "roots": [{"r": 4}], "logs": [[6, 1]]}),
         ):
             side._reset()
             with pytest.raises(bridge_module.BridgeError):
@@ -1364,6 +1378,7 @@ def test_a_batch_holds_only_until_the_next_message_crosses(monkeypatch):
     is written to like an object): after any call crosses, the key crosses again, and sees what that call changed."""
     def mark(cls):
         cls.bonus = 100   # a class attribute of the server's Req, for the rest of the pair's life
+        raise ValueError("and it raises: no reply of a return comes")
 
     def bonus_key(sim, req):
         return req.prio + getattr(Req, "bonus", 0)
@@ -1374,7 +1389,8 @@ def test_a_batch_holds_only_until_the_next_message_crosses(monkeypatch):
         try:
             sim = Sim([1, 2, 3])
             values = [client.call("key", (sim, sim.reqs[0]), {})]
-            client.call("mark", (Req,), {})   # the state the key would send is unchanged: only the server's class is not
+            with pytest.raises(ValueError):   # the state the key would send is unchanged: only the server's class is not
+                client.call("mark", (Req,), {})
             values += [client.call("key", (sim, req), {}) for req in sim.reqs[1:]]
             out.append((values, sent))
         finally:
@@ -1383,3 +1399,183 @@ def test_a_batch_holds_only_until_the_next_message_crosses(monkeypatch):
     (values, sent), (plain, plain_sent) = out
     assert values == plain == [1, 102, 103]
     assert sent == ["key", "mark", "key"] and len(plain_sent) == 4, "the second reply's batch answers the third call"
+
+
+# What a log must give, case by case: what one process gives (a review of the first version found each of these wrong).
+
+def one_process(owned, script):
+    """`script(client)` with a client whose call() runs the export right here, on the same objects."""
+    class Local:
+        def call(self, target, args, kwargs):
+            return owned[target](*args, **kwargs)
+    return script(Local())
+
+
+def as_in_one_process(monkeypatch, owned, script, pure=(), plain_too=True):
+    """`script`'s result with the log declared, without (unless plain_too is False), and in one process: the same."""
+    (logs, _), (plain, _) = with_and_without_logs(monkeypatch, owned, script, pure)
+    expected = one_process(owned, script)
+    assert logs == expected and (plain == expected or not plain_too), (logs, plain, expected)
+    return logs
+
+
+def test_a_pure_export_whose_own_call_appends_is_not_answered_from_its_batch(monkeypatch):
+    def noisy_key(sim, req):
+        if req.rid == 0:   # the item of the first call only: calling ahead finds nothing
+            sim.events.append(("keyed", req.rid))   # no object: the state's objects do not grow either
+        return req.prio
+
+    def script(client):
+        sim = Logged([3, 1, 2])
+        return [client.call("key", (sim, req), {}) for req in (*sim.reqs, sim.reqs[0])], list(sim.events)
+
+    assert as_in_one_process(monkeypatch, {"key": noisy_key}, script, pure=("key",))[1] == [{"old": True}, ("keyed", 0), ("keyed", 0)]
+
+
+def test_appends_go_to_the_list_appended_to_whatever_the_fields_hold_later(monkeypatch):
+    """The reference replaces the log after appending to it, or gives one object's log to another."""
+    def restart(sim):
+        sim.events.append({"before": 1})
+        sim.events = []
+        sim.events.append({"after": 2})
+
+    def share(a, b):
+        b.events = a.events
+        b.events.append({"via": "b"})
+
+    def restart_script(client):
+        sim = Logged([1])
+        old = sim.events
+        client.call("restart", (sim,), {})
+        return old, sim.events
+
+    def share_script(client):
+        a, b = Logged([1]), Logged([1])
+        b.events = [{"b-old": True}]
+        client.call("share", (a, b), {})
+        return a.events, b.events, a.events is b.events
+
+    # Without the declaration the old list misses its append: an object the reply's roots no longer reach is not
+    # written back (the bridge sends what is reachable); the log's appends go to the list itself.
+    assert as_in_one_process(monkeypatch, {"restart": restart}, restart_script, plain_too=False) == (
+        [{"old": True}, {"before": 1}], [{"after": 2}])
+    assert as_in_one_process(monkeypatch, {"share": share}, share_script)[2] is True
+
+
+def test_an_appended_object_changed_after_it_crossed_keeps_the_change_on_both_sides(monkeypatch):
+    """Appended, then changed by the child during a call back, or by the reference after one: the values appended in an
+    exchange cross with each of its later messages, as the whole log would."""
+    server_of = []
+
+    def step(sim):
+        event = {"n": 0}
+        sim.events.append(event)
+        server_of[0].call("poke", (sim,), {})   # the child changes the event it was just sent
+        event["m"] = event["n"] + 1   # and the reference changes it after
+        return event
+
+    def poke(sim):
+        sim.events[-1]["n"] = 7
+
+    def script(client):
+        sim = Logged([1])
+        returned = client.call("step", (sim,), {})
+        return returned, sim.events[-1], returned is sim.events[-1]
+
+    class Local:
+        def call(self, target, args, kwargs):
+            return poke(*args)
+
+    server_of[:] = [Local()]
+    expected = one_process({"step": step}, script)
+    out = []
+    for logs in (True, False):
+        client, server, thread, _ = logged(monkeypatch, {"step": step}, logs)
+        server_of[:] = [server]
+        client.owned["poke"] = poke
+        try:
+            out.append(script(client))
+        finally:
+            close(client, server, thread)
+    assert out[0] == out[1] == expected == ({"n": 7, "m": 8}, {"n": 7, "m": 8}, True)
+
+
+def test_a_log_shared_by_two_fields_or_copied_with_its_owner_is_one_list_as_in_one_process(monkeypatch):
+    def same(a, b):
+        return a.events is b.events
+
+    def snapshot(sim):
+        sim.events.append({"n": 1})
+        return copy.copy(sim)   # the copy shares the log
+
+    def same_script(client):
+        a, b = Logged([1]), Logged([1])
+        b.events = a.events
+        return client.call("same", (a, b), {})
+
+    def copy_script(client):
+        sim = Logged([1])
+        snap = client.call("snapshot", (sim,), {})
+        return snap.events is sim.events, len(sim.events)
+
+    assert as_in_one_process(monkeypatch, {"same": same}, same_script) is True
+    assert as_in_one_process(monkeypatch, {"snapshot": snapshot}, copy_script) == (True, 2)
+
+
+def test_the_server_keeps_sending_a_log_the_child_now_sends_whole_and_appends_before_a_raise_cross(monkeypatch):
+    """The child aliases a log during a call back (it sends logs whole from then on), while the server still holds the
+    other object's: the child keeps its lists. Appends made before an exception cross with it."""
+    server_of = []
+
+    def step(sim, other):
+        sim.events.append({"a": 1})
+        server_of[0].call("alias", (other,), {})
+        sim.events.append({"b": 2})
+        other.events.append({"c": 3})
+        return len(other.events)
+
+    def alias(other):
+        other.copy_of_log = other.events
+
+    def boom(sim, req):
+        record(sim, req)
+        raise KeyError("late")
+
+    def script(client):
+        sim, other = Logged([1]), Logged([1])
+        n = [client.call("step", (sim, other), {}) for _ in range(2)]
+        try:
+            client.call("boom", (sim, sim.reqs[0]), {})
+        except KeyError:
+            pass
+        return n, sim.events, other.events, other.copy_of_log is other.events
+
+    out = []
+    for logs in (True, False):
+        client, server, thread, _ = logged(monkeypatch, {"step": step, "boom": boom}, logs)
+        server_of[:] = [server]
+        client.owned["alias"] = alias
+        try:
+            out.append((script(client), client.sends_logs))
+        finally:
+            close(client, server, thread)
+    (logs, sticky), (plain, _) = out
+    assert logs == plain and sticky is False and logs[0] == [2, 3] and logs[1][-1] == {"rid": 0, "clock": 0}
+
+
+def test_a_stand_in_of_a_log_kept_past_its_exchange_ends_the_servers_run(monkeypatch):
+    """Ids start again with each exchange: a Sink a reference kept would append to another object's log; it is dead."""
+    kept = []
+
+    def keep(sim):
+        kept[:] = [sim]
+
+    def later(other):
+        kept[0].events.append({"to": "the kept one"})
+
+    a, b = Logged([1]), Logged([1])
+    with ended_by_log_read(monkeypatch, {"keep": keep, "later": later}) as (client, _, ended):
+        client.call("keep", (a,), {})
+        with pytest.raises((EOFError, bridge_module.Abort)):
+            client.call("later", (b,), {})
+    assert len(ended) == 1 and b.events == [{"old": True}]
