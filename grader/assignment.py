@@ -240,8 +240,8 @@ class Assignment:
         field, and never read, so the grading child keeps it and the bridge carries only appends (grader/runner/bridge.py,
         Sink). Class must be a class a set-up cell defines."""
         declared = list(getattr(self.suite, "LOGS", ()))
-        classes = {node.name for source in self.setup for node in ast.walk(ast.parse(cells.strip_magics(source)))
-                   if isinstance(node, ast.ClassDef)}
+        classes = {node.name for source in self.setup for node in ast.parse(cells.strip_magics(source)).body
+                   if isinstance(node, ast.ClassDef)}   # a class of the cell's top level: its name is its qualname
         for name in declared:
             owner, _, field = name.rpartition(".")
             if not (owner in classes and field.isidentifier() and not field.startswith("__")):

@@ -52,7 +52,7 @@ class Abort(BaseException):
 
 class LogRead(BaseException):
     """A reference did more with a log (suite.py's LOGS) than append to it: the declaration is wrong. Not an Exception,
-    so no reference code catches it: the server's run ends, and the grade is a grading error."""
+    so no `except Exception` catches it: the server's run ends, and the grade is a grading error."""
 
 
 class _Aliased(Exception):
@@ -65,15 +65,18 @@ class Sink:
     Python routes through the object raises LogRead (its contents are not here, so a reference that read them would see
     something else than in one process). It lives for its exchange only (ids start again with the next)."""
 
-    __slots__ = ("_bridge", "_rid", "_live")
+    __slots__ = ("_bridge", "_rid", "_live", "_whole")
 
     def __init__(self, bridge, rid):
-        self._bridge, self._rid, self._live = bridge, rid, True
+        self._bridge, self._rid, self._live, self._whole = bridge, rid, True, None
 
     def append(self, value):
-        if not self._live:   # kept past its exchange, or past the message that sent its list whole
+        if not self._live:   # kept past its exchange
             raise LogRead("a stand-in of a log appended to after it ended")
-        self._bridge.appended.append((self._rid, value))
+        if self._whole is not None:   # the child sent this log whole since: it is here now, and goes back whole
+            self._whole.append(value)
+        else:
+            self._bridge.appended.append((self._rid, value))
 
     def __getattr__(self, name):
         raise LogRead(f"a log used other than by append ({name})")
@@ -165,8 +168,8 @@ class Bridge:
         # child keeps those answers while the state it would send stays byte for byte the same (Batch).
         self.pure, self.batch, self.speculating = frozenset(pure), None, False
         # Logs the assignment declares (suite.py's LOGS: "Class.field", a list the references only append to): the child
-        # (holds_logs) keeps them and sends {"log": 1} in their place; the server holds a Sink there, whose appends go
-        # back with its next message ("logs": [[owner id, field, value], ...]). Class -> its log fields, found lazily.
+        # (holds_logs) keeps them and sends {"log": id} in their place; the server holds a Sink there, whose appends go
+        # back with its next message ("logs": [[id, value], ...]). Class -> its log fields, found lazily.
         self.log_names, self.holds_logs, self.log_fields = collections.defaultdict(set), holds_logs, {}
         self.sends_logs = bool(logs)   # until a log is met twice in one message: from then on this side sends logs whole (_pack)
         for name in logs:
@@ -183,11 +186,13 @@ class Bridge:
 
     def _reset(self):
         self.objs, self.ids, self.next_id = {}, {}, self.parity
-        for sink in getattr(self, "sinks", ()):
+        for sink in getattr(self, "sinks", {}).values():
             sink._live = False
         # A Sink's appends not sent yet; the values appended to logs in this exchange (each message carries them, as it
-        # would the log); the Sinks of this exchange; the child's log ids of this exchange; those this message leaves out.
-        self.appended, self.carried, self.sinks, self.log_ids, self.marked = [], [], [], set(), set()
+        # would the log); the Sinks of this exchange by id (never in objs: no message can name one); the child's log
+        # ids of this exchange; the ids of lists that crossed whole in it (never a log after: the other side has them);
+        # the log ids this message leaves out.
+        self.appended, self.carried, self.sinks, self.log_ids, self.whole, self.marked = [], [], {}, set(), set(), set()
 
     # -- what a message may name -----------------------------------------------------------------
     def _resolve(self, qual):
@@ -264,12 +269,14 @@ class Bridge:
         if not self.holds_logs:
             if type(value) is not Sink:
                 return None
-            if not value._live or self.objs.get(value._rid) is not value:
-                raise LogRead("a stand-in of a log kept past its exchange, or past the message that sent its list whole")
-            return value._rid
+            if not value._live or self.sinks.get(value._rid) is not value:
+                raise LogRead("a stand-in of a log kept past its exchange")
+            return None if value._whole is not None else value._rid   # (_field then sends the list that replaced it)
         if type(value) is not list:
             return None
         rid = self._id(value)
+        if rid in self.whole:
+            return None   # it crossed whole in this exchange: the other side holds it as a list, and gets it so again
         if rid in graph:
             raise _Aliased()   # already in this message another way: the other side must get its contents
         self.marked.add(rid)
@@ -369,6 +376,8 @@ class Bridge:
         if self.travelling.get(kind) and type(getattr(value, "__dict__", None)) is dict:   # the common case first
             return self._shallow_fields(value, kind, graph)
         if kind in SEQUENCES:
+            if self.log_names and kind is list:
+                self.whole.add(self.ids[id(value)])
             return self._shallow_sequence(value, kind, graph)
         if kind is dict:
             if set(map(type, value)) <= SCALARS and set(map(type, value.values())) <= SCALARS:
@@ -393,7 +402,9 @@ class Bridge:
 
     def _field(self, name, value, logs, graph):
         log = self._log_id(value, graph) if name in logs else None
-        return self.encode(value, graph) if log is None else {"log": log}
+        if log is not None:
+            return {"log": log}
+        return self.encode(value._whole if type(value) is Sink else value, graph)
 
     def _shallow_sequence(self, value, kind, graph):
         """A list or a deque (with its maxlen); of scalars only (block tables, free lists), as it is."""
@@ -455,14 +466,15 @@ class Bridge:
     def apply_graph(self, graph):
         """Create the objects this side has not seen, then write every object's contents in place."""
         for rid, spec in graph.items():
-            if type(self.objs.get(rid)) is Sink and spec["k"] == "list":   # the child now sends that log whole
-                self.objs[rid]._live = False
-                del self.objs[rid]
             if rid not in self.objs:
                 obj = self._empty(spec)
                 self.objs[rid], self.ids[id(obj)] = obj, rid
             elif self._kind(self.objs[rid]) != spec["k"]:
                 raise BridgeError("an object sent back as something else")
+            if spec["k"] == "list" and self.log_names:
+                self.whole.add(rid)
+                if rid in self.sinks:   # the child sends that log whole now: its Sink appends to it, and sends it so
+                    self.sinks[rid]._whole = self.objs[rid]
         for rid, spec in graph.items():
             self._fill(self.objs[rid], spec)
 
@@ -522,13 +534,11 @@ class Bridge:
             if rid not in self.log_ids:
                 raise BridgeError("a log this side did not send")
             return self.objs[rid]
-        log = self.objs.get(rid)
-        if log is None:
-            log = Sink(self, rid)
-            self.objs[rid], self.ids[id(log)] = log, rid
-            self.sinks.append(log)
-        elif type(log) is not Sink:
+        if rid in self.objs or rid in self.whole:
             raise BridgeError("a log of an id that names something else")
+        log = self.sinks.get(rid)
+        if log is None:
+            log = self.sinks[rid] = Sink(self, rid)
         return log
 
     def _append_logs(self, entries):
@@ -772,7 +782,7 @@ class Bridge:
         if kwargs or type(args) is not tuple or len(args) != 2 or not self._travels(args[1]) or reply.get("logs"):
             return None   # (an append to a log is a write)
         before = ENCODER.encode(received)
-        if len(self.objs) - len(self.sinks) != len(received) or ENCODER.encode(reply["graph"]) != before:
+        if len(self.objs) != len(received) or ENCODER.encode(reply["graph"]) != before:
             return None   # it wrote, or made an object (its reply is more than this state)
         return before
 

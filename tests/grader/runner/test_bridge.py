@@ -1213,7 +1213,7 @@ def test_a_log_met_twice_in_a_message_goes_whole_and_nothing_changes(monkeypatch
     assert logs[:5] == plain[:5] and logs[4] and logs[2] == 4
     assert logs[5] is False, "after the alias, this side sends logs whole"
     (logs, _), (plain, _) = with_and_without_logs(monkeypatch, owned, first_as_an_argument)
-    assert logs[:2] == plain[:2] == (2, [{"old": True}, {"n": 1}]) and logs[2] is False
+    assert logs[:2] == plain[:2] == (2, [{"old": True}, {"n": 1}])   # (sent whole first: never a log after in that exchange)
 
 
 @contextlib.contextmanager
@@ -1579,3 +1579,91 @@ def test_a_stand_in_of_a_log_kept_past_its_exchange_ends_the_servers_run(monkeyp
         with pytest.raises((EOFError, bridge_module.Abort)):
             client.call("later", (b,), {})
     assert len(ended) == 1 and b.events == [{"old": True}]
+
+
+def three_ways(monkeypatch, owned, child_owned, script):
+    """`script`'s result in one process, and over the bridge with Logged.events a log and without, where the server's
+    exports call the child's (`child_owned`) through CALL_BACK[0]: the three must be the same."""
+    class Local:
+        def call(self, target, args, kwargs):
+            return child_owned[target](*args, **kwargs)
+
+    CALL_BACK[:] = [Local()]
+    out = [one_process(owned, script)]
+    for logs in (True, False):
+        client, server, thread, _ = logged(monkeypatch, owned, logs)
+        CALL_BACK[:] = [server]
+        client.owned.update(child_owned)
+        try:
+            out.append(script(client))
+        finally:
+            close(client, server, thread)
+    assert out[0] == out[1] == out[2], out
+    return out[0]
+
+
+CALL_BACK = []   # the server's bridge, or a stand-in in one process: what an export calls the child's exports through
+
+
+def test_a_list_that_crossed_whole_in_an_exchange_is_never_a_log_after_in_it(monkeypatch):
+    """The reference gives the field a list of its own and calls the child back; or the child sends its log whole (an
+    argument) and then its owner: each time the other side holds a list, and gets it whole again."""
+    def fresh(sim):
+        sim.events = []
+        CALL_BACK[0].call("look", (sim,), {})
+        sim.events.append({"after": 1})
+        return "done"
+
+    def keep(req, log):
+        return CALL_BACK[0].call("owner", (req,), {}) is not None
+
+    holder = []
+
+    def fresh_script(client):
+        sim = Logged([1])
+        return client.call("fresh", (sim,), {}), sim.events
+
+    def keep_script(client):
+        sim = Logged([1])
+        holder[:] = [sim]
+        return client.call("keep", (sim.reqs[0], sim.events), {}), sim.events
+
+    children = {"look": lambda sim: None, "owner": lambda req: holder[0]}
+    assert three_ways(monkeypatch, {"fresh": fresh}, children, fresh_script) == ("done", [{"after": 1}])
+    assert three_ways(monkeypatch, {"keep": keep}, children, keep_script) == (True, [{"old": True}])
+
+
+def test_a_log_sent_whole_in_a_call_back_is_appended_to_there_and_sent_back_whole(monkeypatch):
+    """The child's code hands the log itself across (not its owner): the owner's stand-in on the server appends to that
+    list from then on, and the owner takes it back whole."""
+    holder = []
+
+    def step(sim):
+        log = CALL_BACK[0].call("get_log", (), {})
+        sim.events.append({"after": 1})
+        log.append({"then": 2})   # the same list, reached the other way
+        return "done"
+
+    def script(client):
+        sim = Logged([1])
+        holder[:] = [sim]
+        return client.call("step", (sim,), {}), sim.events
+
+    got = three_ways(monkeypatch, {"step": step}, {"get_log": lambda: holder[0].events}, script)
+    assert got == ("done", [{"old": True}, {"after": 1}, {"then": 2}])
+
+
+def test_a_message_that_names_a_stand_in_of_a_log_is_refused_and_the_server_goes_on(monkeypatch):
+    """A Sink is never an object a message can name ({"r": its id}): such a call is refused as malformed, and the server
+    answers the next one (no message can end it)."""
+    qual = f"{__name__}:Logged"
+    message = {"x": 2, "op": "call", "target": "noop", "roots": [{"t": [{"r": 3}]}, {"r": 5}],
+               "graph": {"3": {"k": "obj", "c": qual, "v": {"events": {"log": 7}, "clock": 0, "reqs": {"r": 7}}},
+                         "5": {"k": "dict", "s": []}}}
+    with ended_by_log_read(monkeypatch, {"noop": lambda sim: None, "record": record}) as (client, server, ended):
+        client.send(message)
+        refused = client.receive()
+        client.exchange = 2
+        after = client.call("record", (Logged([1]), Req(0, 1)), {})
+    assert refused["op"] == "raise" and refused["error"] == "BridgeError" and after == {"rid": 0, "clock": 0}
+    assert ended == []
