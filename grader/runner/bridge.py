@@ -735,24 +735,28 @@ class Bridge:
             raise
         finally:
             self.depth -= 1
-        reply = self._pack("return", [args, kwargs, result])
+        reply, graph = self._pack("return", [args, kwargs, result]), None
         if top and target in self.pure and self.crossings == crossings:   # one that called across is never batched
-            self._add_batch(reply, fn, args, kwargs, message["graph"])
-        self.send(reply)
+            graph = self._add_batch(reply, fn, args, kwargs, message["graph"])
+        self.send(reply, graph)
 
     def _add_batch(self, reply, fn, args, kwargs, received):
-        """Put in `reply` the values of the pure export `fn` for the other objects of its item's class, if it may."""
+        """Put in `reply` the values of the pure export `fn` for the other objects of its item's class, if it may; return
+        the reply's graph as it was encoded to check the state (send does not encode it again), or None."""
         try:
-            batch = self._speculate(fn, args, kwargs, received, reply)
+            batch, graph = self._speculate(fn, args, kwargs, received, reply) or (None, None)
         except (self.timeout_error, Exception):  # noqa: BLE001 - the call's time ran out, or its reply will not encode
-            batch = None
+            batch, graph = None, None
         finally:
             self.speculating = False
-        if batch:
-            reply["batch"] = batch
+        if not batch:
+            return None
+        reply["batch"] = batch
+        return graph
 
     def _speculate(self, fn, args, kwargs, received, reply):
-        """[[id, value], ...] of fn(owner, other) for the other objects of the item's class, or None if anything wrote."""
+        """([[id, value], ...] of fn(owner, other) for the other objects of the item's class, the reply's graph encoded),
+        or None if anything wrote."""
         # A later call in the same state then gets, from the child's Batch, the reply this side would send: it would
         # decode the same state, and a pure export's value depends on that state alone. Whether fn wrote is seen in the
         # state's encoding: after the call itself (as it left it) and after calling ahead.
@@ -775,7 +779,7 @@ class Bridge:
         after = {}
         for root in (args, kwargs):
             self.encode(root, after)
-        return found if ENCODER.encode(after) == before else None
+        return (found, before) if ENCODER.encode(after) == before else None   # before: the reply's graph, byte for byte
 
     def _unwritten(self, args, kwargs, received, reply):
         """The received state's encoding, if the call was fn(owner, item) and left that state as it came; else None."""
@@ -870,25 +874,35 @@ class Batch:
     def of(cls, target, sent, reply):
         """The batch a reply brings (with its own call's value), or None."""
         batch, roots = reply.get("batch"), reply["roots"]
+        on = _call_on(roots)
         try:
-            owner, item = (root["r"] for root in roots[0]["t"])
             values = {rid: value for rid, value in batch}
-        except (TypeError, KeyError, ValueError):   # no batch, or not a call on (owner, item)
+        except (TypeError, ValueError):   # no batch
             return None
+        if on is None:
+            return None
+        owner, item = on
         values[item] = roots[2]
         return cls(target, sent, (owner, roots[1]), values, reply["graph"])
 
     def answer(self, target, sent, roots):
         """The reply to this call, if it is one of the batch's in the batch's state; else None."""
-        if target != self.target or sent != self.sent:
+        on = _call_on(roots) if target == self.target and sent == self.sent else None
+        if on is None:
             return None
-        try:
-            owner, item = (root["r"] for root in roots[0]["t"])
-        except (TypeError, KeyError, ValueError):
-            return None
+        owner, item = on
         if (owner, roots[1]) != self.call or item not in self.values:
             return None
         return {"roots": [roots[0], roots[1], self.values[item]], "graph": self.graph}
+
+
+def _call_on(roots):
+    """The ids (owner, item) of a call's two objects, if its roots are a call on two objects (owner, item); else None."""
+    try:
+        owner, item = (root["r"] for root in roots[0]["t"])
+    except (TypeError, KeyError, ValueError, IndexError):
+        return None
+    return owner, item
 
 
 # What a value that is not an {"r": id} decodes to, by the first of these keys it holds.
